@@ -1,0 +1,191 @@
+//! The error type: one [`Error`], small to move, with an [`ErrorKind`] and
+//! the id, locale and types involved.
+
+use std::fmt;
+
+/// What went wrong, in a form code can match on.
+///
+/// New kinds may be added in minor releases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A prompt id breaks the rules of [`PromptId`](crate::PromptId).
+    InvalidId,
+    /// A locale is not a valid BCP-47 tag.
+    InvalidLocale,
+    /// No prompt is registered under the id.
+    UnknownId,
+    /// The id has locale overrides but none on the locale's fallback chain,
+    /// and no default to fall back to.
+    NoPromptForLocale,
+    /// A renderer expects a context of another type than the one given.
+    ContextType,
+    /// A renderer panicked while rendering.
+    RendererPanicked,
+}
+
+impl ErrorKind {
+    fn describe(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidId => "invalid prompt id",
+            ErrorKind::InvalidLocale => "invalid locale",
+            ErrorKind::UnknownId => "unknown prompt id",
+            ErrorKind::NoPromptForLocale => "no prompt for locale",
+            ErrorKind::ContextType => "wrong context type",
+            ErrorKind::RendererPanicked => "renderer panicked",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// The error of every fallible promptreg call.
+///
+/// Its [`Display`](fmt::Display) is one sentence naming what was wrong and
+/// where, followed by a suggestion when there is one
+/// (`unknown prompt id `planer.system` (did you mean `planner.system`?)`).
+/// The parts are also available one by one: [`kind`](Error::kind),
+/// [`id`](Error::id), [`locale`](Error::locale),
+/// [`suggestion`](Error::suggestion).
+pub struct Error {
+    repr: Box<Repr>,
+}
+
+struct Repr {
+    kind: ErrorKind,
+    detail: String,
+    id: Option<String>,
+    locale: Option<String>,
+    suggestion: Option<String>,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl Error {
+    /// An error of `kind` with a message saying what happened.
+    pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
+        Error {
+            repr: Box::new(Repr {
+                kind,
+                detail: detail.into(),
+                id: None,
+                locale: None,
+                suggestion: None,
+                source: None,
+            }),
+        }
+    }
+
+    /// Records the prompt id involved.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.repr.id = Some(id.into());
+        self
+    }
+
+    /// Records the locale involved.
+    pub fn with_locale(mut self, locale: impl Into<String>) -> Self {
+        self.repr.locale = Some(locale.into());
+        self
+    }
+
+    /// Records a suggestion for fixing the error, shown after the message.
+    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
+        self.repr.suggestion = Some(suggestion.into());
+        self
+    }
+
+    /// Records the lower-level error that caused this one.
+    pub fn with_source(
+        mut self,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        self.repr.source = Some(source.into());
+        self
+    }
+
+    /// What kind of error this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.repr.kind
+    }
+
+    /// The message without the suggestion.
+    pub fn detail(&self) -> &str {
+        &self.repr.detail
+    }
+
+    /// The prompt id involved, if any.
+    pub fn id(&self) -> Option<&str> {
+        self.repr.id.as_deref()
+    }
+
+    /// The locale involved, if any.
+    pub fn locale(&self) -> Option<&str> {
+        self.repr.locale.as_deref()
+    }
+
+    /// How to fix it, when promptreg has an idea (`did you mean ...?`).
+    pub fn suggestion(&self) -> Option<&str> {
+        self.repr.suggestion.as_deref()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repr.detail)?;
+        if let Some(suggestion) = &self.repr.suggestion {
+            write!(f, " ({suggestion})")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Error");
+        s.field("kind", &self.repr.kind)
+            .field("detail", &self.repr.detail);
+        if let Some(id) = &self.repr.id {
+            s.field("id", id);
+        }
+        if let Some(locale) = &self.repr.locale {
+            s.field("locale", locale);
+        }
+        if let Some(suggestion) = &self.repr.suggestion {
+            s.field("suggestion", suggestion);
+        }
+        if let Some(source) = &self.repr.source {
+            s.field("source", source);
+        }
+        s.finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.repr.source.as_deref().map(|e| e as _)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_is_one_pointer_wide() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+
+    #[test]
+    fn display_appends_the_suggestion() {
+        let err = Error::new(ErrorKind::UnknownId, "unknown prompt id `planer`")
+            .with_suggestion("did you mean `planner`?");
+        assert_eq!(
+            err.to_string(),
+            "unknown prompt id `planer` (did you mean `planner`?)"
+        );
+        assert_eq!(err.detail(), "unknown prompt id `planer`");
+    }
+}

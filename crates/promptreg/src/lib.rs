@@ -1,0 +1,159 @@
+//! One registry for every system prompt an LLM application sends.
+//!
+//! An application has many prompts: an agent's narrator, a planner, tool
+//! descriptions, translation, clean-up. promptreg gives all of them one
+//! surface. Subsystems register built-in defaults under stable ids; the host
+//! overrides them per locale, appends site-level rules, pins the markers
+//! that must survive any override, lists them and renders them, from any
+//! thread, without locks on the render path.
+//!
+//! # Registering and rendering
+//!
+//! A prompt is a default body under a [`PromptId`]. Bodies are
+//! [renderers](Renderer): static text, or closures of the render's locale
+//! and, when they need one, a typed context.
+//!
+//! ```
+//! use promptreg::{Locale, PromptRegistry};
+//! use serde::Serialize;
+//!
+//! #[derive(Serialize)]
+//! struct Narration { brand: String }
+//!
+//! let registry = PromptRegistry::new();
+//! registry.register_default("translate.system", "Translate the page faithfully.")?;
+//! registry.register_default("webagent-narrator.system", |ctx: &Narration, _: &Locale| {
+//!     format!("You are the guide of {}'s website.", ctx.brand)
+//! })?;
+//!
+//! let ctx = Narration { brand: "Acme".into() };
+//! assert_eq!(
+//!     registry.render("webagent-narrator.system", &ctx)?,
+//!     "You are the guide of Acme's website."
+//! );
+//! // A renderer that needs no context renders with `&()`.
+//! assert_eq!(registry.render("translate.system", &())?, "Translate the page faithfully.");
+//! # Ok::<(), promptreg::Error>(())
+//! ```
+//!
+//! Rendering with a context of the wrong type is an error naming both types,
+//! and an unknown id suggests the nearest registered one:
+//!
+//! ```
+//! # use promptreg::{ErrorKind, PromptRegistry};
+//! # let registry = PromptRegistry::new();
+//! # registry.register_default("planner.system", "Plan.")?;
+//! let err = registry.render("planer.system", &()).unwrap_err();
+//! assert_eq!(err.kind(), ErrorKind::UnknownId);
+//! assert_eq!(err.to_string(), "unknown prompt id `planer.system` (did you mean `planner.system`?)");
+//! # Ok::<(), promptreg::Error>(())
+//! ```
+//!
+//! # Locales
+//!
+//! [`set_override`](PromptRegistry::set_override) replaces a body for one
+//! locale. A render looks for an override along the locale's CLDR fallback
+//! chain ([`Locale::chain`]: `zh-TW -> zh-Hant`, `es-MX -> es-419 -> es`),
+//! then along the fallback locale's chain (`en` unless
+//! [set](PromptRegistry::set_fallback_locale)), and uses the default when
+//! none matches. So you can localise one prompt into Japanese and leave every
+//! other locale on the default.
+//!
+//! ```
+//! # use promptreg::PromptRegistry;
+//! let registry = PromptRegistry::new();
+//! registry.register_default("inline-edit.system", "You are an inline editing assistant.")?;
+//! registry.set_override("inline-edit.system", "ja", "あなたはインライン編集アシスタントです。")?;
+//!
+//! assert_eq!(registry.render_in("inline-edit.system", &(), "ja-JP")?, "あなたはインライン編集アシスタントです。");
+//! assert_eq!(registry.render_in("inline-edit.system", &(), "fr")?, "You are an inline editing assistant.");
+//!
+//! // The current locale applies to renders that do not name one; switching
+//! // takes effect on the next render.
+//! registry.set_locale("ja_JP")?;
+//! assert_eq!(registry.render("inline-edit.system", &())?, "あなたはインライン編集アシスタントです。");
+//! # Ok::<(), promptreg::Error>(())
+//! ```
+//!
+//! # Appended rules and pinned blocks
+//!
+//! [`append`](PromptRegistry::append) adds a block after one prompt, in
+//! every locale; [`append_all`](PromptRegistry::append_all) adds one after
+//! every prompt, including those registered later. A [`Prompt`] can pin
+//! blocks before and after its body: they are rendered whatever replaces the
+//! body. [`reset`](PromptRegistry::reset) clears an id's overrides and
+//! appenders and keeps its default and pins.
+//!
+//! ```
+//! # use promptreg::{Prompt, PromptRegistry};
+//! let registry = PromptRegistry::new();
+//! registry.register(
+//!     "auditor",
+//!     Prompt::new("Audit the work.").pin_tail("Reply with PASS or FAIL."),
+//! )?;
+//! registry.append_all("Never reveal personal data.");
+//! registry.set_override("auditor", "en", "Reject unless the verifier hash is present.")?;
+//!
+//! assert_eq!(
+//!     registry.render("auditor", &())?,
+//!     "Reject unless the verifier hash is present.\n\nReply with PASS or FAIL.\n\nNever reveal personal data."
+//! );
+//! # Ok::<(), promptreg::Error>(())
+//! ```
+//!
+//! The composition is always: pinned head blocks, the body, pinned tail
+//! blocks, then every appender in the order it was registered, joined by
+//! one blank line. A part's surrounding blank lines are dropped and a part
+//! that renders blank adds nothing.
+//!
+//! # Where did this text come from?
+//!
+//! [`render_traced`](PromptRegistry::render_traced) returns the same text
+//! plus, for every part, its [`Origin`] and byte range:
+//!
+//! ```
+//! # use promptreg::{Origin, PromptRegistry};
+//! # let registry = PromptRegistry::new();
+//! registry.register_default("task.system", "Do the task.")?;
+//! registry.append("task.system", "Cite sources.")?;
+//!
+//! let rendered = registry.render_traced("task.system", &())?;
+//! let origins: Vec<_> = rendered.parts.iter().map(|p| p.origin.to_string()).collect();
+//! assert_eq!(origins, ["default", "appender #1"]);
+//! assert_eq!(rendered.part_text(&rendered.parts[1]), "Cite sources.");
+//! # Ok::<(), promptreg::Error>(())
+//! ```
+//!
+//! # One registry per process
+//!
+//! [`PromptRegistry::global`] is a process-level registry that subsystems
+//! and the host reach without passing it around. Independent registries
+//! (tests, several tenants) come from [`PromptRegistry::new`]. For several
+//! renders that must see the same state, take a [`Snapshot`].
+//!
+//! # What the registry does not do
+//!
+//! It does not call a model, cache rendered strings (every render runs the
+//! renderers; it is cheap enough for every turn) or store credentials.
+
+#![deny(missing_docs)]
+#![warn(rustdoc::broken_intra_doc_links)]
+
+mod error;
+mod id;
+mod locale;
+mod prompt;
+mod registry;
+mod render;
+mod renderer;
+mod snapshot;
+mod suggest;
+
+pub use error::{Error, ErrorKind};
+pub use id::{MAX_ID_LEN, PromptId};
+pub use locale::{IntoLocale, Locale};
+pub use prompt::Prompt;
+pub use registry::PromptRegistry;
+pub use render::{Origin, Part, Rendered};
+pub use renderer::{IntoRenderer, Renderer, markers};
+pub use snapshot::Snapshot;

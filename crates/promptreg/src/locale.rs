@@ -1,0 +1,242 @@
+//! [`Locale`]: parsing, normalising, and the CLDR fallback chain.
+
+use std::fmt;
+use std::sync::Arc;
+
+use icu_locale::fallback::LocaleFallbacker;
+
+use crate::error::{Error, ErrorKind};
+
+/// A BCP-47 language tag, normalised, with its fallback chain computed once.
+///
+/// Tags are accepted in any case and with `_` as well as `-` as separator
+/// (`ja_jp`, `zh-tw`, `EN-gb`) and printed in canonical form (`ja-JP`,
+/// `zh-TW`, `en-GB`).
+///
+/// The [fallback chain](Locale::chain) is the tag followed by its CLDR
+/// parents, computed by ICU4X: `zh-TW -> zh-Hant` (never Simplified `zh`),
+/// `en-GB -> en-001 -> en`, `es-MX -> es-419 -> es`. The chain holds the
+/// keys that locale variants are looked up under; Unicode extensions such as
+/// `-u-co-phonebk` are kept in the tag but do not take part in matching.
+///
+/// ```
+/// use promptreg::Locale;
+///
+/// let locale = Locale::parse("zh_tw")?;
+/// assert_eq!(locale.as_str(), "zh-TW");
+/// assert!(locale.chain().eq(["zh-TW", "zh-Hant"]));
+///
+/// assert!(Locale::parse("en--US").is_err());
+/// # Ok::<(), promptreg::Error>(())
+/// ```
+///
+/// Cloning is cheap (a reference count).
+#[derive(Clone)]
+pub struct Locale(Arc<Inner>);
+
+struct Inner {
+    tag: Box<str>,
+    chain: Box<[Box<str>]>,
+}
+
+impl Locale {
+    /// Parses and normalises a tag.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidLocale`] naming the tag.
+    pub fn parse(tag: &str) -> Result<Self, Error> {
+        let normalised = tag.trim().replace('_', "-");
+        let parsed: icu_locale::Locale = normalised.parse().map_err(|e| invalid(tag, e))?;
+        if parsed.id.language.is_unknown() {
+            return Err(invalid(tag, "the root locale `und` names no language"));
+        }
+        Ok(Locale(Arc::new(Inner {
+            tag: parsed.to_string().into(),
+            chain: fallback_chain(&parsed),
+        })))
+    }
+
+    /// The normalised tag, e.g. `zh-TW`.
+    pub fn as_str(&self) -> &str {
+        &self.0.tag
+    }
+
+    /// The keys a locale variant is looked up under, most specific first:
+    /// the normalised tag (without extensions) and its CLDR parents,
+    /// excluding the root.
+    pub fn chain(&self) -> impl Iterator<Item = &str> + '_ {
+        self.0.chain.iter().map(|key| &**key)
+    }
+
+    /// The key a variant registered for this locale is stored under: the
+    /// first entry of the chain.
+    pub(crate) fn key(&self) -> &str {
+        &self.0.chain[0]
+    }
+}
+
+fn invalid(tag: &str, why: impl fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::InvalidLocale,
+        format!(
+            "invalid locale `{}`: {why}; expected a BCP-47 tag such as `en`, `ja-JP` or `zh-Hant`",
+            tag.escape_debug()
+        ),
+    )
+    .with_locale(tag)
+}
+
+fn fallback_chain(locale: &icu_locale::Locale) -> Box<[Box<str>]> {
+    let fallbacker = LocaleFallbacker::new().for_config(Default::default());
+    let mut steps = fallbacker.fallback_for(locale.into());
+    let mut chain: Vec<Box<str>> = Vec::new();
+    while !steps.get().is_unknown() {
+        chain.push(steps.get().to_string().into());
+        steps.step();
+    }
+    if chain.is_empty() {
+        // Only the root has an empty chain and `parse` refuses it; keep the
+        // invariant that a chain has a first entry all the same.
+        chain.push(locale.id.to_string().into());
+    }
+    chain.into_boxed_slice()
+}
+
+impl PartialEq for Locale {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.tag == other.0.tag
+    }
+}
+
+impl Eq for Locale {}
+
+impl std::hash::Hash for Locale {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.tag.hash(state);
+    }
+}
+
+impl fmt::Display for Locale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.tag)
+    }
+}
+
+impl fmt::Debug for Locale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Locale({})", self.0.tag)
+    }
+}
+
+impl std::str::FromStr for Locale {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Locale::parse(s)
+    }
+}
+
+/// Anything a locale can be taken from: a [`Locale`] (no work) or a tag
+/// (`&str`, `String`) that is parsed first.
+///
+/// Methods that take a locale accept any of these, so both
+/// `registry.set_locale("ja")` and `registry.set_locale(&parsed)` work.
+pub trait IntoLocale {
+    /// Converts, parsing a tag when needed.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidLocale`] for a tag that does not parse.
+    fn into_locale(self) -> Result<Locale, Error>;
+}
+
+impl IntoLocale for Locale {
+    fn into_locale(self) -> Result<Locale, Error> {
+        Ok(self)
+    }
+}
+
+impl IntoLocale for &Locale {
+    fn into_locale(self) -> Result<Locale, Error> {
+        Ok(self.clone())
+    }
+}
+
+impl IntoLocale for &str {
+    fn into_locale(self) -> Result<Locale, Error> {
+        Locale::parse(self)
+    }
+}
+
+impl IntoLocale for String {
+    fn into_locale(self) -> Result<Locale, Error> {
+        Locale::parse(&self)
+    }
+}
+
+impl IntoLocale for &String {
+    fn into_locale(self) -> Result<Locale, Error> {
+        Locale::parse(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(tag: &str) -> Vec<String> {
+        let locale = Locale::parse(tag).unwrap();
+        locale.chain().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn normalises_case_and_underscores() {
+        for (input, expected) in [
+            ("ja_jp", "ja-JP"),
+            ("zh-tw", "zh-TW"),
+            ("EN-gb", "en-GB"),
+            ("zh_hant_tw", "zh-Hant-TW"),
+            (" fr ", "fr"),
+        ] {
+            assert_eq!(Locale::parse(input).unwrap().as_str(), expected);
+        }
+    }
+
+    #[test]
+    fn follows_cldr_parents() {
+        assert_eq!(chain("zh-TW"), ["zh-TW", "zh-Hant"]);
+        assert_eq!(chain("en-GB"), ["en-GB", "en-001", "en"]);
+        assert_eq!(chain("es-MX"), ["es-MX", "es-419", "es"]);
+        assert_eq!(chain("ja-JP"), ["ja-JP", "ja"]);
+        assert_eq!(chain("fr"), ["fr"]);
+    }
+
+    #[test]
+    fn traditional_chinese_never_falls_back_to_simplified() {
+        assert!(!chain("zh-TW").contains(&"zh".to_string()));
+        assert!(!chain("zh-Hant-HK").contains(&"zh".to_string()));
+    }
+
+    #[test]
+    fn default_script_is_folded_into_the_key() {
+        // `zh-Hans` is `zh`: a variant stored for one is found for the other.
+        assert_eq!(Locale::parse("zh-Hans").unwrap().key(), "zh");
+        assert_eq!(chain("zh-CN"), ["zh-CN", "zh"]);
+    }
+
+    #[test]
+    fn extensions_are_kept_in_the_tag_but_not_matched() {
+        let locale = Locale::parse("de-CH-u-co-phonebk").unwrap();
+        assert_eq!(locale.as_str(), "de-CH-u-co-phonebk");
+        assert_eq!(chain("de-CH-u-co-phonebk"), ["de-CH", "de"]);
+    }
+
+    #[test]
+    fn refuses_invalid_tags_naming_them() {
+        for tag in ["en--US", "x", "", "123", "und", "a b", "en-US-"] {
+            let err = Locale::parse(tag).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidLocale, "{tag:?}");
+            assert_eq!(err.locale(), Some(tag));
+        }
+    }
+}

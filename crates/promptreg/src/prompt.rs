@@ -1,0 +1,94 @@
+//! [`Prompt`]: what a subsystem declares as a prompt's built-in default.
+
+use std::sync::Arc;
+
+use crate::renderer::{IntoRenderer, Renderer};
+
+/// A prompt's built-in default: its body, the pinned blocks that survive any
+/// override, and a one-line description.
+///
+/// Pinned blocks carry what the application depends on, whatever the
+/// wording around it (load-bearing markers such as `[PI GOAL ACTIVE]`, an
+/// objective, a verification contract). They are rendered in every case:
+/// when a locale override or a user's file replaces the body, and after
+/// [`reset`](crate::PromptRegistry::reset).
+///
+/// ```
+/// use promptreg::{Locale, Prompt, PromptRegistry};
+///
+/// #[derive(serde::Serialize)]
+/// struct Goal { id: u32 }
+///
+/// let registry = PromptRegistry::new();
+/// registry.register(
+///     "goal-running",
+///     Prompt::new("Work on the goal until it is done.")
+///         .pin_head(|goal: &Goal, _: &Locale| format!("[PI GOAL ACTIVE goalId={}]", goal.id))
+///         .pin_tail("Verify before you claim completion.")
+///         .describe("Active-goal agent system prompt"),
+/// )?;
+/// registry.set_override("goal-running", "en", "Delegate the work to a team.")?;
+///
+/// assert_eq!(
+///     registry.render("goal-running", &Goal { id: 7 })?,
+///     "[PI GOAL ACTIVE goalId=7]\n\nDelegate the work to a team.\n\nVerify before you claim completion."
+/// );
+/// # Ok::<(), promptreg::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Prompt {
+    pub(crate) body: Renderer,
+    pub(crate) head: Vec<Renderer>,
+    pub(crate) tail: Vec<Renderer>,
+    pub(crate) description: Option<Arc<str>>,
+}
+
+impl Prompt {
+    /// A prompt whose default body is `body`.
+    pub fn new<M>(body: impl IntoRenderer<M>) -> Self {
+        Prompt {
+            body: body.into_renderer(),
+            head: Vec::new(),
+            tail: Vec::new(),
+            description: None,
+        }
+    }
+
+    /// Adds a pinned block before the body (after earlier head blocks).
+    pub fn pin_head<M>(mut self, block: impl IntoRenderer<M>) -> Self {
+        self.head.push(block.into_renderer());
+        self
+    }
+
+    /// Adds a pinned block after the body (after earlier tail blocks).
+    pub fn pin_tail<M>(mut self, block: impl IntoRenderer<M>) -> Self {
+        self.tail.push(block.into_renderer());
+        self
+    }
+
+    /// Sets the one-line description shown by listings.
+    pub fn describe(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The default body.
+    pub fn body(&self) -> &Renderer {
+        &self.body
+    }
+
+    /// The pinned head blocks, in order.
+    pub fn head(&self) -> &[Renderer] {
+        &self.head
+    }
+
+    /// The pinned tail blocks, in order.
+    pub fn tail(&self) -> &[Renderer] {
+        &self.tail
+    }
+
+    /// The one-line description, if any.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+}

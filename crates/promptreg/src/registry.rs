@@ -1,0 +1,316 @@
+//! [`PromptRegistry`]: where prompts are declared, changed and rendered.
+
+use std::any::Any;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use arc_swap::{ArcSwap, Guard};
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::id::PromptId;
+use crate::locale::{IntoLocale, Locale};
+use crate::prompt::Prompt;
+use crate::render::Rendered;
+use crate::renderer::IntoRenderer;
+use crate::snapshot::Snapshot;
+
+/// The registry of every system prompt of an application.
+///
+/// Subsystems [register defaults](Self::register_default) under stable ids;
+/// the host [overrides them per locale](Self::set_override),
+/// [appends rules](Self::append) and [renders](Self::render) them.
+///
+/// # Concurrency
+///
+/// `PromptRegistry` is `Send + Sync` and is meant to be shared (see
+/// [`global`](Self::global)). Its state is an immutable [`Snapshot`]: a
+/// change builds a new snapshot and publishes it atomically, so a render
+/// sees the state before or after each change, never a mix, and renders
+/// never wait behind a writer. Writers are serialised among themselves.
+pub struct PromptRegistry {
+    state: ArcSwap<Snapshot>,
+    writer: Mutex<()>,
+}
+
+impl Default for PromptRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for PromptRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let snapshot = self.state.load();
+        f.debug_struct("PromptRegistry")
+            .field("ids", &snapshot.list())
+            .field("locale", snapshot.locale())
+            .field("fallback_locale", snapshot.fallback_locale())
+            .finish()
+    }
+}
+
+fn english() -> Locale {
+    // `en` is a constant, valid tag; keep a parsed copy to clone.
+    static EN: OnceLock<Locale> = OnceLock::new();
+    EN.get_or_init(|| Locale::parse("en").unwrap_or_else(|_| unreachable!("`en` is a valid tag")))
+        .clone()
+}
+
+impl PromptRegistry {
+    /// An empty registry whose locale and fallback locale are `en`.
+    pub fn new() -> Self {
+        PromptRegistry {
+            state: ArcSwap::from_pointee(Snapshot::new(english())),
+            writer: Mutex::new(()),
+        }
+    }
+
+    /// The process-level registry, created empty on first use.
+    ///
+    /// Subsystems register their defaults here and the host configures it,
+    /// without passing a registry around.
+    pub fn global() -> &'static PromptRegistry {
+        static GLOBAL: OnceLock<PromptRegistry> = OnceLock::new();
+        GLOBAL.get_or_init(PromptRegistry::new)
+    }
+
+    /// The current state, for several renders that must agree with each
+    /// other.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.state.load_full()
+    }
+
+    fn current(&self) -> Guard<Arc<Snapshot>> {
+        self.state.load()
+    }
+
+    /// Applies `change` to a copy of the current state and publishes it; on
+    /// error nothing is published.
+    fn try_update(
+        &self,
+        change: impl FnOnce(&mut Snapshot) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut next = Snapshot::clone(&self.current());
+        change(&mut next)?;
+        self.state.store(Arc::new(next));
+        Ok(())
+    }
+
+    /// [`try_update`](Self::try_update) for changes that cannot fail.
+    fn update(&self, change: impl FnOnce(&mut Snapshot)) {
+        let _ = self.try_update(|s| {
+            change(s);
+            Ok(())
+        });
+    }
+
+    /// Registers the default of `id`: the body rendered when no override
+    /// matches. A later registration of the same id replaces the default and
+    /// keeps the id's overrides and appenders.
+    ///
+    /// ```
+    /// # use promptreg::{Locale, PromptRegistry};
+    /// struct Page { title: String }
+    ///
+    /// let registry = PromptRegistry::new();
+    /// registry.register_default("translate.system", "Translate the page faithfully.")?;
+    /// registry.register_default("planner.system", |page: &Page, locale: &Locale| {
+    ///     format!("Plan the steps for `{}`. Answer in {locale}.", page.title)
+    /// })?;
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId).
+    pub fn register_default<M>(&self, id: &str, body: impl IntoRenderer<M>) -> Result<(), Error> {
+        self.register(id, Prompt::new(body))
+    }
+
+    /// Registers a default with pinned blocks and a description; see
+    /// [`Prompt`].
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId).
+    pub fn register(&self, id: &str, prompt: Prompt) -> Result<(), Error> {
+        let id = PromptId::new(id)?;
+        self.update(|s| s.register(id, prompt));
+        Ok(())
+    }
+
+    /// Replaces the body of `id` for `locale` and every locale that falls
+    /// back to it. A later call for the same id and locale wins. Pinned
+    /// blocks and appenders still apply.
+    ///
+    /// The id need not be registered yet: subsystems may register their
+    /// defaults after the host has configured overrides.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId),
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale).
+    pub fn set_override<M>(
+        &self,
+        id: &str,
+        locale: impl IntoLocale,
+        body: impl IntoRenderer<M>,
+    ) -> Result<(), Error> {
+        let id = PromptId::new(id)?;
+        let locale = locale.into_locale()?;
+        let body = body.into_renderer();
+        self.update(|s| s.set_override(id, locale, body));
+        Ok(())
+    }
+
+    /// Appends a block to `id` in every locale. Appenders stack in the order
+    /// they are registered, interleaved with [`append_all`](Self::append_all)
+    /// rules by that same order.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId).
+    pub fn append<M>(&self, id: &str, block: impl IntoRenderer<M>) -> Result<(), Error> {
+        let id = PromptId::new(id)?;
+        let block = block.into_renderer();
+        self.update(|s| s.append(id, block));
+        Ok(())
+    }
+
+    /// Appends a block to every prompt, including prompts registered later:
+    /// a compliance layer in one call.
+    ///
+    /// [`reset`](Self::reset) of one id keeps these rules (they belong to no
+    /// single prompt); [`reset_all`](Self::reset_all) removes them.
+    pub fn append_all<M>(&self, block: impl IntoRenderer<M>) {
+        let block = block.into_renderer();
+        self.update(|s| s.append_all(block));
+    }
+
+    /// Clears the overrides and appenders of `id`; its default and pinned
+    /// blocks stay.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId),
+    /// [`ErrorKind::UnknownId`](crate::ErrorKind::UnknownId) when nothing
+    /// was registered under `id`.
+    pub fn reset(&self, id: &str) -> Result<(), Error> {
+        self.try_update(|s| s.reset(id))
+    }
+
+    /// Clears every override and appender, including the rules of
+    /// [`append_all`](Self::append_all); defaults stay.
+    pub fn reset_all(&self) {
+        self.update(|s| s.reset_all());
+    }
+
+    /// Sets the locale of renders that do not name one. Takes effect on the
+    /// next render; nothing is re-registered.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale).
+    pub fn set_locale(&self, locale: impl IntoLocale) -> Result<(), Error> {
+        let locale = locale.into_locale()?;
+        self.update(|s| s.set_locale(locale));
+        Ok(())
+    }
+
+    /// The locale of renders that do not name one (initially `en`).
+    pub fn locale(&self) -> Locale {
+        self.current().locale().clone()
+    }
+
+    /// Sets the locale whose overrides are tried after the render locale's
+    /// own chain, before the default (initially `en`).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale).
+    pub fn set_fallback_locale(&self, locale: impl IntoLocale) -> Result<(), Error> {
+        let locale = locale.into_locale()?;
+        self.update(|s| s.set_fallback_locale(locale));
+        Ok(())
+    }
+
+    /// The fallback locale.
+    pub fn fallback_locale(&self) -> Locale {
+        self.current().fallback_locale().clone()
+    }
+
+    /// Whether a default or an override is registered under `id`.
+    pub fn has(&self, id: &str) -> bool {
+        self.current().has(id)
+    }
+
+    /// Every registered id, sorted by byte order.
+    pub fn list(&self) -> Vec<PromptId> {
+        self.current().list()
+    }
+
+    /// Renders `id` for the current [`locale`](Self::locale).
+    ///
+    /// The body is the override registered for the locale or the nearest
+    /// entry of its fallback chain, then of the fallback locale's chain, else
+    /// the default. Around it come the pinned blocks, after it the appenders;
+    /// parts are joined by one blank line and blank parts are skipped.
+    ///
+    /// Static text is copied; every other renderer runs now. The render
+    /// reads no files and takes no lock.
+    ///
+    /// # Errors
+    ///
+    /// - [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId) or
+    ///   [`ErrorKind::UnknownId`](crate::ErrorKind::UnknownId) (with the
+    ///   nearest registered id as suggestion);
+    /// - [`ErrorKind::NoPromptForLocale`](crate::ErrorKind::NoPromptForLocale)
+    ///   when only overrides for other locales exist;
+    /// - [`ErrorKind::ContextType`](crate::ErrorKind::ContextType) when a
+    ///   renderer expects another context type;
+    /// - [`ErrorKind::RendererPanicked`](crate::ErrorKind::RendererPanicked)
+    ///   naming the part whose renderer panicked. The registry stays usable.
+    pub fn render<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<String, Error> {
+        self.current().render(id, ctx)
+    }
+
+    /// Renders `id` for `locale`; see [`render`](Self::render).
+    ///
+    /// # Errors
+    ///
+    /// As [`render`](Self::render), and
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale).
+    pub fn render_in<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+    ) -> Result<String, Error> {
+        self.current().render_in(id, ctx, locale)
+    }
+
+    /// Renders `id` for the current locale and records, for every part,
+    /// where it came from and its byte range in the text.
+    ///
+    /// # Errors
+    ///
+    /// As [`render`](Self::render).
+    pub fn render_traced<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<Rendered, Error> {
+        self.current().render_traced(id, ctx)
+    }
+
+    /// [`render_traced`](Self::render_traced) for `locale`.
+    ///
+    /// # Errors
+    ///
+    /// As [`render_in`](Self::render_in).
+    pub fn render_traced_in<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+    ) -> Result<Rendered, Error> {
+        self.current().render_traced_in(id, ctx, locale)
+    }
+}

@@ -1,0 +1,225 @@
+//! [`Renderer`]: one piece of prompt text, static or computed at render time.
+
+use std::any::{Any, type_name};
+use std::borrow::Cow;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use crate::locale::Locale;
+
+type TypedFn = dyn Fn(&dyn Any, &Locale) -> Option<String> + Send + Sync;
+type LocaleFn = dyn Fn(&Locale) -> String + Send + Sync;
+
+/// One piece of a prompt: a default body, a locale override, a pinned block
+/// or an appended rule.
+///
+/// Three kinds exist, and every registry method that takes a renderer takes
+/// any of them through [`IntoRenderer`]:
+///
+/// | you pass | kind | context |
+/// |---|---|---|
+/// | `"text"`, `String` | static text, stored once | any |
+/// | `\|locale: &Locale\| ...` | computed per render | any (ignored) |
+/// | `\|ctx: &MyCtx, locale: &Locale\| ...` | computed per render | must be `MyCtx` |
+///
+/// Renderers run on every render; nothing is cached. A typed renderer given
+/// a context of another type makes the render fail with
+/// [`ErrorKind::ContextType`](crate::ErrorKind::ContextType), never a panic.
+/// Write the closure's parameter types out: they are how the registry knows
+/// which kind of renderer it is.
+///
+/// ```
+/// use promptreg::{Locale, Renderer};
+///
+/// struct Shop { brand: String }
+///
+/// let fixed = Renderer::text("Cite every source.");
+/// let localised = Renderer::from_locale_fn(|locale: &Locale| format!("Answer in {locale}."));
+/// let typed = Renderer::from_fn(|shop: &Shop, _: &Locale| format!("You work for {}.", shop.brand));
+/// assert_eq!(typed.context_type(), Some(std::any::type_name::<Shop>()));
+/// # let _ = (fixed, localised);
+/// ```
+#[derive(Clone)]
+pub struct Renderer(Kind);
+
+#[derive(Clone)]
+enum Kind {
+    Text(Arc<str>),
+    Localised(Arc<LocaleFn>),
+    Typed {
+        context: &'static str,
+        render: Arc<TypedFn>,
+    },
+}
+
+/// What a renderer is rendered with.
+pub(crate) struct RenderCx<'a> {
+    pub(crate) ctx: &'a dyn Any,
+    pub(crate) ctx_type: &'static str,
+    pub(crate) locale: &'a Locale,
+}
+
+/// Why a renderer produced no text.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    WrongContext { expected: &'static str },
+    Panicked { message: String },
+}
+
+impl Renderer {
+    /// Static text. It is stored once and copied into each render.
+    pub fn text(text: impl Into<Arc<str>>) -> Self {
+        Renderer(Kind::Text(text.into()))
+    }
+
+    /// Text computed from the render's locale; usable with any context.
+    pub fn from_locale_fn<F>(render: F) -> Self
+    where
+        F: Fn(&Locale) -> String + Send + Sync + 'static,
+    {
+        Renderer(Kind::Localised(Arc::new(render)))
+    }
+
+    /// Text computed from a context of type `C` and the locale.
+    pub fn from_fn<C, F>(render: F) -> Self
+    where
+        C: Any,
+        F: Fn(&C, &Locale) -> String + Send + Sync + 'static,
+    {
+        let erased = move |ctx: &dyn Any, locale: &Locale| {
+            ctx.downcast_ref::<C>().map(|ctx| render(ctx, locale))
+        };
+        Renderer(Kind::Typed {
+            context: type_name::<C>(),
+            render: Arc::new(erased),
+        })
+    }
+
+    /// The context type a typed renderer requires, `None` for the others.
+    pub fn context_type(&self) -> Option<&'static str> {
+        match &self.0 {
+            Kind::Typed { context, .. } => Some(context),
+            _ => None,
+        }
+    }
+
+    /// The text of a static renderer, `None` for computed ones.
+    pub fn as_text(&self) -> Option<&str> {
+        match &self.0 {
+            Kind::Text(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Length of the static text, 0 for computed renderers: a hint for
+    /// sizing the output buffer.
+    pub(crate) fn static_len(&self) -> usize {
+        self.as_text().map_or(0, str::len)
+    }
+
+    /// Runs the renderer. Static text is borrowed, not copied.
+    pub(crate) fn render(&self, cx: &RenderCx<'_>) -> Result<Cow<'_, str>, Failure> {
+        match &self.0 {
+            Kind::Text(text) => Ok(Cow::Borrowed(text)),
+            Kind::Localised(render) => guard(|| render(cx.locale)).map(Cow::Owned),
+            Kind::Typed { context, render } => match guard(|| render(cx.ctx, cx.locale))? {
+                Some(text) => Ok(Cow::Owned(text)),
+                None => Err(Failure::WrongContext { expected: context }),
+            },
+        }
+    }
+}
+
+/// Runs user code, turning a panic into a [`Failure`] so that one broken
+/// renderer cannot take down the caller's thread.
+fn guard<T>(run: impl FnOnce() -> T) -> Result<T, Failure> {
+    catch_unwind(AssertUnwindSafe(run)).map_err(|payload| Failure::Panicked {
+        message: panic_message(payload.as_ref()),
+    })
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}
+
+impl fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Kind::Text(text) => f.debug_tuple("Text").field(text).finish(),
+            Kind::Localised(_) => f.write_str("LocaleFn"),
+            Kind::Typed { context, .. } => write!(f, "Fn<{context}>"),
+        }
+    }
+}
+
+/// Conversion into a [`Renderer`]: implemented for static text, for
+/// `Fn(&Locale) -> String` and for `Fn(&C, &Locale) -> String`.
+///
+/// The `Marker` parameter only tells the implementations apart; it is
+/// inferred and never written by callers.
+pub trait IntoRenderer<Marker> {
+    /// Performs the conversion.
+    fn into_renderer(self) -> Renderer;
+}
+
+/// Marker types that tell the [`IntoRenderer`] implementations apart.
+pub mod markers {
+    use std::marker::PhantomData;
+
+    /// Marks static text and ready-made renderers.
+    pub struct Text;
+    /// Marks `Fn(&Locale) -> String` closures.
+    pub struct LocaleFn;
+    /// Marks `Fn(&C, &Locale) -> String` closures.
+    pub struct TypedFn<C>(PhantomData<fn(&C)>);
+}
+
+impl IntoRenderer<markers::Text> for Renderer {
+    fn into_renderer(self) -> Renderer {
+        self
+    }
+}
+
+impl IntoRenderer<markers::Text> for &str {
+    fn into_renderer(self) -> Renderer {
+        Renderer::text(self)
+    }
+}
+
+impl IntoRenderer<markers::Text> for String {
+    fn into_renderer(self) -> Renderer {
+        Renderer::text(self)
+    }
+}
+
+impl IntoRenderer<markers::Text> for Arc<str> {
+    fn into_renderer(self) -> Renderer {
+        Renderer::text(self)
+    }
+}
+
+impl<F> IntoRenderer<markers::LocaleFn> for F
+where
+    F: Fn(&Locale) -> String + Send + Sync + 'static,
+{
+    fn into_renderer(self) -> Renderer {
+        Renderer::from_locale_fn(self)
+    }
+}
+
+impl<C, F> IntoRenderer<markers::TypedFn<C>> for F
+where
+    C: Any,
+    F: Fn(&C, &Locale) -> String + Send + Sync + 'static,
+{
+    fn into_renderer(self) -> Renderer {
+        Renderer::from_fn(self)
+    }
+}

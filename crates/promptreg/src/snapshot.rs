@@ -1,0 +1,328 @@
+//! [`Snapshot`]: one immutable, consistent state of a registry.
+//!
+//! Writers build a new snapshot from the current one and publish it whole;
+//! readers render from the snapshot they loaded, so a render never sees half
+//! of a change.
+
+use std::any::{Any, type_name};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::error::{Error, ErrorKind};
+use crate::id::{self, PromptId};
+use crate::locale::{IntoLocale, Locale};
+use crate::prompt::Prompt;
+use crate::render::{self, Appender, Part, Plan, Rendered, Slot};
+use crate::renderer::{RenderCx, Renderer};
+use crate::suggest;
+
+/// An immutable state of a [`PromptRegistry`](crate::PromptRegistry).
+///
+/// [`PromptRegistry::snapshot`](crate::PromptRegistry::snapshot) returns
+/// one. Rendering several prompts from the same snapshot guarantees they all
+/// see the same overrides, appenders and locale, even while other threads
+/// change the registry. A snapshot is cheap to hold and to clone.
+#[derive(Clone)]
+pub struct Snapshot {
+    entries: HashMap<PromptId, Arc<Entry>>,
+    global: Vec<Appender>,
+    locale: Locale,
+    fallback: Locale,
+    next_seq: u64,
+}
+
+/// Everything registered under one id.
+#[derive(Clone, Default)]
+struct Entry {
+    default: Option<Prompt>,
+    overrides: HashMap<Box<str>, Variant>,
+    appenders: Vec<Appender>,
+}
+
+/// A locale override of the body.
+#[derive(Clone)]
+struct Variant {
+    locale: Locale,
+    renderer: Renderer,
+}
+
+impl Entry {
+    fn is_registered(&self) -> bool {
+        self.default.is_some() || !self.overrides.is_empty()
+    }
+}
+
+// Read side.
+impl Snapshot {
+    /// Whether a default or an override is registered under `id`.
+    pub fn has(&self, id: &str) -> bool {
+        self.entries.get(id).is_some_and(|e| e.is_registered())
+    }
+
+    /// Every registered id (default or override), sorted by byte order.
+    pub fn list(&self) -> Vec<PromptId> {
+        let mut ids: Vec<PromptId> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.is_registered())
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The registered default of `id`, with its pinned blocks and
+    /// description.
+    pub fn default_prompt(&self, id: &str) -> Option<&Prompt> {
+        self.entries.get(id)?.default.as_ref()
+    }
+
+    /// The locales `id` has overrides for, sorted.
+    pub fn override_locales(&self, id: &str) -> Vec<Locale> {
+        let mut locales: Vec<Locale> = self
+            .entries
+            .get(id)
+            .map(|e| e.overrides.values().map(|v| v.locale.clone()).collect())
+            .unwrap_or_default();
+        locales.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        locales
+    }
+
+    /// The locale used by renders that do not name one.
+    pub fn locale(&self) -> &Locale {
+        &self.locale
+    }
+
+    /// The locale whose overrides are tried after the render locale's chain.
+    pub fn fallback_locale(&self) -> &Locale {
+        &self.fallback
+    }
+
+    /// Renders `id` for the current locale with context `ctx`.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render`](crate::PromptRegistry::render).
+    pub fn render<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<String, Error> {
+        self.compose(id, ctx, &self.locale, None)
+    }
+
+    /// Renders `id` for `locale` with context `ctx`.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render`](crate::PromptRegistry::render).
+    pub fn render_in<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+    ) -> Result<String, Error> {
+        self.compose(id, ctx, &locale.into_locale()?, None)
+    }
+
+    /// Renders `id` for the current locale and records where every part came
+    /// from.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render`](crate::PromptRegistry::render).
+    pub fn render_traced<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<Rendered, Error> {
+        self.traced(id, ctx, self.locale.clone())
+    }
+
+    /// Renders `id` for `locale` and records where every part came from.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render`](crate::PromptRegistry::render).
+    pub fn render_traced_in<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+    ) -> Result<Rendered, Error> {
+        self.traced(id, ctx, locale.into_locale()?)
+    }
+
+    fn traced<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: Locale,
+    ) -> Result<Rendered, Error> {
+        let mut parts = Vec::new();
+        let text = self.compose(id, ctx, &locale, Some(&mut parts))?;
+        Ok(Rendered {
+            text,
+            locale,
+            parts,
+        })
+    }
+
+    fn compose<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: &Locale,
+        trace: Option<&mut Vec<Part>>,
+    ) -> Result<String, Error> {
+        let (id, entry) = self.lookup(id)?;
+        let plan = Plan {
+            head: entry.default.as_ref().map_or(&[], |d| d.head()),
+            body: self.body(id, entry, locale)?,
+            tail: entry.default.as_ref().map_or(&[], |d| d.tail()),
+            appenders: &entry.appenders,
+            global: &self.global,
+        };
+        let cx = RenderCx {
+            ctx,
+            ctx_type: type_name::<C>(),
+            locale,
+        };
+        render::compose(id, &plan, &cx, trace)
+    }
+
+    /// The entry of a registered id, or the error saying why there is none.
+    fn lookup(&self, id: &str) -> Result<(&PromptId, &Entry), Error> {
+        match self.entries.get_key_value(id) {
+            Some((key, entry)) if entry.is_registered() => Ok((key, entry)),
+            _ => Err(self.unknown(id)),
+        }
+    }
+
+    fn unknown(&self, id: &str) -> Error {
+        if let Err(invalid) = id::validate(id) {
+            return invalid;
+        }
+        let registered = self.entries.iter().filter(|(_, e)| e.is_registered());
+        let err = Error::new(ErrorKind::UnknownId, format!("unknown prompt id `{id}`")).with_id(id);
+        match suggest::did_you_mean(id, registered.map(|(k, _)| k.as_str())) {
+            Some(hint) => err.with_suggestion(hint),
+            None => err.with_suggestion("no prompt is registered under a similar id"),
+        }
+    }
+
+    /// The override found along the locale chain, then the fallback
+    /// locale's chain, else the default.
+    fn body<'a>(
+        &'a self,
+        id: &PromptId,
+        entry: &'a Entry,
+        locale: &Locale,
+    ) -> Result<(Slot<'a>, &'a Renderer), Error> {
+        if !entry.overrides.is_empty() {
+            let keys = locale.chain().chain(self.fallback.chain());
+            if let Some(v) = keys.filter_map(|key| entry.overrides.get(key)).next() {
+                return Ok((Slot::Override(&v.locale), &v.renderer));
+            }
+        }
+        match &entry.default {
+            Some(prompt) => Ok((Slot::Default, prompt.body())),
+            None => Err(self.no_body(id, entry, locale)),
+        }
+    }
+
+    fn no_body(&self, id: &PromptId, entry: &Entry, locale: &Locale) -> Error {
+        let mut available: Vec<&str> = entry
+            .overrides
+            .values()
+            .map(|v| v.locale.as_str())
+            .collect();
+        available.sort_unstable();
+        Error::new(
+            ErrorKind::NoPromptForLocale,
+            format!(
+                "prompt `{id}` has no default and no override for `{locale}` or the fallback locale `{}`",
+                self.fallback
+            ),
+        )
+        .with_id(id.as_str())
+        .with_locale(locale.as_str())
+        .with_suggestion(format!(
+            "it has overrides for {}; register a default or an override on this locale's chain",
+            available.join(", ")
+        ))
+    }
+}
+
+// Write side: used by the registry on a private copy before publishing it.
+impl Snapshot {
+    pub(crate) fn new(locale: Locale) -> Self {
+        Snapshot {
+            entries: HashMap::new(),
+            global: Vec::new(),
+            fallback: locale.clone(),
+            locale,
+            next_seq: 0,
+        }
+    }
+
+    fn entry_mut(&mut self, id: PromptId) -> &mut Entry {
+        Arc::make_mut(self.entries.entry(id).or_default())
+    }
+
+    fn appender(&mut self, renderer: Renderer) -> Appender {
+        self.next_seq += 1;
+        Appender {
+            seq: self.next_seq,
+            renderer,
+        }
+    }
+
+    pub(crate) fn register(&mut self, id: PromptId, prompt: Prompt) {
+        self.entry_mut(id).default = Some(prompt);
+    }
+
+    pub(crate) fn set_override(&mut self, id: PromptId, locale: Locale, renderer: Renderer) {
+        let key = locale.key().into();
+        self.entry_mut(id)
+            .overrides
+            .insert(key, Variant { locale, renderer });
+    }
+
+    pub(crate) fn append(&mut self, id: PromptId, renderer: Renderer) {
+        let appender = self.appender(renderer);
+        self.entry_mut(id).appenders.push(appender);
+    }
+
+    pub(crate) fn append_all(&mut self, renderer: Renderer) {
+        let appender = self.appender(renderer);
+        self.global.push(appender);
+    }
+
+    /// Clears the overrides and appenders of `id`, keeping its default.
+    pub(crate) fn reset(&mut self, id: &str) -> Result<(), Error> {
+        let Some(entry) = self.entries.get_mut(id) else {
+            return Err(self.unknown(id));
+        };
+        let entry = Arc::make_mut(entry);
+        entry.overrides.clear();
+        entry.appenders.clear();
+        if entry.default.is_none() {
+            self.entries.remove(id);
+        }
+        Ok(())
+    }
+
+    /// Clears every override and appender, global rules included.
+    pub(crate) fn reset_all(&mut self) {
+        self.entries.retain(|_, entry| entry.default.is_some());
+        for entry in self.entries.values_mut() {
+            let entry = Arc::make_mut(entry);
+            entry.overrides.clear();
+            entry.appenders.clear();
+        }
+        self.global.clear();
+    }
+
+    pub(crate) fn set_locale(&mut self, locale: Locale) {
+        self.locale = locale;
+    }
+
+    pub(crate) fn set_fallback_locale(&mut self, locale: Locale) {
+        self.fallback = locale;
+    }
+}

@@ -1,0 +1,77 @@
+//! Properties of id validation and locale normalisation over generated
+//! input.
+
+use promptreg::{Locale, PromptId, PromptRegistry};
+use proptest::prelude::*;
+
+/// The id rules, written independently of the implementation.
+fn is_valid_id(id: &str) -> bool {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    (1..=128).contains(&id.len())
+        && id.chars().all(allowed)
+        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && !id.contains("..")
+}
+
+/// Randomises the case of every character and the separator of every
+/// subtag boundary.
+fn scramble(tag: &str, flips: &[bool]) -> String {
+    tag.chars()
+        .zip(flips.iter().cycle())
+        .map(|(c, flip)| match (c, flip) {
+            ('-', true) => '_',
+            (c, true) => c.to_ascii_uppercase(),
+            (c, false) => c.to_ascii_lowercase(),
+        })
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn id_validation_matches_the_rules(id in "\\PC{0,140}|[a-zA-Z0-9._/ -]{0,140}") {
+        prop_assert_eq!(PromptId::new(&id).is_ok(), is_valid_id(&id), "{:?}", id);
+    }
+
+    #[test]
+    fn ids_built_from_the_allowed_alphabet_are_accepted(
+        id in "[a-zA-Z0-9][a-zA-Z0-9_-]{0,60}(\\.[a-zA-Z0-9_-]{1,30}){0,2}"
+    ) {
+        prop_assert!(PromptId::new(&id).is_ok(), "{:?}", id);
+    }
+
+    #[test]
+    fn a_rejected_id_never_enters_the_registry(id in "\\PC{0,20}") {
+        let registry = PromptRegistry::new();
+        let accepted = registry.register_default(&id, "x").is_ok();
+        prop_assert_eq!(accepted, is_valid_id(&id));
+        prop_assert_eq!(registry.has(&id), accepted);
+    }
+
+    #[test]
+    fn normalisation_ignores_case_and_separators(
+        tag in prop::sample::select(vec![
+            "en", "en-GB", "ja-JP", "zh-Hant-TW", "zh-TW", "es-419", "sr-Latn-RS", "pt-BR", "de-CH",
+        ]),
+        flips in prop::collection::vec(any::<bool>(), 1..12),
+    ) {
+        let canonical = Locale::parse(tag).unwrap();
+        let scrambled = scramble(tag, &flips);
+        let parsed = Locale::parse(&scrambled).unwrap();
+        prop_assert_eq!(parsed.as_str(), canonical.as_str(), "{}", scrambled);
+        prop_assert!(parsed.chain().eq(canonical.chain()));
+    }
+
+    #[test]
+    fn normalisation_is_idempotent_and_chains_start_at_the_tag(tag in "[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8}){0,3}") {
+        if let Ok(locale) = Locale::parse(&tag) {
+            let again = Locale::parse(locale.as_str()).unwrap();
+            prop_assert_eq!(again.as_str(), locale.as_str());
+            prop_assert!(locale.chain().count() >= 1);
+        }
+    }
+
+    #[test]
+    fn locale_parsing_never_panics(tag in "\\PC{0,40}") {
+        let _ = Locale::parse(&tag);
+    }
+}
