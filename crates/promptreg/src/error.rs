@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::diagnostic::Diagnostic;
+
 /// What went wrong, in a form code can match on.
 ///
 /// New kinds may be added in minor releases.
@@ -22,6 +24,11 @@ pub enum ErrorKind {
     ContextType,
     /// A renderer panicked while rendering.
     RendererPanicked,
+    /// A configuration (settings files, prompt files, a declaration) has
+    /// errors; [`Error::diagnostics`] lists every one.
+    Config,
+    /// There is no user configuration to reload.
+    NotLoaded,
 }
 
 impl ErrorKind {
@@ -33,6 +40,8 @@ impl ErrorKind {
             ErrorKind::NoPromptForLocale => "no prompt for locale",
             ErrorKind::ContextType => "wrong context type",
             ErrorKind::RendererPanicked => "renderer panicked",
+            ErrorKind::Config => "invalid configuration",
+            ErrorKind::NotLoaded => "no configuration loaded",
         }
     }
 }
@@ -61,6 +70,7 @@ struct Repr {
     id: Option<String>,
     locale: Option<String>,
     suggestion: Option<String>,
+    diagnostics: Vec<Diagnostic>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
@@ -74,9 +84,26 @@ impl Error {
                 id: None,
                 locale: None,
                 suggestion: None,
+                diagnostics: Vec::new(),
                 source: None,
             }),
         }
+    }
+
+    /// An [`ErrorKind::Config`] error carrying `diagnostics` (errors first,
+    /// warnings after). Its message is the first error's, with a count of
+    /// the others.
+    pub fn from_diagnostics(mut diagnostics: Vec<Diagnostic>) -> Self {
+        diagnostics.sort_by_key(|d| std::cmp::Reverse(d.severity));
+        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        let detail = match (diagnostics.first(), errors) {
+            (None, _) => "invalid configuration".to_owned(),
+            (Some(first), 0 | 1) => first.to_string(),
+            (Some(first), n) => format!("{first} (and {} more errors)", n - 1),
+        };
+        let mut err = Error::new(ErrorKind::Config, detail);
+        err.repr.diagnostics = diagnostics;
+        err
     }
 
     /// Records the prompt id involved.
@@ -130,6 +157,12 @@ impl Error {
     pub fn suggestion(&self) -> Option<&str> {
         self.repr.suggestion.as_deref()
     }
+
+    /// Every problem found, for [`ErrorKind::Config`] errors: all errors
+    /// first, then the warnings; empty for other kinds.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.repr.diagnostics
+    }
 }
 
 impl fmt::Display for Error {
@@ -155,6 +188,9 @@ impl fmt::Debug for Error {
         }
         if let Some(suggestion) = &self.repr.suggestion {
             s.field("suggestion", suggestion);
+        }
+        if !self.repr.diagnostics.is_empty() {
+            s.field("diagnostics", &self.repr.diagnostics);
         }
         if let Some(source) = &self.repr.source {
             s.field("source", source);

@@ -124,6 +124,53 @@
 //! # Ok::<(), promptreg::Error>(())
 //! ```
 //!
+//! # User configuration
+//!
+//! End users change prompts without touching code: prompt files under their
+//! home (global) and their project (local), and settings files with a
+//! [`Mode`](config::Mode) per key (`override`, `append`, `global-local`,
+//! `local`, `global-local-merge`, `off`), inline text, or a file to read.
+//! The application declares what users may configure in a
+//! [`ConfigSpec`](config::ConfigSpec) and loads it into the registry; the
+//! [`config`] module documents the rules.
+//!
+//! ```
+//! use promptreg::{Prompt, PromptRegistry};
+//! use promptreg::config::{ConfigSpec, LoadOptions};
+//! # let home = tempfile::tempdir()?;
+//! # let project = tempfile::tempdir()?;
+//! # let write = |path: std::path::PathBuf, text: &str| -> std::io::Result<()> {
+//! #     std::fs::create_dir_all(path.parent().unwrap())?;
+//! #     std::fs::write(path, text)
+//! # };
+//! write(project.path().join(".app/prompts/auditor.md"), "Reject work without tests.")?;
+//! write(project.path().join(".app/settings.json"), r#"{
+//!     // JSON with comments.
+//!     "prompts": { "auditor": { "mode": "override" } },
+//! }"#)?;
+//!
+//! let registry = PromptRegistry::new();
+//! registry.register("auditor", Prompt::new("Audit the work.").pin_tail("Answer PASS or FAIL."))?;
+//!
+//! let spec = ConfigSpec::builder("app")
+//!     .key("auditor")
+//!     .prompts_dir(".app/prompts")
+//!     .settings_file(".app/settings.json")
+//!     .build()?;
+//! let warnings = registry.load_config(spec, LoadOptions::new(home.path(), project.path()))?;
+//! assert!(warnings.is_empty());
+//!
+//! // The user's file replaced the body; the pinned block stayed.
+//! assert_eq!(registry.render("auditor", &())?, "Reject work without tests.\n\nAnswer PASS or FAIL.");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Files are read by [`load_config`](PromptRegistry::load_config) and
+//! [`reload`](PromptRegistry::reload), never by a render. A reload that
+//! fails keeps the previous configuration in force. Every problem (a typo in
+//! a key, an invalid mode, a file that is not UTF-8) is a
+//! [`Diagnostic`] with its file, line:column and key path.
+//!
 //! # One registry per process
 //!
 //! [`PromptRegistry::global`] is a process-level registry that subsystems
@@ -139,6 +186,8 @@
 #![deny(missing_docs)]
 #![warn(rustdoc::broken_intra_doc_links)]
 
+pub mod config;
+mod diagnostic;
 mod error;
 mod id;
 mod locale;
@@ -149,6 +198,7 @@ mod renderer;
 mod snapshot;
 mod suggest;
 
+pub use diagnostic::{Diagnostic, DiagnosticCode, Position, Severity};
 pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};
 pub use locale::{IntoLocale, Locale};

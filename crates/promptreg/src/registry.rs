@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use arc_swap::{ArcSwap, Guard};
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::config::{ConfigSpec, LoadOptions, UserLayer};
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::Prompt;
@@ -238,6 +240,69 @@ impl PromptRegistry {
     /// The fallback locale.
     pub fn fallback_locale(&self) -> Locale {
         self.current().fallback_locale().clone()
+    }
+
+    /// Reads the user configuration declared by `spec` (settings files and
+    /// prompt directories under `options`' home and cwd) into the registry.
+    ///
+    /// The user layer sits between the host's code and the appenders: per
+    /// the [resolution rule](crate::config::resolve_prompt), a user block
+    /// follows the body (modes `append`, `global-local`, ...) or replaces it
+    /// (mode `override`, or an `inline` setting). Pinned blocks stay in
+    /// every mode and appenders still come last. Renders read no files:
+    /// call [`reload`](Self::reload) after files change.
+    ///
+    /// Returns the warnings (see [`config::check`](crate::config::check)).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`] with every diagnostic when a file is invalid or
+    /// unreadable. The registry then keeps its previous configuration.
+    pub fn load_config(
+        &self,
+        spec: ConfigSpec,
+        options: LoadOptions,
+    ) -> Result<Vec<Diagnostic>, Error> {
+        self.load_layer(Arc::new(spec), options)
+    }
+
+    /// Re-reads the loaded configuration's files and publishes the result
+    /// atomically. On failure the previous configuration stays in force and
+    /// the error is returned.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`] as for [`load_config`](Self::load_config);
+    /// [`ErrorKind::NotLoaded`] when no configuration was loaded.
+    pub fn reload(&self) -> Result<Vec<Diagnostic>, Error> {
+        let current = self.current();
+        let Some(layer) = current.user_layer() else {
+            return Err(Error::new(
+                ErrorKind::NotLoaded,
+                "no user configuration is loaded; call `load_config` first",
+            ));
+        };
+        let (spec, options) = (layer.spec().clone(), layer.options().clone());
+        drop(current);
+        self.load_layer(spec, options)
+    }
+
+    fn load_layer(
+        &self,
+        spec: Arc<ConfigSpec>,
+        options: LoadOptions,
+    ) -> Result<Vec<Diagnostic>, Error> {
+        // Files are read before taking the writer lock: other writers are
+        // not held up by I/O, and a failure publishes nothing.
+        let (layer, warnings) = UserLayer::try_load(spec, options)?;
+        let layer = Arc::new(layer);
+        self.update(|s| s.set_user_layer(Some(layer)));
+        Ok(warnings)
+    }
+
+    /// Removes the user configuration; renders use the host's prompts only.
+    pub fn unload_config(&self) {
+        self.update(|s| s.set_user_layer(None));
     }
 
     /// Whether a default or an override is registered under `id`.

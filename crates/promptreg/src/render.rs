@@ -9,6 +9,7 @@
 use std::fmt;
 use std::ops::Range;
 
+use crate::config::{UserChoice, UserOrigin, UserPart};
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::locale::Locale;
@@ -43,6 +44,9 @@ pub enum Origin {
         /// or the entry of its fallback chain that matched.
         locale: Locale,
     },
+    /// A block from the user's configuration: an inline setting or a prompt
+    /// file, after the body or in its place.
+    User(Box<UserOrigin>),
     /// A pinned block after the body.
     PinnedTail {
         /// Position among the tail blocks.
@@ -68,6 +72,7 @@ impl fmt::Display for Origin {
             Origin::PinnedHead { index } => write!(f, "pinned head block #{}", index + 1),
             Origin::Default => f.write_str("default"),
             Origin::Override { locale } => write!(f, "override for `{locale}`"),
+            Origin::User(user) => write!(f, "{user}"),
             Origin::PinnedTail { index } => write!(f, "pinned tail block #{}", index + 1),
             Origin::Appender { index } => write!(f, "appender #{}", index + 1),
             Origin::GlobalAppender { index } => write!(f, "append_all rule #{}", index + 1),
@@ -109,6 +114,7 @@ pub(crate) enum Slot<'a> {
     Head(usize),
     Default,
     Override(&'a Locale),
+    User(UserPart<'a>),
     Tail(usize),
     Appender(usize),
     Global(usize),
@@ -122,6 +128,7 @@ impl Slot<'_> {
             Slot::Override(locale) => Origin::Override {
                 locale: locale.clone(),
             },
+            Slot::User(part) => Origin::User(Box::new(part.origin())),
             Slot::Tail(index) => Origin::PinnedTail { index },
             Slot::Appender(index) => Origin::Appender { index },
             Slot::Global(index) => Origin::GlobalAppender { index },
@@ -133,6 +140,7 @@ impl Slot<'_> {
 pub(crate) struct Plan<'a> {
     pub(crate) head: &'a [Renderer],
     pub(crate) body: (Slot<'a>, &'a Renderer),
+    pub(crate) user: Option<UserChoice<'a>>,
     pub(crate) tail: &'a [Renderer],
     pub(crate) appenders: &'a [Appender],
     pub(crate) global: &'a [Appender],
@@ -147,7 +155,13 @@ impl<'a> Plan<'a> {
         for (i, r) in self.head.iter().enumerate() {
             visit(Slot::Head(i), r)?;
         }
-        visit(self.body.0, self.body.1)?;
+        let user = self.user.as_ref();
+        if !user.is_some_and(|u| u.replaces_body) {
+            visit(self.body.0, self.body.1)?;
+        }
+        for part in user.iter().flat_map(|u| u.parts.iter().flatten()) {
+            visit(Slot::User(*part), part.renderer)?;
+        }
         for (i, r) in self.tail.iter().enumerate() {
             visit(Slot::Tail(i), r)?;
         }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::config::{ConfigSpec, LoadOptions, Settings, UserLayer};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
 use crate::locale::{IntoLocale, Locale};
@@ -31,6 +32,7 @@ pub struct Snapshot {
     locale: Locale,
     fallback: Locale,
     next_seq: u64,
+    user: Option<Arc<UserLayer>>,
 }
 
 /// Everything registered under one id.
@@ -98,6 +100,20 @@ impl Snapshot {
     /// The locale whose overrides are tried after the render locale's chain.
     pub fn fallback_locale(&self) -> &Locale {
         &self.fallback
+    }
+
+    /// The loaded user settings, when a configuration is loaded.
+    pub fn settings(&self) -> Option<&Settings> {
+        self.user.as_deref().map(UserLayer::settings)
+    }
+
+    /// The declaration and options of the loaded configuration, if any.
+    pub fn config(&self) -> Option<(&ConfigSpec, &LoadOptions)> {
+        self.user.as_deref().map(|u| (&**u.spec(), u.options()))
+    }
+
+    pub(crate) fn user_layer(&self) -> Option<&Arc<UserLayer>> {
+        self.user.as_ref()
     }
 
     /// Renders `id` for the current locale with context `ctx`.
@@ -173,6 +189,10 @@ impl Snapshot {
         let plan = Plan {
             head: entry.default.as_ref().map_or(&[], |d| d.head()),
             body: self.body(id, entry, locale)?,
+            user: self
+                .user
+                .as_deref()
+                .and_then(|u| u.choose(id, locale, &self.fallback)),
             tail: entry.default.as_ref().map_or(&[], |d| d.tail()),
             appenders: &entry.appenders,
             global: &self.global,
@@ -257,6 +277,7 @@ impl Snapshot {
             fallback: locale.clone(),
             locale,
             next_seq: 0,
+            user: None,
         }
     }
 
@@ -324,5 +345,9 @@ impl Snapshot {
 
     pub(crate) fn set_fallback_locale(&mut self, locale: Locale) {
         self.fallback = locale;
+    }
+
+    pub(crate) fn set_user_layer(&mut self, layer: Option<Arc<UserLayer>>) {
+        self.user = layer;
     }
 }

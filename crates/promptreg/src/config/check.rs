@@ -1,0 +1,34 @@
+//! [`check`]: every problem of a configuration, without loading it.
+
+use std::sync::Arc;
+
+use super::layer::{LoadOptions, UserLayer};
+use super::spec::ConfigSpec;
+use crate::diagnostic::Diagnostic;
+
+/// Reads `spec`'s configuration for `options` and returns every diagnostic,
+/// errors and warnings, without loading anything anywhere.
+///
+/// Besides the settings problems that stop a load, it warns about prompt
+/// files whose name matches no key (a typo such as `goal-runing.md` is
+/// otherwise never read), legacy keys shadowed by an explicit block, and
+/// empty prompt files.
+///
+/// ```
+/// use promptreg::config::{check, ConfigSpec, LoadOptions};
+/// use promptreg::DiagnosticCode;
+/// # let home = tempfile::tempdir()?;
+/// # let cwd = tempfile::tempdir()?;
+/// std::fs::create_dir_all(cwd.path().join(".app/prompts"))?;
+/// std::fs::write(cwd.path().join(".app/prompts/goal-runing.md"), "Be brief.")?;
+///
+/// let spec = ConfigSpec::builder("app").key("goal-running").prompts_dir(".app/prompts").build()?;
+/// let diagnostics = check(&spec, &LoadOptions::new(home.path(), cwd.path()));
+///
+/// assert_eq!(diagnostics[0].code, DiagnosticCode::UnknownPromptFile);
+/// assert_eq!(diagnostics[0].suggestion.as_deref(), Some("did you mean `goal-running.md`?"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn check(spec: &ConfigSpec, options: &LoadOptions) -> Vec<Diagnostic> {
+    UserLayer::load(Arc::new(spec.clone()), options.clone()).1
+}

@@ -1,0 +1,207 @@
+//! Reading the user's files: where they are, and reading one safely (UTF-8,
+//! size limit, "not found" told apart from every other failure).
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+
+const BOM: &str = "\u{feff}";
+
+/// Reads `path` as UTF-8 text.
+///
+/// `Ok(None)` when the file does not exist; a diagnostic for anything else
+/// that goes wrong: a directory where a file was expected, a file over
+/// `max_bytes`, invalid UTF-8 (with the byte offset), any other read error.
+/// A UTF-8 byte order mark is dropped.
+pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, Diagnostic> {
+    let io_error = |e: io::Error| {
+        Diagnostic::error(
+            DiagnosticCode::Io,
+            format!("cannot read {}: {e}", path.display()),
+        )
+        .in_file(path)
+    };
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(e)),
+    };
+    if meta.is_dir() {
+        return Err(Diagnostic::error(
+            DiagnosticCode::Io,
+            format!("{} is a directory, expected a file", path.display()),
+        )
+        .in_file(path));
+    }
+    let too_large = || {
+        Diagnostic::error(
+            DiagnosticCode::FileTooLarge,
+            format!(
+                "{} is larger than the limit of {max_bytes} bytes",
+                path.display()
+            ),
+        )
+        .in_file(path)
+    };
+    if meta.len() > max_bytes {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let file = fs::File::open(path).map_err(io_error)?;
+    // The file may grow between the size check and the read.
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_error)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large());
+    }
+    decode(bytes).map(Some).map_err(|d| d.in_file(path))
+}
+
+/// UTF-8 text without a leading byte order mark.
+fn decode(bytes: Vec<u8>) -> Result<String, Diagnostic> {
+    match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            if text.starts_with(BOM) {
+                text.drain(..BOM.len());
+            }
+            Ok(text)
+        }
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            Err(Diagnostic::error(
+                DiagnosticCode::InvalidUtf8,
+                format!("invalid UTF-8 at byte offset {offset}"),
+            )
+            .suggest(Some("save the file as UTF-8".to_owned())))
+        }
+    }
+}
+
+/// Resolves a path written by a user: `~` and `~/...` under home, an
+/// absolute path as is, a relative one against cwd. `None` for a relative
+/// path when there is no cwd.
+pub(crate) fn expand(raw: &str, home: &Path, cwd: Option<&Path>) -> Option<PathBuf> {
+    if raw == "~" {
+        return Some(home.to_path_buf());
+    }
+    if let Some(rest) = raw.strip_prefix("~/") {
+        return Some(home.join(rest));
+    }
+    let path = Path::new(raw);
+    if path.is_absolute() {
+        Some(path.to_path_buf())
+    } else {
+        cwd.map(|cwd| cwd.join(path))
+    }
+}
+
+/// The global and local prompt directories for a declared directory.
+///
+/// A relative directory is joined to home (global) and to cwd (local); a
+/// `~/...` or absolute one is a single directory, read as the global one.
+pub(crate) fn prompt_dirs(
+    dir: &str,
+    home: &Path,
+    cwd: Option<&Path>,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    let path = Path::new(dir);
+    if dir == "~" || dir.starts_with("~/") || path.is_absolute() {
+        (expand(dir, home, cwd), None)
+    } else {
+        (Some(home.join(path)), cwd.map(|cwd| cwd.join(path)))
+    }
+}
+
+/// An empty path means "no cwd": no local file is consulted.
+pub(crate) fn non_empty(path: &Path) -> Option<&Path> {
+    (!path.as_os_str().is_empty()).then_some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_is_none_and_a_bom_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_text(&dir.path().join("missing.md"), 10).unwrap(), None);
+        let path = dir.path().join("bom.md");
+        fs::write(&path, "\u{feff}hello").unwrap();
+        assert_eq!(read_text(&path, 100).unwrap().as_deref(), Some("hello"));
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_file_and_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.md");
+        fs::write(&path, b"abc\xffdef").unwrap();
+        let d = read_text(&path, 100).unwrap_err();
+        assert_eq!(d.code, DiagnosticCode::InvalidUtf8);
+        assert_eq!(d.file.as_deref(), Some(path.as_path()));
+        assert!(d.message.contains("byte offset 3"), "{d}");
+    }
+
+    #[test]
+    fn too_large_and_directories_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.md");
+        fs::write(&path, "x".repeat(11)).unwrap();
+        assert_eq!(
+            read_text(&path, 10).unwrap_err().code,
+            DiagnosticCode::FileTooLarge
+        );
+        assert_eq!(read_text(&path, 11).unwrap().unwrap().len(), 11);
+        assert_eq!(
+            read_text(dir.path(), 10).unwrap_err().code,
+            DiagnosticCode::Io
+        );
+    }
+
+    #[test]
+    fn expand_handles_tilde_absolute_relative_and_no_cwd() {
+        let home = Path::new("/home/u");
+        let cwd = Path::new("/work/p");
+        assert_eq!(
+            expand("~/a.md", home, Some(cwd)),
+            Some(PathBuf::from("/home/u/a.md"))
+        );
+        assert_eq!(expand("~", home, Some(cwd)), Some(PathBuf::from("/home/u")));
+        assert_eq!(
+            expand("/etc/x.md", home, Some(cwd)),
+            Some(PathBuf::from("/etc/x.md"))
+        );
+        assert_eq!(
+            expand("rel/x.md", home, Some(cwd)),
+            Some(PathBuf::from("/work/p/rel/x.md"))
+        );
+        assert_eq!(expand("rel/x.md", home, None), None);
+    }
+
+    #[test]
+    fn prompt_dirs_are_never_nested_under_home_when_absolute() {
+        let home = Path::new("/home/u");
+        let cwd = Some(Path::new("/work/p"));
+        assert_eq!(
+            prompt_dirs(".app/prompts", home, cwd),
+            (
+                Some("/home/u/.app/prompts".into()),
+                Some("/work/p/.app/prompts".into())
+            )
+        );
+        assert_eq!(
+            prompt_dirs("/srv/prompts", home, cwd),
+            (Some("/srv/prompts".into()), None)
+        );
+        assert_eq!(
+            prompt_dirs("~/p", home, cwd),
+            (Some("/home/u/p".into()), None)
+        );
+        assert_eq!(
+            prompt_dirs("rel", home, None),
+            (Some("/home/u/rel".into()), None)
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! User configuration: the files and settings end users layer over an
+//! application's prompts.
+//!
+//! An application declares, in a [`ConfigSpec`], which prompt keys users may
+//! configure, where their prompt files live and which settings files to
+//! read. Users then write:
+//!
+//! - **prompt files**: `<prompts_dir>/<key>.md` under home (global) and under
+//!   the project (local), and `<key>.<locale>.md` beside them for one
+//!   locale;
+//! - **settings** (JSON with comments and trailing commas): per key a
+//!   [`Mode`], an `inline` text or a `file` to read, and `promptsDir`.
+//!
+//! [`resolve_prompt`] applies the resolution rule to one key, reading the
+//! files as it goes. [`PromptRegistry::load_config`](crate::PromptRegistry::load_config)
+//! reads everything once into the registry's snapshot, where renders use
+//! it without reading files; [`check`] reports every problem without
+//! loading anything; [`settings_schema`] describes the settings file for
+//! editors.
+//!
+//! # Settings files and precedence
+//!
+//! The global settings file (under home), the local one (under the project)
+//! and the file named by the application's environment variable are read in
+//! that order. For each prompt key, the `prompts.<key>` block of the last
+//! file that has one is used whole: a local block replaces the global block
+//! of that key only, and other keys keep their global settings. The last
+//! `promptsDir` set wins likewise.
+//!
+//! Validation is strict: an unknown key at any level, an unknown prompt key,
+//! a mode that does not exist, a value of the wrong type or a repeated key
+//! is an error naming the file, line:column and key path, with a suggestion
+//! where there is one; every problem of every file is reported at once. A
+//! blank `inline` or `file` counts as absent, and so does `null`.
+//!
+//! # Legacy names
+//!
+//! An application can keep old flat settings keys working
+//! ([`ConfigSpecBuilder::legacy_alias`]): `auditorPrompt` standing for
+//! `prompts.auditor.inline`, say. An alias applies only when its file has no
+//! `prompts.<key>` block for the key; when both are present the block wins
+//! and a warning says so. Legacy files ([`ConfigSpecBuilder::legacy_file`])
+//! are read, local before global, only when the unified lookup for their key
+//! finds nothing, and never in mode `off`.
+
+// Internal readers return a `Diagnostic` as their error: it is the cold
+// path, and the diagnostic is what callers collect.
+#![allow(clippy::result_large_err)]
+
+mod check;
+mod files;
+mod layer;
+mod mode;
+mod resolve;
+mod schema;
+mod settings;
+mod spec;
+
+pub use check::check;
+pub use layer::{LoadOptions, UserOrigin};
+pub use mode::{Mode, UnknownMode};
+pub use resolve::{ResolveOptions, Resolved, Scope, Source, resolve_prompt};
+pub use schema::settings_schema;
+pub use settings::{PromptSettings, Settings, SettingsBlock, SettingsSource};
+pub use spec::{
+    ConfigSpec, ConfigSpecBuilder, DEFAULT_MAX_FILE_SIZE, KeyPattern, LegacyAlias, LegacyField,
+    LegacyFile,
+};
+
+pub(crate) use layer::{UserChoice, UserLayer, UserPart};

@@ -1,0 +1,495 @@
+//! Settings files: JSON with comments and trailing commas, validated
+//! strictly, every problem reported with its file, line:column and key path.
+//!
+//! ```jsonc
+//! {
+//!   "prompts": {
+//!     "goal-running": { "mode": "append", "inline": "Delegate implementation to a team." },
+//!     "auditor": { "mode": "override", "file": "~/rules/auditor.md" },
+//!   },
+//!   "promptsDir": ".pi/pi-goal-xx/prompts/",
+//! }
+//! ```
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use jsonc_parser::ast::{Object, ObjectProp, Value};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, ParseOptions};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::mode::Mode;
+use super::spec::{ConfigSpec, LegacyField};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
+use crate::id::PromptId;
+use crate::suggest;
+
+/// The settings of one prompt key: the `prompts.<key>` block.
+///
+/// Blank `inline` and `file` values count as absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptSettings {
+    /// How the user's block combines with the application's prompt
+    /// (default `global-local`).
+    pub mode: Option<Mode>,
+    /// Text that wins over every file, in every mode.
+    pub inline: Option<String>,
+    /// A file to read the block from: `~/...`, absolute, or relative to cwd.
+    pub file: Option<String>,
+}
+
+impl PromptSettings {
+    fn set(&mut self, field: LegacyField, value: Setting) {
+        match (field, value) {
+            (LegacyField::Mode, Setting::Mode(mode)) => self.mode = mode,
+            (LegacyField::Inline, Setting::Text(text)) => self.inline = text,
+            (LegacyField::File, Setting::Text(text)) => self.file = text,
+            _ => {}
+        }
+    }
+}
+
+/// Where a prompt's settings came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsSource {
+    /// The settings file.
+    pub file: PathBuf,
+    /// The key path of the block (`prompts.auditor`) or the legacy key
+    /// (`auditorPrompt`).
+    pub key_path: String,
+    /// Where the block starts in the file.
+    pub position: Position,
+}
+
+/// The prompt settings of one key and where they came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsBlock {
+    /// The settings.
+    pub settings: PromptSettings,
+    /// Where they came from.
+    pub source: SettingsSource,
+}
+
+/// The settings of every settings file read, merged: for each prompt key
+/// the block of the last file that has one (global, then local, then the
+/// file named by the environment variable); likewise `promptsDir`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    prompts: BTreeMap<PromptId, SettingsBlock>,
+    prompts_dir: Option<String>,
+    files: Vec<PathBuf>,
+}
+
+impl Settings {
+    /// The block for `key`, if any file has one.
+    pub fn prompt(&self, key: &str) -> Option<&SettingsBlock> {
+        self.prompts.get(key)
+    }
+
+    /// Every configured key and its block.
+    pub fn prompts(&self) -> impl Iterator<Item = (&PromptId, &SettingsBlock)> {
+        self.prompts.iter()
+    }
+
+    /// `promptsDir`, when a file sets it.
+    pub fn prompts_dir(&self) -> Option<&str> {
+        self.prompts_dir.as_deref()
+    }
+
+    /// The settings files that were read, in precedence order.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Lays `file` over these settings: its blocks replace the ones of the
+    /// same keys; other keys keep theirs.
+    pub(crate) fn layer(&mut self, file: ParsedSettings) {
+        self.prompts.extend(file.prompts);
+        if file.prompts_dir.is_some() {
+            self.prompts_dir = file.prompts_dir;
+        }
+        self.files.push(file.path);
+    }
+}
+
+/// One settings file, parsed as far as it is valid.
+#[derive(Debug)]
+pub(crate) struct ParsedSettings {
+    path: PathBuf,
+    prompts: BTreeMap<PromptId, SettingsBlock>,
+    prompts_dir: Option<String>,
+}
+
+/// A validated scalar value.
+enum Setting {
+    Text(Option<String>),
+    Mode(Option<Mode>),
+}
+
+const SCHEMA_KEY: &str = "$schema";
+const PROMPT_FIELDS: [&str; 3] = ["mode", "inline", "file"];
+
+/// Parses and validates one settings file, reporting every problem. What is
+/// valid is kept, so a checker can go on; a loader refuses the file when any
+/// diagnostic is an error.
+pub(crate) fn parse(
+    text: &str,
+    path: &Path,
+    spec: &ConfigSpec,
+) -> (ParsedSettings, Vec<Diagnostic>) {
+    let mut v = Validator {
+        text,
+        path,
+        spec,
+        diagnostics: Vec::new(),
+    };
+    let mut parsed = ParsedSettings {
+        path: path.to_path_buf(),
+        prompts: BTreeMap::new(),
+        prompts_dir: None,
+    };
+    if let Some(root) = v.parse_root() {
+        v.root(&root, &mut parsed);
+    }
+    v.diagnostics
+        .sort_by_key(|d| d.span.as_ref().map(|s| s.start));
+    (parsed, v.diagnostics)
+}
+
+struct Validator<'a> {
+    text: &'a str,
+    path: &'a Path,
+    spec: &'a ConfigSpec,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Validator<'a> {
+    fn report(&mut self, d: Diagnostic, range: &impl Ranged, key_path: &str) {
+        let range = range.range();
+        let mut d = d.in_file(self.path).at(self.text, range.start..range.end);
+        if !key_path.is_empty() {
+            d = d.key_path(key_path);
+        }
+        self.diagnostics.push(d);
+    }
+
+    fn error(
+        &mut self,
+        code: DiagnosticCode,
+        message: String,
+        range: &impl Ranged,
+        key_path: &str,
+    ) {
+        self.report(Diagnostic::error(code, message), range, key_path);
+    }
+
+    fn position(&self, range: &impl Ranged) -> Position {
+        Position::of_offset(self.text, range.start())
+    }
+
+    fn parse_root(&mut self) -> Option<Value<'a>> {
+        let options = ParseOptions {
+            allow_comments: true,
+            allow_trailing_commas: true,
+            allow_loose_object_property_names: false,
+            allow_missing_commas: false,
+            allow_single_quoted_strings: false,
+            allow_hexadecimal_numbers: false,
+            allow_unary_plus_numbers: false,
+            allow_bare_decimal_point_numbers: false,
+            allow_non_finite_numbers: false,
+            allow_extended_string_escapes: false,
+        };
+        match jsonc_parser::parse_to_ast(self.text, &CollectOptions::default(), &options) {
+            Ok(result) => result.value,
+            Err(e) => {
+                let message = format!("invalid JSON: {}", lowercase_first(&e.kind().to_string()));
+                self.error(DiagnosticCode::Syntax, message, &e.range(), "");
+                None
+            }
+        }
+    }
+
+    fn root(&mut self, root: &Value<'a>, out: &mut ParsedSettings) {
+        let Some(object) = self.object(root, "") else {
+            return;
+        };
+        let mut aliases: Vec<(&ObjectProp<'a>, usize)> = Vec::new();
+        for prop in self.unique_props(object, "") {
+            let name = prop.name.as_str();
+            match name {
+                "prompts" => self.prompts(&prop.value, out),
+                "promptsDir" => {
+                    if let Some(Setting::Text(dir)) = self.text_value(&prop.value, "promptsDir") {
+                        out.prompts_dir = dir;
+                    }
+                }
+                SCHEMA_KEY => {
+                    self.text_value(&prop.value, SCHEMA_KEY);
+                }
+                _ => match self
+                    .spec
+                    .legacy_aliases()
+                    .iter()
+                    .position(|a| a.name == name)
+                {
+                    Some(index) => aliases.push((prop, index)),
+                    None => self.unknown_top_level(prop),
+                },
+            }
+        }
+        self.legacy_aliases(&aliases, out);
+    }
+
+    fn unknown_top_level(&mut self, prop: &ObjectProp<'a>) {
+        let name = prop.name.as_str();
+        let known = ["prompts", "promptsDir", SCHEMA_KEY]
+            .into_iter()
+            .chain(self.spec.legacy_aliases().iter().map(|a| a.name.as_str()));
+        let hint = suggest::did_you_mean(name, known);
+        let d = Diagnostic::error(
+            DiagnosticCode::UnknownKey,
+            format!("unknown settings key `{name}`"),
+        )
+        .suggest(hint.or_else(|| Some("the settings keys are `prompts` and `promptsDir`".into())));
+        self.report(d, &prop.name, name);
+    }
+
+    fn prompts(&mut self, value: &Value<'a>, out: &mut ParsedSettings) {
+        let Some(object) = self.object(value, "prompts") else {
+            return;
+        };
+        for prop in self.unique_props(object, "prompts") {
+            let key = prop.name.as_str();
+            let key_path = format!("prompts.{key}");
+            let id = match PromptId::new(key) {
+                Ok(id) => id,
+                Err(e) => {
+                    let message = e.detail().to_owned();
+                    self.error(
+                        DiagnosticCode::InvalidPromptKey,
+                        message,
+                        &prop.name,
+                        &key_path,
+                    );
+                    continue;
+                }
+            };
+            if !self.spec.is_known_key(key) {
+                let d = Diagnostic::error(
+                    DiagnosticCode::UnknownPromptKey,
+                    format!("unknown prompt key `{key}`"),
+                )
+                .suggest(
+                    self.spec
+                        .suggest_key(key)
+                        .or_else(|| Some(self.known_keys_hint())),
+                );
+                self.report(d, &prop.name, &key_path);
+                continue;
+            }
+            if let Some(settings) = self.prompt_block(&prop.value, &key_path) {
+                let block = SettingsBlock {
+                    settings,
+                    source: self.source(&key_path, &prop.name),
+                };
+                out.prompts.insert(id, block);
+            }
+        }
+    }
+
+    fn known_keys_hint(&self) -> String {
+        let mut names: Vec<String> = self.spec.keys().map(|k| format!("`{k}`")).collect();
+        names.extend(self.spec.patterns().iter().map(|p| format!("`{p}`")));
+        format!("the known keys are {}", names.join(", "))
+    }
+
+    fn source(&self, key_path: &str, range: &impl Ranged) -> SettingsSource {
+        SettingsSource {
+            file: self.path.to_path_buf(),
+            key_path: key_path.to_owned(),
+            position: self.position(range),
+        }
+    }
+
+    fn prompt_block(&mut self, value: &Value<'a>, key_path: &str) -> Option<PromptSettings> {
+        let object = self.object(value, key_path)?;
+        let mut settings = PromptSettings::default();
+        for prop in self.unique_props(object, key_path) {
+            let field = prop.name.as_str();
+            let field_path = format!("{key_path}.{field}");
+            let setting = match field {
+                "mode" => self.mode_value(&prop.value, &field_path),
+                "inline" | "file" => self.text_value(&prop.value, &field_path),
+                _ => {
+                    let d = Diagnostic::error(
+                        DiagnosticCode::UnknownKey,
+                        format!("unknown prompt setting `{field}`"),
+                    )
+                    .suggest(
+                        suggest::did_you_mean(field, PROMPT_FIELDS).or_else(|| {
+                            Some("a prompt block has `mode`, `inline` and `file`".into())
+                        }),
+                    );
+                    self.report(d, &prop.name, &field_path);
+                    continue;
+                }
+            };
+            if let (Some(setting), Some(field)) = (setting, LegacyField::parse(field)) {
+                settings.set(field, setting);
+            }
+        }
+        Some(settings)
+    }
+
+    fn legacy_aliases(&mut self, found: &[(&ObjectProp<'a>, usize)], out: &mut ParsedSettings) {
+        let spec = self.spec;
+        let explicit: HashSet<PromptId> = out.prompts.keys().cloned().collect();
+        for &(prop, index) in found {
+            let alias = &spec.legacy_aliases()[index];
+            let target = alias.target();
+            let setting = match alias.field {
+                LegacyField::Mode => self.mode_value(&prop.value, &alias.name),
+                LegacyField::Inline | LegacyField::File => {
+                    self.text_value(&prop.value, &alias.name)
+                }
+            };
+            if explicit.contains(&alias.key) {
+                let d = Diagnostic::warning(
+                    DiagnosticCode::LegacyShadowed,
+                    format!(
+                        "legacy key `{}` is ignored because `prompts.{}` is set",
+                        alias.name, alias.key
+                    ),
+                )
+                .suggest(Some(format!(
+                    "move its value to `{target}` and remove `{}`",
+                    alias.name
+                )));
+                self.report(d, &prop.name, &alias.name);
+                continue;
+            }
+            let Some(setting) = setting else { continue };
+            let source = self.source(&alias.name, &prop.name);
+            let block = out
+                .prompts
+                .entry(alias.key.clone())
+                .or_insert_with(|| SettingsBlock {
+                    settings: PromptSettings::default(),
+                    source,
+                });
+            block.settings.set(alias.field, setting);
+        }
+    }
+
+    /// The properties of `object`, reporting and skipping repeated names.
+    fn unique_props<'o>(
+        &mut self,
+        object: &'o Object<'a>,
+        key_path: &str,
+    ) -> Vec<&'o ObjectProp<'a>> {
+        let mut seen = HashSet::new();
+        let mut props = Vec::new();
+        for prop in &object.properties {
+            let name = prop.name.as_str();
+            if seen.insert(name) {
+                props.push(prop);
+            } else {
+                let path = join_path(key_path, name);
+                let d = Diagnostic::error(
+                    DiagnosticCode::DuplicateKey,
+                    format!("duplicate key `{name}`"),
+                )
+                .suggest(Some(
+                    "remove one of them; JSON keys must be unique".to_owned(),
+                ));
+                self.report(d, &prop.name, &path);
+            }
+        }
+        props
+    }
+
+    fn object<'v>(&mut self, value: &'v Value<'a>, key_path: &str) -> Option<&'v Object<'a>> {
+        match value {
+            Value::Object(object) => Some(object),
+            other => {
+                let message = if key_path.is_empty() {
+                    format!(
+                        "the settings must be a JSON object, found {}",
+                        describe(other)
+                    )
+                } else {
+                    format!("expected an object, found {}", describe(other))
+                };
+                self.error(DiagnosticCode::WrongType, message, other, key_path);
+                None
+            }
+        }
+    }
+
+    /// A string (blank and `null` count as absent).
+    fn text_value(&mut self, value: &Value<'a>, key_path: &str) -> Option<Setting> {
+        match value {
+            Value::StringLit(s) => Some(Setting::Text(non_blank(&s.value))),
+            Value::NullKeyword(_) => Some(Setting::Text(None)),
+            other => {
+                let message = format!("expected a string, found {}", describe(other));
+                self.error(DiagnosticCode::WrongType, message, other, key_path);
+                None
+            }
+        }
+    }
+
+    fn mode_value(&mut self, value: &Value<'a>, key_path: &str) -> Option<Setting> {
+        let Value::StringLit(s) = value else {
+            return self
+                .text_value(value, key_path)
+                .map(|_| Setting::Mode(None));
+        };
+        match s.value.trim().parse::<Mode>() {
+            Ok(mode) => Some(Setting::Mode(Some(mode))),
+            Err(_) if s.value.trim().is_empty() => Some(Setting::Mode(None)),
+            Err(e) => {
+                let names = Mode::ALL.map(Mode::as_str);
+                let d = Diagnostic::error(DiagnosticCode::InvalidMode, e.to_string())
+                    .suggest(suggest::did_you_mean(&s.value, names));
+                self.report(d, value, key_path);
+                None
+            }
+        }
+    }
+}
+
+fn describe(value: &Value<'_>) -> &'static str {
+    match value {
+        Value::StringLit(_) => "a string",
+        Value::NumberLit(_) => "a number",
+        Value::BooleanLit(_) => "a boolean",
+        Value::Object(_) => "an object",
+        Value::Array(_) => "an array",
+        Value::NullKeyword(_) => "null",
+    }
+}
+
+fn non_blank(text: &str) -> Option<String> {
+    (!text.trim().is_empty()).then(|| text.to_owned())
+}
+
+fn join_path(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
