@@ -58,6 +58,18 @@ pub enum DiagnosticCode {
     EmptyPromptFile,
     /// A declaration (of an application or a pack) is invalid.
     InvalidDeclaration,
+    /// A pack manifest does not parse or has invalid values.
+    Manifest,
+    /// Front matter that does not parse or has invalid values.
+    FrontMatter,
+    /// A template that does not compile.
+    TemplateSyntax,
+    /// A template uses a variable its front matter does not declare.
+    UndeclaredVariable,
+    /// Two files define the same prompt (or the same locale variant).
+    DuplicateId,
+    /// A default file for a prompt id the manifest does not declare.
+    UndeclaredId,
 }
 
 /// A 1-based line and column (columns count characters).

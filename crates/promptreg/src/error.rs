@@ -29,6 +29,8 @@ pub enum ErrorKind {
     Config,
     /// There is no user configuration to reload.
     NotLoaded,
+    /// A template failed while rendering: a missing variable, no fuel left.
+    Template,
 }
 
 impl ErrorKind {
@@ -42,6 +44,7 @@ impl ErrorKind {
             ErrorKind::RendererPanicked => "renderer panicked",
             ErrorKind::Config => "invalid configuration",
             ErrorKind::NotLoaded => "no configuration loaded",
+            ErrorKind::Template => "template error",
         }
     }
 }

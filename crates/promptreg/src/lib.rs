@@ -184,19 +184,25 @@
 //! renderers; it is cheap enough for every turn) or store credentials.
 
 #![deny(missing_docs)]
+// Internal readers return a `Diagnostic` as their error: it is the cold
+// path, and the diagnostic is what callers collect and report.
+#![allow(clippy::result_large_err)]
 #![warn(rustdoc::broken_intra_doc_links)]
 
 pub mod config;
 mod diagnostic;
 mod error;
+mod front_matter;
 mod id;
 mod locale;
+pub mod pack;
 mod prompt;
 mod registry;
 mod render;
 mod renderer;
 mod snapshot;
 mod suggest;
+mod template;
 
 pub use diagnostic::{Diagnostic, DiagnosticCode, Position, Severity};
 pub use error::{Error, ErrorKind};
@@ -207,3 +213,4 @@ pub use registry::PromptRegistry;
 pub use render::{Origin, Part, Rendered};
 pub use renderer::{IntoRenderer, Renderer, markers};
 pub use snapshot::Snapshot;
+pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable};

@@ -262,6 +262,10 @@ fn part_failed(id: &PromptId, slot: Slot<'_>, cx: &RenderCx<'_>, failure: Failur
             ErrorKind::RendererPanicked,
             format!("the {origin} of prompt `{id}` panicked while rendering for `{}`: {message}", cx.locale),
         ),
+        Failure::Template { message } => Error::new(
+            ErrorKind::Template,
+            format!("the {origin} of prompt `{id}` failed: {message}"),
+        ),
     }
     .with_id(id.as_str())
     .with_locale(cx.locale.as_str())

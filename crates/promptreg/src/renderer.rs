@@ -2,11 +2,13 @@
 
 use std::any::{Any, type_name};
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use crate::locale::Locale;
+use crate::template::Template;
 
 type TypedFn = dyn Fn(&dyn Any, &Locale) -> Option<String> + Send + Sync;
 type LocaleFn = dyn Fn(&Locale) -> String + Send + Sync;
@@ -51,6 +53,7 @@ enum Kind {
         context: &'static str,
         render: Arc<TypedFn>,
     },
+    Template(Arc<Template>),
 }
 
 /// What a renderer is rendered with.
@@ -58,6 +61,15 @@ pub(crate) struct RenderCx<'a> {
     pub(crate) ctx: &'a dyn Any,
     pub(crate) ctx_type: &'static str,
     pub(crate) locale: &'a Locale,
+    /// Serialises the context for templates; run at most once per render.
+    pub(crate) serialize: &'a dyn Fn() -> minijinja::Value,
+    pub(crate) template_ctx: OnceCell<minijinja::Value>,
+}
+
+impl RenderCx<'_> {
+    fn template_ctx(&self) -> &minijinja::Value {
+        self.template_ctx.get_or_init(self.serialize)
+    }
 }
 
 /// Why a renderer produced no text.
@@ -65,6 +77,7 @@ pub(crate) struct RenderCx<'a> {
 pub(crate) enum Failure {
     WrongContext { expected: &'static str },
     Panicked { message: String },
+    Template { message: String },
 }
 
 impl Renderer {
@@ -94,6 +107,23 @@ impl Renderer {
             context: type_name::<C>(),
             render: Arc::new(erased),
         })
+    }
+
+    /// A compiled template.
+    pub(crate) fn from_template(template: Template) -> Self {
+        Renderer(Kind::Template(Arc::new(template)))
+    }
+
+    /// Whether this renderer is a template.
+    pub fn is_template(&self) -> bool {
+        matches!(self.0, Kind::Template(_))
+    }
+
+    pub(crate) fn template(&self) -> Option<&Template> {
+        match &self.0 {
+            Kind::Template(template) => Some(template),
+            _ => None,
+        }
     }
 
     /// The context type a typed renderer requires, `None` for the others.
@@ -127,6 +157,10 @@ impl Renderer {
                 Some(text) => Ok(Cow::Owned(text)),
                 None => Err(Failure::WrongContext { expected: context }),
             },
+            Kind::Template(template) => template
+                .render(cx.template_ctx(), cx.locale)
+                .map(Cow::Owned)
+                .map_err(|message| Failure::Template { message }),
         }
     }
 }
@@ -155,6 +189,7 @@ impl fmt::Debug for Renderer {
             Kind::Text(text) => f.debug_tuple("Text").field(text).finish(),
             Kind::Localised(_) => f.write_str("LocaleFn"),
             Kind::Typed { context, .. } => write!(f, "Fn<{context}>"),
+            Kind::Template(template) => template.fmt(f),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! of a change.
 
 use std::any::{Any, type_name};
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -197,10 +198,13 @@ impl Snapshot {
             appenders: &entry.appenders,
             global: &self.global,
         };
+        let serialize = || minijinja::Value::from(minijinja::value::Serde(ctx));
         let cx = RenderCx {
             ctx,
             ctx_type: type_name::<C>(),
             locale,
+            serialize: &serialize,
+            template_ctx: OnceCell::new(),
         };
         render::compose(id, &plan, &cx, trace)
     }

@@ -14,6 +14,7 @@ use super::settings::{self, Settings, SettingsBlock, SettingsSource};
 use super::spec::ConfigSpec;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
+use crate::front_matter::Document;
 use crate::id::PromptId;
 use crate::locale::Locale;
 use crate::renderer::Renderer;
@@ -478,7 +479,8 @@ impl Loader<'_> {
         None
     }
 
-    /// Reads one prompt file; blank files are absent, with a warning.
+    /// Reads one prompt file, with its front matter; blank files are
+    /// absent, with a warning.
     fn prompt_file(
         &mut self,
         path: &Path,
@@ -486,8 +488,34 @@ impl Loader<'_> {
         locale: Option<Locale>,
     ) -> Option<Arc<UserFile>> {
         let text = self.read(path)?;
-        let text = text.trim();
-        if text.is_empty() {
+        let renderer = match self.user_renderer(&text, path) {
+            Ok(renderer) => renderer?,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return None;
+            }
+        };
+        Some(Arc::new(UserFile {
+            path: path.to_path_buf(),
+            scope,
+            locale,
+            renderer,
+        }))
+    }
+
+    /// The renderer of a user's prompt file: `None` (with a warning) when
+    /// blank.
+    fn user_renderer(&mut self, text: &str, path: &Path) -> Result<Option<Renderer>, Diagnostic> {
+        let doc = Document::parse(text, path)?;
+        if doc.has_pins() {
+            return Err(Diagnostic::error(
+                DiagnosticCode::FrontMatter,
+                "pinned blocks are declared by the application, not in a user's prompt file",
+            )
+            .in_file(path)
+            .suggest(Some("remove `pin_head` and `pin_tail`".to_owned())));
+        }
+        if doc.body.trim().is_empty() {
             self.diagnostics.push(
                 Diagnostic::warning(
                     DiagnosticCode::EmptyPromptFile,
@@ -498,14 +526,13 @@ impl Loader<'_> {
                 )
                 .in_file(path),
             );
-            return None;
+            return Ok(None);
         }
-        Some(Arc::new(UserFile {
-            path: path.to_path_buf(),
-            scope,
-            locale,
-            renderer: Renderer::text(text),
-        }))
+        let renderer = doc.body_renderer(path)?;
+        if let Some(template) = renderer.template() {
+            self.diagnostics.extend(template.undeclared_diagnostics());
+        }
+        Ok(Some(renderer))
     }
 
     /// The files named by `file` settings.

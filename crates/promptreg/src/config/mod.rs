@@ -43,10 +43,6 @@
 //! are read, local before global, only when the unified lookup for their key
 //! finds nothing, and never in mode `off`.
 
-// Internal readers return a `Diagnostic` as their error: it is the cold
-// path, and the diagnostic is what callers collect.
-#![allow(clippy::result_large_err)]
-
 mod check;
 mod files;
 mod layer;
@@ -67,4 +63,5 @@ pub use spec::{
     LegacyFile,
 };
 
+pub(crate) use files::read_text;
 pub(crate) use layer::{UserChoice, UserLayer, UserPart};

@@ -1,0 +1,253 @@
+//! Front matter: YAML between `---` lines at the top of a prompt file, as in
+//! `.prompty` files and most Markdown tools.
+//!
+//! ```text
+//! ---
+//! description: Active-goal agent system prompt
+//! template: true
+//! variables:
+//!   goal_id: { required: true }
+//!   tone: { default: calm }
+//! pin_head: "[PI GOAL ACTIVE goalId={{ goal_id }}]"
+//! pin_tail:
+//!   - Verify before you claim completion.
+//! ---
+//! The body.
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
+use crate::renderer::Renderer;
+use crate::template::{Template, Variable};
+
+/// What front matter may say.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FrontMatter {
+    pub(crate) description: Option<String>,
+    #[serde(default)]
+    pub(crate) template: bool,
+    #[serde(default)]
+    variables: BTreeMap<String, Option<VariableSpec>>,
+    #[serde(default)]
+    pin_head: Blocks,
+    #[serde(default)]
+    pin_tail: Blocks,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariableSpec {
+    required: Option<bool>,
+    default: Option<serde_json::Value>,
+    #[allow(dead_code)] // Documentation for people reading the file.
+    description: Option<String>,
+}
+
+/// One block or a list of them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(untagged)]
+enum Blocks {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Blocks {
+    fn texts(&self) -> &[String] {
+        match self {
+            Blocks::None => &[],
+            Blocks::One(text) => std::slice::from_ref(text),
+            Blocks::Many(texts) => texts,
+        }
+    }
+}
+
+/// A prompt file split into its front matter and body.
+#[derive(Debug)]
+pub(crate) struct Document<'a> {
+    pub(crate) meta: FrontMatter,
+    pub(crate) body: &'a str,
+    /// How many lines precede the body in the file.
+    body_line_offset: usize,
+}
+
+/// The front matter fences: `---` alone on a line.
+fn is_fence(line: &str) -> bool {
+    line.trim_end() == "---"
+}
+
+impl<'a> Document<'a> {
+    /// Splits `text`. A file whose first line is `---` has front matter,
+    /// which ends at the next `---` line.
+    pub(crate) fn parse(text: &'a str, path: &Path) -> Result<Self, Diagnostic> {
+        let mut lines = text.split_inclusive('\n');
+        let starts_with_fence = lines.next().is_some_and(is_fence);
+        if !starts_with_fence {
+            return Ok(Document {
+                meta: FrontMatter::default(),
+                body: text,
+                body_line_offset: 0,
+            });
+        }
+        let yaml_start = text.find('\n').map_or(text.len(), |i| i + 1);
+        let mut offset = yaml_start;
+        for (line_count, line) in (2..).zip(lines) {
+            if is_fence(line) {
+                let yaml = &text[yaml_start..offset];
+                return Ok(Document {
+                    meta: parse_yaml(yaml, path)?,
+                    body: &text[offset + line.len()..],
+                    body_line_offset: line_count,
+                });
+            }
+            offset += line.len();
+        }
+        Err(Diagnostic::error(
+            DiagnosticCode::FrontMatter,
+            "front matter is not closed: add a `---` line after it",
+        )
+        .in_file(path)
+        .at(text, 0..3))
+    }
+
+    /// The declared variables.
+    pub(crate) fn variables(&self) -> Vec<Variable> {
+        self.meta
+            .variables
+            .iter()
+            .map(|(name, spec)| {
+                let spec = spec.as_ref();
+                let default = spec.and_then(|s| s.default.clone());
+                Variable {
+                    name: name.clone(),
+                    required: spec.and_then(|s| s.required).unwrap_or(default.is_none()),
+                    default,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether the front matter declares pinned blocks.
+    pub(crate) fn has_pins(&self) -> bool {
+        !self.meta.pin_head.texts().is_empty() || !self.meta.pin_tail.texts().is_empty()
+    }
+
+    /// The body as a renderer: a template when the front matter says so.
+    pub(crate) fn body_renderer(&self, path: &Path) -> Result<Renderer, Diagnostic> {
+        self.renderer(path, self.body, self.body_line_offset)
+    }
+
+    /// The pinned head and tail blocks as renderers.
+    pub(crate) fn pin_renderers(
+        &self,
+        path: &Path,
+    ) -> Result<(Vec<Renderer>, Vec<Renderer>), Diagnostic> {
+        let build = |blocks: &Blocks| -> Result<Vec<Renderer>, Diagnostic> {
+            blocks
+                .texts()
+                .iter()
+                .map(|text| self.renderer(path, text, 1))
+                .collect()
+        };
+        Ok((build(&self.meta.pin_head)?, build(&self.meta.pin_tail)?))
+    }
+
+    fn renderer(
+        &self,
+        path: &Path,
+        text: &str,
+        line_offset: usize,
+    ) -> Result<Renderer, Diagnostic> {
+        if !self.meta.template {
+            return Ok(Renderer::text(text));
+        }
+        Template::compile(path, text, line_offset, self.variables()).map(Renderer::from_template)
+    }
+}
+
+fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
+    if yaml.trim().is_empty() {
+        return Ok(FrontMatter::default());
+    }
+    serde_saphyr::from_str::<Option<FrontMatter>>(yaml)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| {
+            let mut d = Diagnostic::error(DiagnosticCode::FrontMatter, format!("invalid front matter: {}", summary(&e)))
+                .in_file(path)
+                .suggest(Some(
+                    "front matter may set `description`, `template`, `variables`, `pin_head` and `pin_tail`".to_owned(),
+                ));
+            if let Some(location) = e.location() {
+                // The YAML starts on the line after the opening fence.
+                d.position = Some(Position {
+                    line: location.line() as usize + 1,
+                    column: location.column() as usize,
+                });
+            }
+            d
+        })
+}
+
+/// The first line of the parser's message, without its source snippet.
+fn summary(e: &serde_saphyr::Error) -> String {
+    let text = e.to_string();
+    text.lines().next().unwrap_or("").trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Document<'_>, Diagnostic> {
+        Document::parse(text, Path::new("p.md"))
+    }
+
+    #[test]
+    fn a_file_without_front_matter_is_all_body() {
+        let doc = parse("Plain {{ text }}.\n").unwrap();
+        assert_eq!(doc.body, "Plain {{ text }}.\n");
+        assert!(!doc.meta.template);
+    }
+
+    #[test]
+    fn front_matter_is_split_from_the_body() {
+        let doc = parse("---\ndescription: A prompt\ntemplate: true\nvariables:\n  a:\n  b: { default: 2 }\n---\nBody\n").unwrap();
+        assert_eq!(doc.body, "Body\n");
+        assert_eq!(doc.meta.description.as_deref(), Some("A prompt"));
+        assert!(doc.meta.template);
+        let vars = doc.variables();
+        assert_eq!((vars[0].name.as_str(), vars[0].required), ("a", true));
+        assert_eq!((vars[1].name.as_str(), vars[1].required), ("b", false));
+        assert_eq!(doc.body_line_offset, 7);
+    }
+
+    #[test]
+    fn pins_take_one_block_or_a_list() {
+        let doc = parse("---\npin_head: H\npin_tail: [T1, T2]\n---\nB").unwrap();
+        let (head, tail) = doc.pin_renderers(Path::new("p.md")).unwrap();
+        assert_eq!(head.len(), 1);
+        assert_eq!(tail.len(), 2);
+        assert_eq!(tail[1].as_text(), Some("T2"));
+    }
+
+    #[test]
+    fn unclosed_front_matter_is_an_error() {
+        let err = parse("---\ndescription: x\nBody").unwrap_err();
+        assert!(err.message.contains("not closed"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_yaml_are_errors_with_a_line() {
+        let err = parse("---\ndescription: x\ntemplat: true\n---\nB").unwrap_err();
+        assert_eq!(err.code, DiagnosticCode::FrontMatter);
+        assert_eq!(err.position.map(|p| p.line), Some(3), "{err}");
+        let err = parse("---\ndescription: [unclosed\n---\nB").unwrap_err();
+        assert_eq!(err.code, DiagnosticCode::FrontMatter);
+    }
+}

@@ -1,0 +1,183 @@
+//! `promptreg.toml`: what a pack declares.
+//!
+//! ```toml
+//! name = "goal-agent"
+//! description = "Prompts of a goal-running coding agent"
+//! keys = ["goal-running", "auditor"]
+//! key_patterns = ["tool-*"]
+//! default_locale = "en"
+//! fallback_locale = "en"
+//!
+//! [user]
+//! prompts_dir = ".pi/pi-goal-xx/prompts/"
+//! settings_file = ".pi/pi-goal-xx-settings.json"
+//! settings_env = "PI_GOAL_SETTINGS_FILE"
+//!
+//! [legacy.aliases]
+//! auditorPrompt = "prompts.auditor.inline"
+//!
+//! [legacy.files]
+//! ".pi/auditor-prompt.md" = "auditor"
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::config::{ConfigSpec, ConfigSpecBuilder};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::id::PromptId;
+use crate::locale::Locale;
+
+/// The file name of a pack's manifest.
+pub const MANIFEST: &str = "promptreg.toml";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    name: String,
+    description: Option<String>,
+    #[serde(default)]
+    keys: Vec<Spanned<String>>,
+    #[serde(default)]
+    key_patterns: Vec<String>,
+    default_locale: Option<Spanned<String>>,
+    fallback_locale: Option<Spanned<String>>,
+    user: UserSection,
+    #[serde(default)]
+    legacy: LegacySection,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserSection {
+    prompts_dir: String,
+    settings_file: Option<String>,
+    global_settings_file: Option<String>,
+    local_settings_file: Option<String>,
+    settings_env: Option<String>,
+    max_file_size: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LegacySection {
+    #[serde(default)]
+    aliases: BTreeMap<String, String>,
+    #[serde(default)]
+    files: BTreeMap<String, String>,
+}
+
+/// A parsed, validated manifest.
+#[derive(Debug, Clone)]
+pub(crate) struct Manifest {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) default_locale: Locale,
+    pub(crate) fallback_locale: Locale,
+    pub(crate) spec: ConfigSpec,
+}
+
+/// Parses `text`, the manifest at `path`, reporting every problem found
+/// once it parses as TOML.
+pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>> {
+    let raw: RawManifest = toml::from_str(text).map_err(|e| {
+        let d = Diagnostic::error(
+            DiagnosticCode::Manifest,
+            format!("invalid manifest: {}", e.message().trim()),
+        )
+        .in_file(path);
+        vec![match e.span() {
+            Some(span) => d.at(text, span),
+            None => d,
+        }]
+    })?;
+    let mut problems = Vec::new();
+    let mut problem = |message: String, span: std::ops::Range<usize>| {
+        problems.push(
+            Diagnostic::error(DiagnosticCode::Manifest, message)
+                .in_file(path)
+                .at(text, span),
+        );
+    };
+
+    let mut seen = std::collections::HashSet::new();
+    for key in &raw.keys {
+        if let Err(e) = PromptId::new(key.get_ref()) {
+            problem(format!("declared key: {}", e.detail()), key.span());
+        } else if !seen.insert(key.get_ref().as_str()) {
+            problem(
+                format!("key `{}` is declared twice", key.get_ref()),
+                key.span(),
+            );
+        }
+    }
+    let mut locale = |tag: &Option<Spanned<String>>| match tag {
+        None => Locale::parse("en").ok(),
+        Some(tag) => Locale::parse(tag.get_ref())
+            .map_err(|e| problem(e.to_string(), tag.span()))
+            .ok(),
+    };
+    let default_locale = locale(&raw.default_locale);
+    let fallback_locale = locale(&raw.fallback_locale);
+
+    let spec = builder(&raw).build().map_err(|e| {
+        e.diagnostics()
+            .iter()
+            .map(|d| {
+                let mut d = d.clone().in_file(path);
+                d.code = DiagnosticCode::Manifest;
+                d
+            })
+            .collect::<Vec<_>>()
+    });
+    match (spec, default_locale, fallback_locale) {
+        (Ok(spec), Some(default_locale), Some(fallback_locale)) if problems.is_empty() => {
+            Ok(Manifest {
+                name: raw.name,
+                description: raw.description,
+                default_locale,
+                fallback_locale,
+                spec,
+            })
+        }
+        (spec, ..) => {
+            problems.extend(spec.err().unwrap_or_default());
+            Err(problems)
+        }
+    }
+}
+
+fn builder(raw: &RawManifest) -> ConfigSpecBuilder {
+    let user = &raw.user;
+    let mut b = ConfigSpec::builder(raw.name.clone())
+        .keys(raw.keys.iter().map(|k| k.get_ref().clone()))
+        .prompts_dir(user.prompts_dir.clone());
+    for pattern in &raw.key_patterns {
+        b = b.key_pattern(pattern.clone());
+    }
+    if let Some(file) = &user.settings_file {
+        b = b.settings_file(file.clone());
+    }
+    if let Some(file) = &user.global_settings_file {
+        b = b.global_settings_file(file.clone());
+    }
+    if let Some(file) = &user.local_settings_file {
+        b = b.local_settings_file(file.clone());
+    }
+    if let Some(var) = &user.settings_env {
+        b = b.settings_env(var.clone());
+    }
+    if let Some(bytes) = user.max_file_size {
+        b = b.max_file_size(bytes);
+    }
+    for (name, target) in &raw.legacy.aliases {
+        b = b.legacy_alias(name.clone(), target.clone());
+    }
+    for (file, key) in &raw.legacy.files {
+        b = b.legacy_file(file.clone(), key.clone());
+    }
+    b
+}

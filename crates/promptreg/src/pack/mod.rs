@@ -1,0 +1,471 @@
+//! Packs: an application's prompts and configuration rules declared in
+//! files, which the Rust code, the `promptreg` tool and reviewers all read
+//! the same way.
+//!
+//! A pack is a folder:
+//!
+//! ```text
+//! promptreg.toml                   the manifest: name, keys, locales, user configuration
+//! defaults/<id>.md                 the default of prompt <id>
+//! defaults/<id>.<locale>.md        its variant for <locale> (a locale override)
+//! ```
+//!
+//! A prompt file may start with front matter, YAML between `---` lines:
+//!
+//! ```text
+//! ---
+//! description: Active-goal agent system prompt
+//! template: true
+//! variables:
+//!   goal_id: { required: true }
+//!   tasks: { default: [] }
+//! pin_head: "[PI GOAL ACTIVE goalId={{ goal_id }}]"
+//! pin_tail: Verify every task before you complete the goal.
+//! ---
+//! Work on the goal until every task is done.
+//! ```
+//!
+//! - `description`: one line, shown by listings (default files only);
+//! - `template`: whether the file is a minijinja template. Files are literal
+//!   text unless this is `true`, since prompts often contain `{{` for code;
+//! - `variables`: what the template uses; each is required unless it has a
+//!   `default` or says `required: false`. A required variable missing from
+//!   the context is an error at render; a variable used but not declared is
+//!   reported by [`Pack::check`];
+//! - `pin_head`, `pin_tail`: pinned blocks, one text or a list (default
+//!   files only), templates too when `template` is `true`.
+//!
+//! Templates see the render's context by field name (the context type
+//! implements `serde::Serialize`), the declared defaults, and `locale`.
+//! Undefined variables are errors, nothing is escaped, context values are
+//! inserted as text and never run as template code, a render runs at most
+//! [`TEMPLATE_FUEL`](crate::TEMPLATE_FUEL) instructions, and no other file
+//! can be included.
+//!
+//! The manifest's format is described in `docs/packs.md` and on
+//! [`Pack::from_files`].
+
+mod manifest;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use manifest::MANIFEST;
+
+use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::error::Error;
+use crate::front_matter::Document;
+use crate::id::PromptId;
+use crate::locale::Locale;
+use crate::prompt::Prompt;
+use crate::registry::PromptRegistry;
+use crate::renderer::Renderer;
+use crate::suggest;
+use crate::template::Variable;
+
+/// The folder of default files inside a pack.
+pub const DEFAULTS_DIR: &str = "defaults";
+
+/// A loaded pack: its declaration and its prompts.
+///
+/// ```
+/// use promptreg::{pack::Pack, PromptRegistry};
+///
+/// let pack = Pack::from_files("inline", [
+///     ("promptreg.toml", "name = \"demo\"\nkeys = [\"greeting\"]\n[user]\nprompts_dir = \".demo/prompts\"\n"),
+///     ("defaults/greeting.md", "---\ntemplate: true\nvariables:\n  name:\n---\nHello {{ name }}!\n"),
+///     ("defaults/greeting.ja.md", "---\ntemplate: true\n---\nこんにちは、{{ name }}さん！\n"),
+/// ])?;
+///
+/// let registry = PromptRegistry::new();
+/// pack.install(&registry)?;
+/// let ctx = serde_json::json!({ "name": "Ada" });
+/// assert_eq!(registry.render("greeting", &ctx)?, "Hello Ada!");
+/// assert_eq!(registry.render_in("greeting", &ctx, "ja-JP")?, "こんにちは、Adaさん！");
+/// # Ok::<(), promptreg::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Pack {
+    root: PathBuf,
+    name: String,
+    description: Option<String>,
+    default_locale: Locale,
+    fallback_locale: Locale,
+    spec: ConfigSpec,
+    prompts: BTreeMap<PromptId, PackPrompt>,
+    warnings: Vec<Diagnostic>,
+}
+
+/// One prompt of a pack: its default file and locale variants.
+#[derive(Debug, Clone)]
+pub struct PackPrompt {
+    id: PromptId,
+    default: Option<(PathBuf, Prompt, Vec<Variable>)>,
+    variants: BTreeMap<String, Variant>,
+}
+
+/// A locale variant of a pack prompt.
+#[derive(Debug, Clone)]
+struct Variant {
+    locale: Locale,
+    file: PathBuf,
+    renderer: Renderer,
+}
+
+impl PackPrompt {
+    /// The prompt id.
+    pub fn id(&self) -> &PromptId {
+        &self.id
+    }
+
+    /// The default, with its pins and description, if the pack has a
+    /// default file for this id.
+    pub fn default_prompt(&self) -> Option<&Prompt> {
+        self.default.as_ref().map(|(_, prompt, _)| prompt)
+    }
+
+    /// The default file.
+    pub fn default_file(&self) -> Option<&Path> {
+        self.default.as_ref().map(|(path, ..)| path.as_path())
+    }
+
+    /// The variables the default file declares.
+    pub fn variables(&self) -> &[Variable] {
+        self.default.as_ref().map_or(&[], |(.., vars)| vars)
+    }
+
+    /// The one-line description.
+    pub fn description(&self) -> Option<&str> {
+        self.default_prompt()?.description()
+    }
+
+    /// The locales with a variant file, sorted, and their files.
+    pub fn variants(&self) -> impl Iterator<Item = (&Locale, &Path)> {
+        self.variants
+            .values()
+            .map(|v| (&v.locale, v.file.as_path()))
+    }
+
+    /// The variant file registered for `locale` (as matched by a render).
+    pub fn variant_file(&self, locale: &Locale) -> Option<&Path> {
+        self.variants.get(locale.key()).map(|v| v.file.as_path())
+    }
+}
+
+impl Pack {
+    /// Loads the pack in folder `dir`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) with every
+    /// diagnostic (errors first) when the manifest is missing or invalid, a
+    /// default file is for an undeclared id, front matter does not parse, a
+    /// template does not compile, or two files define the same prompt.
+    pub fn load(dir: impl AsRef<Path>) -> Result<Pack, Error> {
+        let (pack, diagnostics) = Pack::read(dir.as_ref());
+        pack.ok_or_else(|| Error::from_diagnostics(diagnostics))
+    }
+
+    /// Every diagnostic of the pack in `dir`, errors and warnings (such as
+    /// template variables used but not declared), without installing it.
+    pub fn check(dir: impl AsRef<Path>) -> Vec<Diagnostic> {
+        Pack::read(dir.as_ref()).1
+    }
+
+    /// Builds a pack from in-memory files, for a pack embedded in a binary
+    /// (with `include_str!` or `include_dir`). Paths are relative to the
+    /// pack's folder (`promptreg.toml`, `defaults/planner.system.md`);
+    /// `root` names the pack in messages.
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](Self::load).
+    pub fn from_files<P, T>(
+        root: impl Into<PathBuf>,
+        files: impl IntoIterator<Item = (P, T)>,
+    ) -> Result<Pack, Error>
+    where
+        P: AsRef<Path>,
+        T: AsRef<str>,
+    {
+        let root = root.into();
+        let files: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .map(|(p, t)| (root.join(p.as_ref()), t.as_ref().to_owned()))
+            .collect();
+        let (pack, diagnostics) = build(&root, files, Vec::new());
+        pack.ok_or_else(|| Error::from_diagnostics(diagnostics))
+    }
+
+    /// Reads the manifest and default files of `dir`.
+    fn read(dir: &Path) -> (Option<Pack>, Vec<Diagnostic>) {
+        let mut problems = Vec::new();
+        let mut files = Vec::new();
+        let mut read =
+            |path: PathBuf, problems: &mut Vec<Diagnostic>| match crate::config::read_text(
+                &path,
+                DEFAULT_MAX_FILE_SIZE,
+            ) {
+                Ok(Some(text)) => files.push((path, text)),
+                Ok(None) => {}
+                Err(d) => problems.push(d),
+            };
+        read(dir.join(MANIFEST), &mut problems);
+        let defaults = dir.join(DEFAULTS_DIR);
+        match fs::read_dir(&defaults) {
+            Ok(entries) => {
+                let mut paths: Vec<PathBuf> =
+                    entries.filter_map(Result::ok).map(|e| e.path()).collect();
+                paths.sort();
+                for path in paths
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "md"))
+                {
+                    read(path, &mut problems);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => problems.push(
+                Diagnostic::error(
+                    DiagnosticCode::Io,
+                    format!("cannot read directory {}: {e}", defaults.display()),
+                )
+                .in_file(&defaults),
+            ),
+        }
+        build(dir, files, problems)
+    }
+
+    /// The pack's folder (or the name given to [`from_files`](Self::from_files)).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The pack's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The pack's description.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The locale renders use when they name none.
+    pub fn default_locale(&self) -> &Locale {
+        &self.default_locale
+    }
+
+    /// The locale tried after a render locale's own chain.
+    pub fn fallback_locale(&self) -> &Locale {
+        &self.fallback_locale
+    }
+
+    /// The user configuration the pack declares.
+    pub fn spec(&self) -> &ConfigSpec {
+        &self.spec
+    }
+
+    /// The prompts, sorted by id.
+    pub fn prompts(&self) -> impl Iterator<Item = &PackPrompt> {
+        self.prompts.values()
+    }
+
+    /// One prompt.
+    pub fn prompt(&self, id: &str) -> Option<&PackPrompt> {
+        self.prompts.get(id)
+    }
+
+    /// The warnings found while loading.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    /// Registers every default (with its pins and description) and every
+    /// locale variant (as a locale override) in `registry`, and sets its
+    /// locale and fallback locale to the pack's.
+    ///
+    /// # Errors
+    ///
+    /// None in practice: ids and locales were validated at load.
+    pub fn install(&self, registry: &PromptRegistry) -> Result<(), Error> {
+        for prompt in self.prompts.values() {
+            if let Some((_, default, _)) = &prompt.default {
+                registry.register(&prompt.id, default.clone())?;
+            }
+            for variant in prompt.variants.values() {
+                registry.set_override(&prompt.id, &variant.locale, variant.renderer.clone())?;
+            }
+        }
+        registry.set_fallback_locale(&self.fallback_locale)?;
+        registry.set_locale(&self.default_locale)
+    }
+}
+
+/// Builds a pack from the files read, collecting every diagnostic.
+fn build(
+    root: &Path,
+    files: Vec<(PathBuf, String)>,
+    mut diagnostics: Vec<Diagnostic>,
+) -> (Option<Pack>, Vec<Diagnostic>) {
+    let manifest_path = root.join(MANIFEST);
+    let Some((_, manifest_text)) = files.iter().find(|(p, _)| *p == manifest_path) else {
+        diagnostics.push(
+            Diagnostic::error(
+                DiagnosticCode::Manifest,
+                format!("no {MANIFEST} in {}", root.display()),
+            )
+            .in_file(&manifest_path)
+            .suggest(Some(format!(
+                "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
+            ))),
+        );
+        return (None, diagnostics);
+    };
+    let manifest = match manifest::parse(manifest_text, &manifest_path) {
+        Ok(manifest) => Some(manifest),
+        Err(problems) => {
+            diagnostics.extend(problems);
+            None
+        }
+    };
+    let Some(manifest) = manifest else {
+        return (None, diagnostics);
+    };
+    let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
+    let defaults = root.join(DEFAULTS_DIR);
+    for (path, text) in &files {
+        if path.parent() != Some(defaults.as_path()) {
+            continue;
+        }
+        if let Err(d) = add_file(&manifest.spec, &mut prompts, path, text, &mut diagnostics) {
+            diagnostics.push(d);
+        }
+    }
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return (None, diagnostics);
+    }
+    let pack = Pack {
+        root: root.to_path_buf(),
+        name: manifest.name,
+        description: manifest.description,
+        default_locale: manifest.default_locale,
+        fallback_locale: manifest.fallback_locale,
+        spec: manifest.spec,
+        prompts,
+        warnings: diagnostics.clone(),
+    };
+    (Some(pack), diagnostics)
+}
+
+/// Adds one default or variant file to `prompts`.
+fn add_file(
+    spec: &ConfigSpec,
+    prompts: &mut BTreeMap<PromptId, PackPrompt>,
+    path: &Path,
+    text: &str,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(), Diagnostic> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let (id, locale) = classify(spec, name, path)?;
+    let doc = Document::parse(text, path)?;
+    let body = doc.body_renderer(path)?;
+    if let Some(template) = body.template() {
+        warnings.extend(template.undeclared_diagnostics());
+    }
+    let entry = prompts.entry(id.clone()).or_insert_with(|| PackPrompt {
+        id: id.clone(),
+        default: None,
+        variants: BTreeMap::new(),
+    });
+    let duplicate = |what: String| {
+        Diagnostic::error(
+            DiagnosticCode::DuplicateId,
+            format!("{what} is defined twice"),
+        )
+        .in_file(path)
+        .suggest(Some("keep one of the files".to_owned()))
+    };
+    match locale {
+        None => {
+            let (head, tail) = doc.pin_renderers(path)?;
+            let mut prompt = Prompt::new(body);
+            prompt.head = head;
+            prompt.tail = tail;
+            prompt.description = doc.meta.description.as_deref().map(Into::into);
+            entry.default = Some((path.to_path_buf(), prompt, doc.variables()));
+        }
+        Some(locale) => {
+            if doc.has_pins() || doc.meta.description.is_some() {
+                return Err(Diagnostic::error(
+                    DiagnosticCode::FrontMatter,
+                    "a locale variant cannot set `description`, `pin_head` or `pin_tail`",
+                )
+                .in_file(path)
+                .suggest(Some(format!("set them in {DEFAULTS_DIR}/{id}.md"))));
+            }
+            let key = locale.key().to_owned();
+            if let Some(existing) = entry.variants.get(&key) {
+                return Err(duplicate(format!(
+                    "the `{}` variant of `{id}` (also in {})",
+                    locale,
+                    existing.file.display()
+                )));
+            }
+            entry.variants.insert(
+                key,
+                Variant {
+                    locale,
+                    file: path.to_path_buf(),
+                    renderer: body,
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `<id>.md` or `<id>.<locale>.md`, for a declared id.
+fn classify(
+    spec: &ConfigSpec,
+    name: &str,
+    path: &Path,
+) -> Result<(PromptId, Option<Locale>), Diagnostic> {
+    let stem = name.strip_suffix(".md").unwrap_or(name);
+    if spec.is_known_key(stem) {
+        return PromptId::new(stem)
+            .map(|id| (id, None))
+            .map_err(|e| invalid(path, e));
+    }
+    if let Some((key, tag)) = stem.rsplit_once('.')
+        && spec.is_known_key(key)
+        && let Ok(locale) = Locale::parse(tag)
+    {
+        return PromptId::new(key)
+            .map(|id| (id, Some(locale)))
+            .map_err(|e| invalid(path, e));
+    }
+    let key = match stem.rsplit_once('.') {
+        Some((key, tag)) if Locale::parse(tag).is_ok() => key,
+        _ => stem,
+    };
+    let hint = suggest::nearest(key, spec.keys().map(PromptId::as_str))
+        .map(|k| format!("did you mean `{k}`?"))
+        .unwrap_or_else(|| format!("add `{key}` to `keys` in {MANIFEST}"));
+    Err(Diagnostic::error(
+        DiagnosticCode::UndeclaredId,
+        format!("default file `{name}` is for `{key}`, which {MANIFEST} does not declare"),
+    )
+    .in_file(path)
+    .suggest(Some(hint)))
+}
+
+fn invalid(path: &Path, e: Error) -> Diagnostic {
+    Diagnostic::error(DiagnosticCode::InvalidPromptKey, e.detail().to_owned()).in_file(path)
+}
