@@ -143,6 +143,25 @@ impl<'a> Document<'a> {
         self.renderer(path, self.body, self.body_line_offset)
     }
 
+    /// Whether the front matter declares variables.
+    pub(crate) fn declares_variables(&self) -> bool {
+        !self.meta.variables.is_empty()
+    }
+
+    /// The body as a renderer, using `variables` when the front matter
+    /// declares none (a locale variant inherits its default's).
+    pub(crate) fn body_renderer_with(
+        &self,
+        path: &Path,
+        variables: &[Variable],
+    ) -> Result<Renderer, Diagnostic> {
+        if !self.meta.template || self.declares_variables() {
+            return self.body_renderer(path);
+        }
+        Template::compile(path, self.body, self.body_line_offset, variables.to_vec())
+            .map(Renderer::from_template)
+    }
+
     /// The pinned head and tail blocks as renderers.
     pub(crate) fn pin_renderers(
         &self,
@@ -194,10 +213,19 @@ fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
         })
 }
 
-/// The first line of the parser's message, without its source snippet.
+/// The first line of the parser's message, without its source snippet and
+/// the position the diagnostic carries anyway.
 fn summary(e: &serde_saphyr::Error) -> String {
     let text = e.to_string();
-    text.lines().next().unwrap_or("").trim().to_owned()
+    let first = text.lines().next().unwrap_or("").trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    match first
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split_once(": "))
+    {
+        Some((position, message)) if position.contains("column") => message.to_owned(),
+        _ => first.to_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -79,7 +79,7 @@ impl Template {
                 let line = e.line().unwrap_or(1) + line_offset;
                 let mut d = Diagnostic::error(
                     DiagnosticCode::TemplateSyntax,
-                    format!("template syntax error: {}", describe(&e)),
+                    format!("template {}", describe(&e)),
                 )
                 .in_file(path);
                 d.position = Some(Position { line, column: 1 });

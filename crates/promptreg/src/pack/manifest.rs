@@ -153,7 +153,14 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>
 fn builder(raw: &RawManifest) -> ConfigSpecBuilder {
     let user = &raw.user;
     let mut b = ConfigSpec::builder(raw.name.clone())
-        .keys(raw.keys.iter().map(|k| k.get_ref().clone()))
+        // Invalid keys were reported with their position already.
+        .keys(
+            raw.keys
+                .iter()
+                .map(|k| k.get_ref())
+                .filter(|k| PromptId::new(k).is_ok())
+                .cloned(),
+        )
         .prompts_dir(user.prompts_dir.clone());
     for pattern in &raw.key_patterns {
         b = b.key_pattern(pattern.clone());

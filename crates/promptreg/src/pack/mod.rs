@@ -337,11 +337,25 @@ fn build(
     };
     let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
     let defaults = root.join(DEFAULTS_DIR);
+    let mut classified = Vec::new();
     for (path, text) in &files {
         if path.parent() != Some(defaults.as_path()) {
             continue;
         }
-        if let Err(d) = add_file(&manifest.spec, &mut prompts, path, text, &mut diagnostics) {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        match classify(&manifest.spec, name, path) {
+            Ok((id, locale)) => classified.push((id, locale, path, text)),
+            Err(d) => diagnostics.push(d),
+        }
+    }
+    // Defaults first: their variants inherit their variable declarations.
+    classified
+        .sort_by_key(|(id, locale, path, _)| (id.clone(), locale.is_some(), path.to_path_buf()));
+    for (id, locale, path, text) in classified {
+        if let Err(d) = add_file(&mut prompts, id, locale, path, text, &mut diagnostics) {
             diagnostics.push(d);
         }
     }
@@ -363,27 +377,23 @@ fn build(
 
 /// Adds one default or variant file to `prompts`.
 fn add_file(
-    spec: &ConfigSpec,
     prompts: &mut BTreeMap<PromptId, PackPrompt>,
+    id: PromptId,
+    locale: Option<Locale>,
     path: &Path,
     text: &str,
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<(), Diagnostic> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    let (id, locale) = classify(spec, name, path)?;
     let doc = Document::parse(text, path)?;
-    let body = doc.body_renderer(path)?;
-    if let Some(template) = body.template() {
-        warnings.extend(template.undeclared_diagnostics());
-    }
     let entry = prompts.entry(id.clone()).or_insert_with(|| PackPrompt {
         id: id.clone(),
         default: None,
         variants: BTreeMap::new(),
     });
+    let body = doc.body_renderer_with(path, entry.variables())?;
+    if let Some(template) = body.template() {
+        warnings.extend(template.undeclared_diagnostics());
+    }
     let duplicate = |what: String| {
         Diagnostic::error(
             DiagnosticCode::DuplicateId,

@@ -1,0 +1,303 @@
+//! The example packs load and render; pack and template rules; manifest
+//! and front matter errors.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use promptreg::config::LoadOptions;
+use promptreg::pack::Pack;
+use promptreg::{DiagnosticCode, ErrorKind, PromptRegistry};
+use serde_json::json;
+use support::Sandbox;
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn installed(name: &str) -> (Pack, PromptRegistry) {
+    let pack = Pack::load(example(name)).unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    (pack, registry)
+}
+
+fn context(name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(example(name).join("context.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Every prompt of the pack in en, ja, zh-TW and fr, one snapshot per pack.
+fn render_all(name: &str) -> String {
+    let (pack, registry) = installed(name);
+    assert_eq!(pack.warnings(), [], "{name} has warnings");
+    let ctx = context(name);
+    let mut out = String::new();
+    for prompt in pack.prompts() {
+        for locale in ["en", "ja", "zh-TW", "fr"] {
+            let text = registry.render_in(prompt.id(), &ctx, locale).unwrap();
+            out.push_str(&format!("===== {} [{locale}]\n{text}\n", prompt.id()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_web_agent_pack_renders_every_prompt_in_every_locale() {
+    insta::assert_snapshot!(render_all("web-agent"));
+}
+
+#[test]
+fn the_goal_agent_pack_renders_every_prompt_in_every_locale() {
+    insta::assert_snapshot!(render_all("goal-agent"));
+}
+
+#[test]
+fn the_web_agent_pack_declares_the_nine_seed_ids() {
+    let (pack, registry) = installed("web-agent");
+    let ids: Vec<String> = registry.list().iter().map(|id| id.to_string()).collect();
+    assert_eq!(ids.len(), 9);
+    let narrator = pack.prompt("webagent-narrator.system").unwrap();
+    let locales: Vec<&str> = narrator.variants().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(locales, ["ja", "zh-TW"]);
+    assert!(
+        narrator
+            .description()
+            .unwrap()
+            .starts_with("WebAgent narrator")
+    );
+}
+
+#[test]
+fn the_goal_agent_pack_declares_the_configuration_of_the_seed() {
+    let pack = Pack::load(example("goal-agent")).unwrap();
+    let spec = pack.spec();
+    assert_eq!(spec.prompts_dir(), ".pi/pi-goal-xx/prompts/");
+    assert_eq!(
+        spec.global_settings_file(),
+        Some(".pi/pi-goal-xx-settings.json")
+    );
+    assert_eq!(spec.settings_env(), Some("PI_GOAL_SETTINGS_FILE"));
+    assert!(spec.is_known_key("tool-get-goal"));
+    assert_eq!(spec.legacy_aliases().len(), 4);
+    assert_eq!(spec.legacy_files().len(), 2);
+}
+
+#[test]
+fn an_override_of_goal_running_keeps_the_pinned_blocks() {
+    let (pack, registry) = installed("goal-agent");
+    let sandbox = Sandbox::new();
+    sandbox.cwd_file(
+        ".pi/pi-goal-xx/prompts/goal-running.md",
+        "Delegate implementation to a team.",
+    );
+    sandbox.cwd_file(
+        ".pi/pi-goal-xx-settings.json",
+        r#"{ "prompts": { "goal-running": { "mode": "override" } } }"#,
+    );
+    registry
+        .load_config(pack.spec().clone(), sandbox.options())
+        .unwrap();
+    let text = registry
+        .render("goal-running", &context("goal-agent"))
+        .unwrap();
+    assert!(text.starts_with("[PI GOAL ACTIVE goalId=g-42]"), "{text}");
+    assert!(text.contains("- [x] Write a failing test"), "{text}");
+    assert!(
+        text.contains("\n\nDelegate implementation to a team.\n\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("Report the command you ran and its result."),
+        "{text}"
+    );
+    assert!(!text.contains("Work through the task list"), "{text}");
+}
+
+#[test]
+fn an_embedded_pack_is_the_same_as_the_folder() {
+    let dir = example("web-agent");
+    let mut files = vec![(
+        "promptreg.toml".to_owned(),
+        std::fs::read_to_string(dir.join("promptreg.toml")).unwrap(),
+    )];
+    for entry in std::fs::read_dir(dir.join("defaults")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = format!("defaults/{}", path.file_name().unwrap().to_str().unwrap());
+        files.push((name, std::fs::read_to_string(&path).unwrap()));
+    }
+    let embedded = Pack::from_files("web-agent", files).unwrap();
+    let loaded = Pack::load(&dir).unwrap();
+    let ids = |p: &Pack| p.prompts().map(|p| p.id().to_string()).collect::<Vec<_>>();
+    assert_eq!(ids(&embedded), ids(&loaded));
+}
+
+// --- Template rules -------------------------------------------------------------
+
+fn pack_with(files: &[(&str, &str)]) -> Result<Pack, promptreg::Error> {
+    let manifest = "name = \"t\"\nkeys = [\"p\", \"q\"]\n[user]\nprompts_dir = \".t\"\n";
+    let mut all = vec![("promptreg.toml", manifest)];
+    all.extend_from_slice(files);
+    Pack::from_files("t", all)
+}
+
+fn render_pack(files: &[(&str, &str)], ctx: serde_json::Value) -> Result<String, promptreg::Error> {
+    let registry = PromptRegistry::new();
+    pack_with(files)?.install(&registry)?;
+    registry.render("p", &ctx)
+}
+
+#[test]
+fn files_are_literal_unless_marked_as_templates() {
+    let text = render_pack(
+        &[("defaults/p.md", "Use `{{ x }}` in Jinja code.")],
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(text, "Use `{{ x }}` in Jinja code.");
+}
+
+#[test]
+fn a_missing_variable_is_an_error_naming_it_and_the_file() {
+    let err = render_pack(
+        &[(
+            "defaults/p.md",
+            "---\ntemplate: true\n---\n\nHello {{ nmae }}",
+        )],
+        json!({ "name": "Ada" }),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Template);
+    let message = err.to_string();
+    assert!(message.contains("`nmae`"), "{message}");
+    assert!(message.contains("defaults/p.md:5"), "{message}");
+}
+
+#[test]
+fn a_required_variable_is_checked_before_rendering() {
+    let file = "---\ntemplate: true\nvariables:\n  name: { required: true }\n---\nHello {{ name }}";
+    let err = render_pack(&[("defaults/p.md", file)], json!({})).unwrap_err();
+    assert!(err.to_string().contains("`name`"), "{err}");
+    assert_eq!(
+        render_pack(&[("defaults/p.md", file)], json!({ "name": "Ada" })).unwrap(),
+        "Hello Ada"
+    );
+}
+
+#[test]
+fn context_values_are_inserted_as_text() {
+    let file = "---\ntemplate: true\n---\n{{ secret }}";
+    let text = render_pack(
+        &[("defaults/p.md", file)],
+        json!({ "secret": "{{ 7 * 7 }}{% raw %}" }),
+    )
+    .unwrap();
+    assert_eq!(text, "{{ 7 * 7 }}{% raw %}");
+}
+
+#[test]
+fn a_runaway_template_stops_with_an_error() {
+    let file = "---\ntemplate: true\n---\n{% for i in range(10000) %}{% for j in range(10000) %}.{% endfor %}{% endfor %}";
+    let err = render_pack(&[("defaults/p.md", file)], json!({})).unwrap_err();
+    assert!(err.to_string().contains("ran out of fuel"), "{err}");
+}
+
+#[test]
+fn typed_contexts_are_visible_to_templates_by_field_name() {
+    #[derive(serde::Serialize)]
+    struct Narration {
+        brand: String,
+    }
+    let registry = PromptRegistry::new();
+    pack_with(&[(
+        "defaults/p.md",
+        "---\ntemplate: true\n---\n{{ brand }} / {{ locale }}",
+    )])
+    .unwrap()
+    .install(&registry)
+    .unwrap();
+    let text = registry
+        .render_in(
+            "p",
+            &Narration {
+                brand: "Acme".into(),
+            },
+            "ja",
+        )
+        .unwrap();
+    assert_eq!(text, "Acme / ja");
+}
+
+#[test]
+fn user_files_can_be_templates_too() {
+    let (pack, registry) = installed("web-agent");
+    let sandbox = Sandbox::new();
+    sandbox.cwd_file(
+        ".webagent/prompts/task.system.md",
+        "---\ntemplate: true\nvariables:\n  brand:\n---\nAlways mention {{ brand }}.",
+    );
+    registry
+        .load_config(
+            pack.spec().clone(),
+            LoadOptions::new(sandbox.home(), sandbox.cwd()),
+        )
+        .unwrap();
+    let text = registry
+        .render("task.system", &context("web-agent"))
+        .unwrap();
+    assert!(text.ends_with("Always mention Acme Outdoor."), "{text}");
+}
+
+// --- Load errors, all at once --------------------------------------------------------
+
+#[test]
+fn pack_errors_are_reported_all_at_once() {
+    let err = pack_with(&[
+        ("defaults/p.md", "---\ntemplate: true\n---\n{% if %}"),
+        ("defaults/undeclared.md", "x"),
+        ("defaults/q.md", "---\ndescription: [unclosed\n---\nx"),
+        ("defaults/q.ja-jp.md", "a"),
+        ("defaults/q.ja_JP.md", "b"),
+    ])
+    .unwrap_err();
+    let codes: Vec<DiagnosticCode> = err.diagnostics().iter().map(|d| d.code).collect();
+    assert_eq!(
+        codes,
+        [
+            DiagnosticCode::UndeclaredId,
+            DiagnosticCode::TemplateSyntax,
+            DiagnosticCode::FrontMatter,
+            DiagnosticCode::DuplicateId,
+        ],
+        "{err:#?}"
+    );
+}
+
+#[test]
+fn pack_fixtures() {
+    insta::glob!("inputs/packs/*", |dir| {
+        let diagnostics = Pack::check(dir);
+        let root = dir.display().to_string();
+        let report: Vec<String> = diagnostics
+            .iter()
+            .map(|d| {
+                let at = d
+                    .position
+                    .map_or(String::new(), |p| format!("{}:{} ", p.line, p.column));
+                format!(
+                    "{at}{} {:?}\n  {}",
+                    d.severity,
+                    d.code,
+                    d.to_string().replace(&root, "[pack]")
+                )
+            })
+            .collect();
+        insta::assert_snapshot!(if report.is_empty() {
+            "(no diagnostics)".to_owned()
+        } else {
+            report.join("\n")
+        });
+    });
+}
