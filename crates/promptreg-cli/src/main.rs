@@ -1,15 +1,31 @@
-//! `promptreg`: list, render and explain the prompts of an application.
+//! `promptreg`: list, render and explain the prompts of an application built
+//! on promptreg, and check its users' configuration.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 
-/// List, render and explain the prompts of an application built on promptreg.
-#[derive(Debug, Parser)]
-#[command(name = "promptreg", version, about, long_about = None)]
-struct Cli {}
+mod cli;
+mod commands;
+mod report;
+mod session;
+mod style;
 
 fn main() -> ExitCode {
-    let _cli = Cli::parse();
-    ExitCode::SUCCESS
+    let cli = cli::Cli::parse();
+    match commands::execute(cli) {
+        Ok(output) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`promptreg list | head`) is not an error worth a message.
+            let _ = stdout
+                .write_all(output.stdout.as_bytes())
+                .and_then(|()| stdout.flush());
+            ExitCode::from(output.code)
+        }
+        Err(failure) => {
+            eprintln!("{failure}");
+            failure.exit_code()
+        }
+    }
 }

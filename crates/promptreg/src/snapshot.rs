@@ -113,6 +113,15 @@ impl Snapshot {
         self.user.as_deref().map(|u| (&**u.spec(), u.options()))
     }
 
+    /// The user's prompt files loaded for `id` (empty without a loaded
+    /// configuration).
+    pub fn user_files(&self, id: &str) -> Vec<crate::config::UserFileInfo> {
+        self.user
+            .as_deref()
+            .map(|u| u.files(id))
+            .unwrap_or_default()
+    }
+
     pub(crate) fn user_layer(&self) -> Option<&Arc<UserLayer>> {
         self.user.as_ref()
     }

@@ -113,6 +113,21 @@ pub(crate) struct UserLayer {
     legacy: HashMap<PromptId, Vec<(Scope, Arc<UserFile>)>>,
 }
 
+/// A prompt file of the user layer, as listed by
+/// [`Snapshot::user_files`](crate::Snapshot::user_files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UserFileInfo {
+    /// The file.
+    pub path: PathBuf,
+    /// Under home or cwd; `None` for a file named by a `file` setting.
+    pub scope: Option<Scope>,
+    /// The locale of a `<key>.<locale>.md` file.
+    pub locale: Option<Locale>,
+    /// Whether it is a legacy file.
+    pub legacy: bool,
+}
+
 /// One part the user layer contributes to a render.
 #[derive(Clone, Copy)]
 pub(crate) struct UserPart<'a> {
@@ -240,6 +255,35 @@ impl UserLayer {
 
     pub(crate) fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// Every prompt file loaded for `key`.
+    pub(crate) fn files(&self, key: &str) -> Vec<UserFileInfo> {
+        let info = |f: &UserFile, legacy| UserFileInfo {
+            path: f.path.clone(),
+            scope: f.scope,
+            locale: f.locale.clone(),
+            legacy,
+        };
+        let mut out: Vec<UserFileInfo> = self
+            .explicit
+            .get(key)
+            .map(|f| info(f, false))
+            .into_iter()
+            .collect();
+        for dir in &self.dirs {
+            if let Some(files) = dir.get(key) {
+                out.extend(files.plain.iter().map(|f| info(f, false)));
+                let mut by_locale: Vec<_> =
+                    files.by_locale.values().map(|f| info(f, false)).collect();
+                by_locale.sort_by(|a, b| a.path.cmp(&b.path));
+                out.extend(by_locale);
+            }
+        }
+        if let Some(files) = self.legacy.get(key) {
+            out.extend(files.iter().map(|(_, f)| info(f, true)));
+        }
+        out
     }
 
     /// The user's blocks for `key` in `locale`, by the resolution rule.

@@ -289,6 +289,8 @@ impl<'a> Validator<'a> {
                         .or_else(|| Some(self.known_keys_hint())),
                 );
                 self.report(d, &prop.name, &key_path);
+                // Its block is still checked, so one run shows every problem.
+                self.prompt_block(&prop.value, &key_path);
                 continue;
             }
             if let Some(settings) = self.prompt_block(&prop.value, &key_path) {

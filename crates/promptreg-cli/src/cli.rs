@@ -1,0 +1,127 @@
+//! The command line: global options and one subcommand each.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// List, render and explain the prompts of an application built on
+/// promptreg, and check its users' configuration.
+#[derive(Debug, Parser)]
+#[command(name = "promptreg", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// The pack folder [default: the nearest promptreg.toml from the current directory upward]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub pack: Option<PathBuf>,
+    /// Where local configuration is read; empty for none [default: the current directory]
+    #[arg(long, global = true, value_name = "DIR", value_parser = any_path)]
+    pub cwd: Option<PathBuf>,
+    /// Where global configuration is read [default: your home directory]
+    #[arg(long, global = true, value_name = "DIR", value_parser = any_path)]
+    pub home: Option<PathBuf>,
+    /// The locale to render for [default: the pack's default locale]
+    #[arg(long, global = true, value_name = "TAG")]
+    pub locale: Option<String>,
+    /// Print machine-readable JSON
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// When to use colour (`auto` honours NO_COLOR and only colours terminals)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every prompt: description, locale variants, configuration layers
+    List,
+    /// Print a prompt exactly as the application would send it
+    Render(RenderArgs),
+    /// Show a prompt part by part, with where each part came from
+    Explain(RenderArgs),
+    /// Validate the pack and the user's configuration
+    Check(CheckArgs),
+    /// Apply the resolution rule to one key, without a pack
+    Resolve(ResolveArgs),
+    /// Show how the user's configuration changes a prompt (unified diff)
+    Diff(RenderArgs),
+    /// Print the JSON Schema of the pack's settings file
+    Schema,
+    /// Create the user's prompt directory and a commented settings file
+    Init(InitArgs),
+    /// Print a shell completion script
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The prompt id
+    pub id: String,
+    /// The render context: a JSON file, or `-` for standard input
+    #[arg(long, value_name = "FILE|-")]
+    pub ctx: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Count warnings as errors
+    #[arg(long)]
+    pub deny_warnings: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResolveArgs {
+    /// The prompt key
+    pub key: String,
+    /// The application's default text
+    #[arg(long, allow_hyphen_values = true, value_name = "TEXT")]
+    pub default: String,
+    /// The mode: override, append, global-local, local, global-local-merge, off
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Inline text, which wins in every mode
+    #[arg(long, allow_hyphen_values = true, value_name = "TEXT")]
+    pub inline: Option<String>,
+    /// A file to read the block from
+    #[arg(long, allow_hyphen_values = true, value_name = "PATH")]
+    pub file: Option<String>,
+    /// The prompts directory [default: the pack's, when there is one]
+    #[arg(long, value_name = "DIR")]
+    pub prompts_dir: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Create the files under home instead of the current directory
+    #[arg(long)]
+    pub global: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    pub shell: clap_complete::Shell,
+}
+
+/// A path, the empty one included (`--cwd=` means "no project").
+fn any_path(value: &str) -> Result<PathBuf, std::convert::Infallible> {
+    Ok(PathBuf::from(value))
+}

@@ -1,0 +1,60 @@
+//! `promptreg check`: every problem of the pack and of the user's
+//! configuration, at once.
+
+use promptreg::config::check;
+use promptreg::pack::Pack;
+use promptreg::{Diagnostic, Severity};
+use serde_json::json;
+
+use super::Output;
+use crate::cli::CheckArgs;
+use crate::report::{self, FINDINGS, Failure};
+use crate::session::Session;
+
+pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
+    let dir = session.pack_dir()?;
+    crate::session::ensure_pack(&dir)?;
+    let mut diagnostics = Pack::check(&dir);
+    if let Ok(pack) = Pack::load(&dir) {
+        diagnostics.extend(check(pack.spec(), &session.load_options(&pack)));
+    }
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+    let failed = errors > 0 || (args.deny_warnings && warnings > 0);
+    let code = if failed { FINDINGS } else { 0 };
+    if session.args.json {
+        let items: Vec<_> = diagnostics.iter().map(to_json).collect();
+        let mut output =
+            Output::json(&json!({ "errors": errors, "warnings": warnings, "diagnostics": items }));
+        output.code = code;
+        return Ok(output);
+    }
+    let mut text = report::render(&diagnostics, session.color);
+    text.push_str(&summary(errors, warnings));
+    Ok(Output { stdout: text, code })
+}
+
+fn summary(errors: usize, warnings: usize) -> String {
+    if errors + warnings == 0 {
+        return "no problems found\n".to_owned();
+    }
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{}, {}\n",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
+}
+
+fn to_json(d: &Diagnostic) -> serde_json::Value {
+    json!({
+        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+        "code": format!("{:?}", d.code),
+        "message": d.message,
+        "file": d.file.as_ref().map(|f| f.display().to_string()),
+        "line": d.position.map(|p| p.line),
+        "column": d.position.map(|p| p.column),
+        "key_path": d.key_path,
+        "suggestion": d.suggestion,
+    })
+}

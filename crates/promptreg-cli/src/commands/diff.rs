@@ -1,0 +1,68 @@
+//! `promptreg diff ID`: what the user's configuration does to a prompt.
+
+use serde_json::json;
+use similar::TextDiff;
+
+use super::Output;
+use crate::cli::RenderArgs;
+use crate::report::Failure;
+use crate::session::{Session, read_context};
+use crate::style::Paint;
+
+pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
+    let pack = session.pack()?;
+    let locale = session.locale(&pack)?;
+    let ctx = read_context(args.ctx.as_deref())?;
+    let host = session
+        .host_registry(&pack)?
+        .render_in(&args.id, &ctx, &locale)?;
+    let user = session
+        .registry(&pack)?
+        .render_in(&args.id, &ctx, &locale)?;
+    let (old, new) = (with_newline(&host), with_newline(&user));
+    let diff = TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("{} (host default)", args.id),
+            &format!("{} (with user configuration)", args.id),
+        )
+        .to_string();
+    if session.args.json {
+        return Ok(Output::json(&json!({
+            "id": args.id,
+            "locale": locale.as_str(),
+            "changed": host != user,
+            "default": host,
+            "final": user,
+            "diff": diff,
+        })));
+    }
+    if host == user {
+        return Ok(Output::text(format!(
+            "{}: the user's configuration changes nothing\n",
+            args.id
+        )));
+    }
+    let paint = Paint {
+        color: session.color,
+    };
+    let painted: String = diff
+        .lines()
+        .map(|line| {
+            let line = match line.as_bytes().first() {
+                Some(b'+') => paint.added(line),
+                Some(b'-') => paint.removed(line),
+                Some(b'@') => paint.origin(line),
+                _ => line.to_owned(),
+            };
+            line + "\n"
+        })
+        .collect();
+    Ok(Output::text(painted))
+}
+
+/// Compares whole lines, the last one included.
+fn with_newline(text: &str) -> String {
+    format!("{text}\n")
+}

@@ -1,0 +1,141 @@
+//! `promptreg list`: every prompt, its variants, and what configures it.
+
+use std::collections::BTreeSet;
+
+use promptreg::config::{Scope, UserFileInfo};
+use promptreg::pack::Pack;
+use promptreg::{PromptId, Snapshot};
+use serde_json::{Value, json};
+
+use super::Output;
+use crate::report::Failure;
+use crate::session::Session;
+use crate::style::Paint;
+
+pub fn run(session: &Session) -> Result<Output, Failure> {
+    let pack = session.pack()?;
+    let snapshot = session.registry(&pack)?.snapshot();
+    let ids: BTreeSet<PromptId> = pack
+        .prompts()
+        .map(|p| p.id().clone())
+        .chain(pack.spec().keys().cloned())
+        .collect();
+    let rows: Vec<Row> = ids
+        .iter()
+        .map(|id| Row::new(&pack, &snapshot, id))
+        .collect();
+    if session.args.json {
+        return Ok(Output::json(&Value::Array(
+            rows.iter().map(Row::json).collect(),
+        )));
+    }
+    Ok(Output::text(table(
+        &rows,
+        Paint {
+            color: session.color,
+        },
+    )))
+}
+
+struct Row {
+    id: String,
+    description: String,
+    locales: Vec<String>,
+    layers: Vec<String>,
+    user: Value,
+}
+
+impl Row {
+    fn new(pack: &Pack, snapshot: &Snapshot, id: &PromptId) -> Row {
+        let prompt = pack.prompt(id);
+        let locales: Vec<String> = prompt
+            .map(|p| p.variants().map(|(l, _)| l.to_string()).collect())
+            .unwrap_or_default();
+        let mut layers = Vec::new();
+        if prompt.is_some_and(|p| p.default_prompt().is_some()) {
+            layers.push("default".to_owned());
+        } else {
+            layers.push("no default in the pack".to_owned());
+        }
+        if !locales.is_empty() {
+            layers.push(format!("variants: {}", locales.join(", ")));
+        }
+        let settings = snapshot.settings().and_then(|s| s.prompt(id));
+        if let Some(block) = settings {
+            let s = &block.settings;
+            if let Some(mode) = s.mode {
+                layers.push(format!("user mode {mode}"));
+            }
+            if s.inline.is_some() {
+                layers.push("user inline".to_owned());
+            }
+            if let Some(file) = &s.file {
+                layers.push(format!("user file setting {file}"));
+            }
+        }
+        let files = snapshot.user_files(id);
+        layers.extend(files.iter().map(describe_file));
+        Row {
+            id: id.to_string(),
+            description: prompt
+                .and_then(|p| p.description())
+                .unwrap_or_default()
+                .to_owned(),
+            user: json!({
+                "settings": settings.map(|b| json!({
+                    "mode": b.settings.mode.map(|m| m.as_str()),
+                    "inline": b.settings.inline,
+                    "file": b.settings.file,
+                    "source": b.source.file.display().to_string(),
+                    "key_path": b.source.key_path,
+                })),
+                "files": files.iter().map(|f| json!({
+                    "path": f.path.display().to_string(),
+                    "scope": f.scope,
+                    "locale": f.locale.as_ref().map(|l| l.as_str()),
+                    "legacy": f.legacy,
+                })).collect::<Vec<_>>(),
+            }),
+            locales,
+            layers,
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "description": self.description,
+            "locales": self.locales,
+            "layers": self.layers,
+            "user": self.user,
+        })
+    }
+}
+
+fn describe_file(file: &UserFileInfo) -> String {
+    let scope = match file.scope {
+        Some(Scope::Global) => "global",
+        Some(Scope::Local) => "local",
+        None => "named",
+    };
+    let kind = if file.legacy { "legacy file" } else { "file" };
+    match &file.locale {
+        Some(locale) => format!("user {scope} {kind} ({locale})"),
+        None => format!("user {scope} {kind}"),
+    }
+}
+
+fn table(rows: &[Row], paint: Paint) -> String {
+    let width = rows.iter().map(|r| r.id.len()).max().unwrap_or(2).max(2);
+    let mut out = String::new();
+    for row in rows {
+        let id = format!("{:width$}", row.id);
+        out.push_str(&format!("{}  {}\n", paint.heading(&id), row.description));
+        out.push_str(&format!(
+            "{:width$}  {}\n",
+            "",
+            paint.dim(&row.layers.join("; "))
+        ));
+    }
+    out
+}

@@ -1,0 +1,70 @@
+//! One module per command; each returns its whole output, so nothing
+//! reaches standard output before an error.
+
+mod check;
+mod diff;
+mod explain;
+mod init;
+mod list;
+mod render;
+mod resolve;
+
+use std::io::IsTerminal;
+
+use clap::CommandFactory;
+
+use crate::cli::{Cli, Command};
+use crate::report::Failure;
+use crate::session::Session;
+
+/// What a successful command prints, and its exit code.
+pub struct Output {
+    pub stdout: String,
+    pub code: u8,
+}
+
+impl Output {
+    pub fn text(stdout: String) -> Self {
+        Output { stdout, code: 0 }
+    }
+
+    pub fn json(value: &serde_json::Value) -> Self {
+        let mut stdout = serde_json::to_string_pretty(value).unwrap_or_default();
+        stdout.push('\n');
+        Output::text(stdout)
+    }
+
+    /// A prompt's text, exactly; a newline is added only for a terminal.
+    pub fn prompt(mut text: String) -> Self {
+        if std::io::stdout().is_terminal() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Output::text(text)
+    }
+}
+
+pub fn execute(cli: Cli) -> Result<Output, Failure> {
+    let session = Session::new(cli.global)?;
+    match cli.command {
+        Command::List => list::run(&session),
+        Command::Render(args) => render::run(&session, &args),
+        Command::Explain(args) => explain::run(&session, &args),
+        Command::Check(args) => check::run(&session, &args),
+        Command::Resolve(args) => resolve::run(&session, &args),
+        Command::Diff(args) => diff::run(&session, &args),
+        Command::Schema => schema(&session),
+        Command::Init(args) => init::run(&session, &args),
+        Command::Completions(args) => {
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "promptreg", &mut script);
+            Ok(Output::text(String::from_utf8_lossy(&script).into_owned()))
+        }
+    }
+}
+
+fn schema(session: &Session) -> Result<Output, Failure> {
+    let pack = session.pack()?;
+    Ok(Output::json(
+        promptreg::config::settings_schema(pack.spec()).as_value(),
+    ))
+}

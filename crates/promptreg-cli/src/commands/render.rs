@@ -1,0 +1,22 @@
+//! `promptreg render ID`: the final text, as the application sends it.
+
+use serde_json::json;
+
+use super::Output;
+use crate::cli::RenderArgs;
+use crate::report::Failure;
+use crate::session::{Session, read_context};
+
+pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
+    let pack = session.pack()?;
+    let registry = session.registry(&pack)?;
+    let locale = session.locale(&pack)?;
+    let ctx = read_context(args.ctx.as_deref())?;
+    let text = registry.render_in(&args.id, &ctx, &locale)?;
+    if session.args.json {
+        return Ok(Output::json(
+            &json!({ "id": args.id, "locale": locale.as_str(), "text": text }),
+        ));
+    }
+    Ok(Output::prompt(text))
+}

@@ -1,0 +1,668 @@
+//! The `promptreg` tool tested from outside, as a user runs it, on the two
+//! example packs, in a temporary home and project.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+use serde_json::Value;
+use tempfile::TempDir;
+
+struct Sandbox {
+    root: TempDir,
+}
+
+impl Sandbox {
+    /// A home, a project and copies of the example packs, side by side,
+    /// so commands name them by relative paths.
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("home")).unwrap();
+        fs::create_dir_all(root.path().join("project")).unwrap();
+        for pack in ["goal-agent", "web-agent"] {
+            copy_dir(&example(pack), &root.path().join(pack));
+        }
+        Sandbox { root }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.root.path().join("home")
+    }
+
+    fn pack(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.root.path().join("project")
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    fn local(&self, path: &str, text: &str) {
+        self.write(&self.cwd().join(path), text);
+    }
+
+    fn global(&self, path: &str, text: &str) {
+        self.write(&self.home().join(path), text);
+    }
+
+    /// `promptreg` with home and cwd in the sandbox, run from the sandbox
+    /// (so no pack is found by walking up unless `--pack` says so).
+    fn cmd(&self) -> Command {
+        let mut cmd = Command::new(get_cargo_bin("promptreg"));
+        cmd.current_dir(self.root.path())
+            .args(["--home", "home", "--cwd", "project"])
+            .env_remove("PI_GOAL_SETTINGS_FILE")
+            .env_remove("WEBAGENT_SETTINGS_FILE")
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
+    fn with_pack(&self, pack: &str) -> Command {
+        let mut cmd = self.cmd();
+        cmd.args(["--pack", pack]);
+        cmd
+    }
+
+    fn settings(&self) -> insta::Settings {
+        let mut settings = insta::Settings::clone_current();
+        settings.add_filter(
+            &regex_escape(&self.root.path().display().to_string()),
+            "[sandbox]",
+        );
+        settings
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .canonicalize()
+        .unwrap()
+}
+
+fn example(name: &str) -> PathBuf {
+    examples().join(name)
+}
+
+/// The pack's sample context, relative to the sandbox.
+fn context(name: &str) -> String {
+    format!("{name}/context.json")
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if "\\.+*?()|[]{}^$".contains(c) {
+                format!("\\{c}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Runs and returns (exit code, stdout, stderr).
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn json(cmd: &mut Command) -> Value {
+    let (code, stdout, stderr) = run(cmd.arg("--json"));
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// A project that configures the goal agent: an override of goal-running,
+/// an appended auditor rule, a Japanese auditor file under home.
+fn configured() -> Sandbox {
+    let s = Sandbox::new();
+    s.local(
+        ".pi/pi-goal-xx/prompts/goal-running.md",
+        "Delegate implementation to a team.",
+    );
+    s.local(
+        ".pi/pi-goal-xx/prompts/auditor.md",
+        "Reject unless the verifier hash is present.",
+    );
+    s.global(
+        ".pi/pi-goal-xx/prompts/auditor.ja.md",
+        "検証ハッシュがなければ却下してください。",
+    );
+    s.local(
+        ".pi/pi-goal-xx-settings.json",
+        "{\n  // project rules\n  \"prompts\": {\n    \"goal-running\": { \"mode\": \"override\" },\n    \"tool-abort-goal\": { \"mode\": \"off\" }\n  }\n}\n",
+    );
+    s
+}
+
+// --- Help and version --------------------------------------------------------------
+
+#[test]
+fn version_and_help() {
+    let s = Sandbox::new();
+    let (code, stdout, _) = run(s.cmd().arg("--version"));
+    assert_eq!(code, 0);
+    assert_eq!(stdout, format!("promptreg {}\n", env!("CARGO_PKG_VERSION")));
+    assert_cmd_snapshot!(Command::new(get_cargo_bin("promptreg")).arg("--help"));
+}
+
+// --- list ---------------------------------------------------------------------------------
+
+#[test]
+fn list_shows_descriptions_variants_and_layers() {
+    let s = configured();
+    s.settings()
+        .bind(|| assert_cmd_snapshot!(s.with_pack("goal-agent").arg("list")));
+    s.settings()
+        .bind(|| assert_cmd_snapshot!(s.with_pack("web-agent").arg("list")));
+}
+
+#[test]
+fn list_json() {
+    let s = configured();
+    let rows = json(s.with_pack("goal-agent").arg("list"));
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 18);
+    let auditor = rows.iter().find(|r| r["id"] == "auditor").unwrap();
+    assert_eq!(auditor["description"], "Independent completion auditor");
+    let files = auditor["user"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0]["scope"], "global");
+    assert_eq!(files[0]["locale"], "ja");
+    let running = rows.iter().find(|r| r["id"] == "goal-running").unwrap();
+    assert_eq!(running["user"]["settings"]["mode"], "override");
+    let narrators = json(s.with_pack("web-agent").arg("list"));
+    let narrator = narrators
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "webagent-narrator.system")
+        .unwrap();
+    assert_eq!(narrator["locales"], serde_json::json!(["ja", "zh-TW"]));
+}
+
+// --- render ---------------------------------------------------------------------------------
+
+#[test]
+fn render_prints_exactly_what_the_application_sends() {
+    let s = configured();
+    s.settings().bind(|| {
+        assert_cmd_snapshot!(
+            s.with_pack("goal-agent")
+                .args(["render", "goal-running", "--ctx"])
+                .arg(context("goal-agent"))
+        );
+        assert_cmd_snapshot!(
+            s.with_pack("web-agent")
+                .args([
+                    "render",
+                    "webagent-narrator.system",
+                    "--locale=zh-TW",
+                    "--ctx"
+                ])
+                .arg(context("web-agent"))
+        );
+    });
+    // No trailing newline is added when not on a terminal.
+    let (_, stdout, _) = run(s.with_pack("goal-agent").args(["render", "auditor"]));
+    assert!(
+        stdout.ends_with("Reject unless the verifier hash is present."),
+        "{stdout:?}"
+    );
+}
+
+#[test]
+fn render_reads_the_context_from_standard_input_and_prints_json() {
+    let s = Sandbox::new();
+    let value = json(
+        s.with_pack("web-agent")
+            .args([
+                "render",
+                "webagent-narrator.system",
+                "--locale",
+                "ja",
+                "--ctx",
+                "-",
+            ])
+            .stdin(fs::File::open(s.pack("web-agent").join("context.json")).unwrap()),
+    );
+    assert_eq!(value["id"], "webagent-narrator.system");
+    assert_eq!(value["locale"], "ja");
+    assert!(
+        value["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("あなたはAcme Outdoorのサイト内")
+    );
+}
+
+#[test]
+fn render_falls_back_to_english_for_french() {
+    let s = Sandbox::new();
+    let mut cmd = s.with_pack("web-agent");
+    cmd.args([
+        "--locale",
+        "fr-CA",
+        "render",
+        "webagent-narrator.system",
+        "--ctx",
+    ])
+    .arg(context("web-agent"));
+    let (code, stdout, _) = run(&mut cmd);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.starts_with("You are the friendly assistant of Acme Outdoor"),
+        "{stdout}"
+    );
+}
+
+// --- explain ---------------------------------------------------------------------------------
+
+#[test]
+fn explain_shows_every_part_and_where_it_came_from() {
+    let s = configured();
+    s.settings().bind(|| {
+        assert_cmd_snapshot!(
+            s.with_pack("goal-agent")
+                .args(["explain", "goal-running", "--locale", "ja", "--ctx"])
+                .arg(context("goal-agent"))
+        );
+        assert_cmd_snapshot!(
+            s.with_pack("goal-agent")
+                .args(["explain", "auditor", "--locale", "ja-JP"])
+        );
+        assert_cmd_snapshot!(
+            s.with_pack("web-agent")
+                .args([
+                    "explain",
+                    "webagent-narrator.system",
+                    "--locale",
+                    "zh-HK",
+                    "--ctx"
+                ])
+                .arg(context("web-agent"))
+        );
+    });
+}
+
+#[test]
+fn explain_json_gives_the_same_as_data() {
+    let s = configured();
+    let value = json(
+        s.with_pack("goal-agent")
+            .args(["explain", "goal-running", "--ctx"])
+            .arg(context("goal-agent")),
+    );
+    let kinds: Vec<&str> = value["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["origin"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["pinned-head", "user", "pinned-tail"]);
+    let user = &value["parts"][1]["origin"];
+    assert_eq!(user["mode"], "override");
+    assert_eq!(user["scope"], "local");
+    assert_eq!(user["settings"]["key_path"], "prompts.goal-running");
+    assert_eq!(user["settings"]["line"], 4);
+    assert_eq!(
+        value["parts"][1]["text"],
+        "Delegate implementation to a team."
+    );
+    let text = value["text"].as_str().unwrap();
+    let (start, end) = (
+        value["parts"][1]["start"].as_u64().unwrap() as usize,
+        value["parts"][1]["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&text[start..end], "Delegate implementation to a team.");
+}
+
+// --- check ---------------------------------------------------------------------------------
+
+#[test]
+fn check_of_a_clean_configuration_exits_0() {
+    let s = configured();
+    let (code, stdout, _) = run(s.with_pack("goal-agent").arg("check"));
+    assert_eq!((code, stdout.as_str()), (0, "no problems found\n"));
+}
+
+#[test]
+fn check_prints_every_diagnostic_with_a_snippet_and_exits_1() {
+    let s = Sandbox::new();
+    s.local(
+        ".pi/pi-goal-xx-settings.json",
+        "{\n  \"prompts\": {\n    \"goal-runing\": { \"mode\": \"append\" },\n    \"auditor\": { \"mode\": \"overide\" }\n  },\n  \"auditorPrompt\": \"old\"\n}\n",
+    );
+    s.local(".pi/pi-goal-xx/prompts/auditr.md", "typo");
+    s.settings()
+        .bind(|| assert_cmd_snapshot!(s.with_pack("goal-agent").arg("check")));
+    let value = {
+        let out = s
+            .with_pack("goal-agent")
+            .args(["check", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(value["errors"], 2);
+    assert_eq!(value["warnings"], 2);
+    assert_eq!(value["diagnostics"][0]["line"], 3);
+    assert_eq!(
+        value["diagnostics"][0]["suggestion"],
+        "did you mean `goal-running`?"
+    );
+}
+
+#[test]
+fn warnings_alone_pass_unless_denied() {
+    let s = Sandbox::new();
+    s.local(".pi/pi-goal-xx/prompts/goal-runing.md", "typo");
+    let (code, stdout, _) = run(s.with_pack("goal-agent").arg("check"));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("did you mean `goal-running.md`?"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("0 errors, 1 warning\n"), "{stdout}");
+    let (code, ..) = run(s.with_pack("goal-agent").args(["check", "--deny-warnings"]));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn check_reports_pack_errors_too() {
+    let s = Sandbox::new();
+    let pack = s.pack("broken");
+    s.write(
+        &pack.join("promptreg.toml"),
+        "name = \"x\"\nkeys = [\"a\"]\n[user]\nprompts_dir = \".x\"\n",
+    );
+    s.write(&pack.join("defaults/b.md"), "undeclared");
+    s.write(
+        &pack.join("defaults/a.md"),
+        "---\ntemplate: true\n---\n{{ oops }",
+    );
+    let (code, stdout, _) = run(s.with_pack("broken").arg("check"));
+    assert_eq!(code, 1);
+    assert!(stdout.contains("template syntax error"), "{stdout}");
+    assert!(
+        stdout.contains("which promptreg.toml does not declare"),
+        "{stdout}"
+    );
+}
+
+// --- resolve --------------------------------------------------------------------------------
+
+fn resolve(s: &Sandbox, args: &[&str]) -> Value {
+    let mut cmd = s.cmd();
+    cmd.args(["resolve", "auditor", "--prompts-dir=.app/prompts", "--json"])
+        .args(args);
+    let (code, stdout, stderr) = run(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "exactly one JSON object: {stdout}"
+    );
+    serde_json::from_str(&stdout).unwrap()
+}
+
+#[test]
+fn resolve_follows_the_rule_for_every_mode() {
+    let s = Sandbox::new();
+    s.global(".app/prompts/auditor.md", "Global.");
+    s.local(".app/prompts/auditor.md", "Local.");
+    let expect = |final_text: &str, injected: Option<&str>, source: &str| serde_json::json!({ "final": final_text, "injected": injected, "source": source });
+    for (mode, expected) in [
+        ("override", expect("Local.", Some("Local."), "local")),
+        ("append", expect("D\n\nLocal.", Some("Local."), "local")),
+        (
+            "global-local",
+            expect("D\n\nLocal.", Some("Local."), "local"),
+        ),
+        ("local", expect("D\n\nLocal.", Some("Local."), "local")),
+        (
+            "global-local-merge",
+            expect(
+                "D\n\nGlobal.\n\nLocal.",
+                Some("Global.\n\nLocal."),
+                "merged",
+            ),
+        ),
+        ("off", expect("D", None, "none")),
+    ] {
+        assert_eq!(
+            resolve(&s, &["--default=D", &format!("--mode={mode}")]),
+            expected,
+            "{mode}"
+        );
+    }
+    assert_eq!(
+        resolve(&s, &["--default=D", "--mode=off", "--inline=Wins."]),
+        expect("Wins.", Some("Wins."), "inline")
+    );
+    // `--cwd=` (empty): no local lookup.
+    assert_eq!(
+        resolve(&s, &["--default=D", "--cwd="]),
+        expect("D\n\nGlobal.", Some("Global."), "global")
+    );
+}
+
+#[test]
+fn resolve_passes_texts_through_byte_for_byte() {
+    let s = Sandbox::new();
+    let odd = "--not-a-flag\n  ünïcödé 日本語\n";
+    let value = resolve(&s, &["--default", odd]);
+    assert_eq!(value["final"], odd);
+    let value = resolve(&s, &["--default=", "--inline", "-x"]);
+    assert_eq!(value["final"], "-x");
+    let (code, stdout, _) =
+        run(s
+            .cmd()
+            .args(["resolve", "auditor", "--prompts-dir=.p", "--default", odd]));
+    assert_eq!((code, stdout.as_str()), (0, odd));
+    let (code, stdout, _) =
+        run(s
+            .cmd()
+            .args(["resolve", "auditor", "--prompts-dir=.p", "--default="]));
+    assert_eq!((code, stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn resolve_takes_the_prompts_dir_from_the_pack_or_requires_it() {
+    let s = Sandbox::new();
+    s.local(
+        ".pi/pi-goal-xx/prompts/auditor.md",
+        "From the pack's directory.",
+    );
+    let mut cmd = s.with_pack("goal-agent");
+    cmd.args(["resolve", "auditor", "--default=D"]);
+    assert_eq!(run(&mut cmd).1, "D\n\nFrom the pack's directory.");
+    let (code, stdout, stderr) = run(s.cmd().args(["resolve", "auditor", "--default=D"]));
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(stderr.contains("--prompts-dir"), "{stderr}");
+}
+
+// --- diff, schema, init, completions --------------------------------------------------------------
+
+#[test]
+fn diff_shows_what_the_user_configuration_changes() {
+    let s = configured();
+    s.settings().bind(|| {
+        assert_cmd_snapshot!(
+            s.with_pack("goal-agent")
+                .args(["diff", "goal-running", "--ctx"])
+                .arg(context("goal-agent"))
+        );
+        assert_cmd_snapshot!(s.with_pack("goal-agent").args(["diff", "goal-drafting"]));
+    });
+}
+
+#[test]
+fn schema_is_the_settings_json_schema() {
+    let s = Sandbox::new();
+    let schema = json(s.with_pack("goal-agent").arg("schema"));
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert!(schema["properties"]["prompts"]["properties"]["goal-running"].is_object());
+    assert_eq!(schema["properties"]["auditorPrompt"]["deprecated"], true);
+}
+
+#[test]
+fn init_creates_a_valid_configuration_and_never_overwrites() {
+    let s = Sandbox::new();
+    s.settings()
+        .bind(|| assert_cmd_snapshot!(s.with_pack("goal-agent").arg("init")));
+    let settings = s.cwd().join(".pi/pi-goal-xx-settings.json");
+    assert!(s.cwd().join(".pi/pi-goal-xx/prompts").is_dir());
+    let (code, stdout, _) = run(s.with_pack("goal-agent").arg("check"));
+    assert_eq!((code, stdout.as_str()), (0, "no problems found\n"));
+
+    let before = fs::read_to_string(&settings).unwrap();
+    let (code, stdout, stderr) = run(s.with_pack("goal-agent").arg("init"));
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(stderr.contains("never overwrites"), "{stderr}");
+    assert_eq!(fs::read_to_string(&settings).unwrap(), before);
+
+    let (code, ..) = run(s.with_pack("goal-agent").args(["init", "--global"]));
+    assert_eq!(code, 0);
+    assert!(s.home().join(".pi/pi-goal-xx-settings.json").is_file());
+}
+
+#[test]
+fn completions_for_each_shell() {
+    let s = Sandbox::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, stdout, _) = run(s.cmd().args(["completions", shell]));
+        assert_eq!(code, 0);
+        assert!(stdout.contains("promptreg"), "{shell}");
+    }
+}
+
+// --- Bad input: one message on stderr, exit 2, nothing on stdout ----------------------------------
+
+#[test]
+fn bad_input_is_one_clear_error_with_exit_code_2() {
+    let s = Sandbox::new();
+    s.local("bad-context.json", "{ \"brand\": \"Acme\",\n  oops }");
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("invalid id", vec!["render".into(), "../x".into()]),
+        ("unknown id", vec!["render".into(), "goal-runing".into()]),
+        (
+            "invalid locale",
+            vec!["--locale=en--US".into(), "render".into(), "auditor".into()],
+        ),
+        (
+            "context not JSON",
+            vec![
+                "render".into(),
+                "auditor".into(),
+                "--ctx".into(),
+                "project/bad-context.json".into(),
+            ],
+        ),
+        (
+            "unreadable context",
+            vec![
+                "render".into(),
+                "auditor".into(),
+                "--ctx".into(),
+                "project/missing.json".into(),
+            ],
+        ),
+        (
+            "missing required variable",
+            vec!["render".into(), "goal-running".into()],
+        ),
+        (
+            "invalid mode",
+            vec![
+                "resolve".into(),
+                "auditor".into(),
+                "--default=D".into(),
+                "--mode=replace".into(),
+            ],
+        ),
+        (
+            "invalid resolve key",
+            vec![
+                "resolve".into(),
+                "tool-../../x".into(),
+                "--default=D".into(),
+            ],
+        ),
+    ];
+    let mut report = String::new();
+    for (name, args) in cases {
+        let (code, stdout, stderr) = run(s.with_pack("goal-agent").args(&args));
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert_eq!(stdout, "", "{name}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+            "{name}: {stderr}"
+        );
+        report.push_str(&format!("--- {name}\n{stderr}"));
+    }
+    s.settings().bind(|| insta::assert_snapshot!(report));
+}
+
+#[test]
+fn a_missing_pack_is_an_error() {
+    let s = Sandbox::new();
+    let (code, stdout, stderr) = run(s.cmd().arg("list"));
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(stderr.contains("no promptreg.toml in"), "{stderr}");
+    let (code, _, stderr) = run(s.cmd().args(["--pack", "/nonexistent/pack", "render", "x"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no pack at /nonexistent/pack"), "{stderr}");
+}
+
+#[test]
+fn an_invalid_settings_file_stops_render_with_its_diagnostics() {
+    let s = Sandbox::new();
+    s.local(
+        ".pi/pi-goal-xx-settings.json",
+        "{ \"prompts\": { \"auditor\": { \"mode\": 3 } } }",
+    );
+    let (code, stdout, stderr) = run(s.with_pack("goal-agent").args(["render", "auditor"]));
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(
+        stderr.contains("expected a string, found a number at `prompts.auditor.mode`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let s = Sandbox::new();
+    let (code, stdout, _) = run(s.cmd().arg("frobnicate"));
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    let (code, ..) = run(s.cmd().args(["--color=sometimes", "list"]));
+    assert_eq!(code, 2);
+}
