@@ -62,7 +62,7 @@ pub enum Command {
     /// Apply the resolution rule to one key, without a pack
     Resolve(ResolveArgs),
     /// Show how the user's configuration changes a prompt (unified diff)
-    Diff(RenderArgs),
+    Diff(DiffArgs),
     /// Print the JSON Schema of the pack's settings file
     Schema,
     /// Create the user's prompt directory and a commented settings file
@@ -73,6 +73,18 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
+    /// The prompt id
+    pub id: String,
+    /// The render context: a JSON file, or `-` for standard input
+    #[arg(long, value_name = "FILE|-")]
+    pub ctx: Option<PathBuf>,
+    /// Print again each time the user's files change, until interrupted
+    #[arg(long)]
+    pub watch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
     /// The prompt id
     pub id: String,
     /// The render context: a JSON file, or `-` for standard input

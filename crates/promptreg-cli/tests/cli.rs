@@ -666,3 +666,61 @@ fn usage_errors_exit_2() {
     let (code, ..) = run(s.cmd().args(["--color=sometimes", "list"]));
     assert_eq!(code, 2);
 }
+
+// --- --watch ----------------------------------------------------------------------------------
+
+/// Reads a child's stream line by line on a thread.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stream)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (with a generous deadline) for a line containing `needle`.
+fn wait_for(lines: &std::sync::mpsc::Receiver<String>, needle: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return,
+            Ok(_) => {}
+            Err(e) => panic!("no line with {needle:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn render_watch_prints_again_when_a_file_changes() {
+    let s = Sandbox::new();
+    s.local(".pi/pi-goal-xx/prompts/auditor.md", "First rule.");
+    let mut child = s
+        .with_pack("goal-agent")
+        .args(["render", "auditor", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    wait_for(&stdout, "First rule.");
+
+    s.local(".pi/pi-goal-xx/prompts/auditor.md", "Second rule.");
+    wait_for(&stdout, "Second rule.");
+    wait_for(&stderr, "reloaded; changed: auditor");
+
+    s.local(".pi/pi-goal-xx-settings.json", "{ broken");
+    wait_for(&stderr, "the previous configuration stays in force");
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

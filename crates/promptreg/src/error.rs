@@ -31,6 +31,8 @@ pub enum ErrorKind {
     NotLoaded,
     /// A template failed while rendering: a missing variable, no fuel left.
     Template,
+    /// Following files failed (feature `watch`).
+    Watch,
 }
 
 impl ErrorKind {
@@ -45,6 +47,7 @@ impl ErrorKind {
             ErrorKind::Config => "invalid configuration",
             ErrorKind::NotLoaded => "no configuration loaded",
             ErrorKind::Template => "template error",
+            ErrorKind::Watch => "watch error",
         }
     }
 }

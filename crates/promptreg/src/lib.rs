@@ -157,8 +157,9 @@
 //!     .prompts_dir(".app/prompts")
 //!     .settings_file(".app/settings.json")
 //!     .build()?;
-//! let warnings = registry.load_config(spec, LoadOptions::new(home.path(), project.path()))?;
-//! assert!(warnings.is_empty());
+//! let report = registry.load_config(spec, LoadOptions::new(home.path(), project.path()))?;
+//! assert!(report.warnings.is_empty());
+//! assert_eq!(report.changed, ["auditor"]);
 //!
 //! // The user's file replaced the body; the pinned block stayed.
 //! assert_eq!(registry.render("auditor", &())?, "Reject work without tests.\n\nAnswer PASS or FAIL.");
@@ -166,7 +167,10 @@
 //! ```
 //!
 //! Files are read by [`load_config`](PromptRegistry::load_config) and
-//! [`reload`](PromptRegistry::reload), never by a render. A reload that
+//! [`reload`](PromptRegistry::reload), never by a render. With the `watch`
+//! feature, `PromptRegistry::watch` follows the files and reloads when they
+//! change (debounced; editors' save-by-rename, files created later and
+//! deleted files included), reporting each reload to a callback. A reload that
 //! fails keeps the previous configuration in force. Every problem (a typo in
 //! a key, an invalid mode, a file that is not UTF-8) is a
 //! [`Diagnostic`] with its file, line:column and key path.
@@ -203,6 +207,8 @@ mod renderer;
 mod snapshot;
 mod suggest;
 mod template;
+#[cfg(feature = "watch")]
+mod watch;
 
 pub use diagnostic::{Diagnostic, DiagnosticCode, Position, Severity};
 pub use error::{Error, ErrorKind};
@@ -214,3 +220,5 @@ pub use render::{Origin, Part, Rendered};
 pub use renderer::{IntoRenderer, Renderer, markers};
 pub use snapshot::Snapshot;
 pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable};
+#[cfg(feature = "watch")]
+pub use watch::{DEFAULT_DEBOUNCE, ReloadEvent, WatchHandle};

@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use arc_swap::{ArcSwap, Guard};
 use serde::Serialize;
 
-use crate::config::{ConfigSpec, LoadOptions, UserLayer};
-use crate::diagnostic::Diagnostic;
+use crate::config::{ConfigSpec, LoadOptions, LoadReport, UserLayer};
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::locale::{IntoLocale, Locale};
@@ -30,59 +29,18 @@ use crate::snapshot::Snapshot;
 /// sees the state before or after each change, never a mix, and renders
 /// never wait behind a writer. Writers are serialised among themselves.
 pub struct PromptRegistry {
+    shared: Arc<Shared>,
+}
+
+/// The registry's state, shared with the threads that act on it (the file
+/// watcher).
+pub(crate) struct Shared {
     state: ArcSwap<Snapshot>,
     writer: Mutex<()>,
 }
 
-impl Default for PromptRegistry {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl std::fmt::Debug for PromptRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let snapshot = self.state.load();
-        f.debug_struct("PromptRegistry")
-            .field("ids", &snapshot.list())
-            .field("locale", snapshot.locale())
-            .field("fallback_locale", snapshot.fallback_locale())
-            .finish()
-    }
-}
-
-fn english() -> Locale {
-    // `en` is a constant, valid tag; keep a parsed copy to clone.
-    static EN: OnceLock<Locale> = OnceLock::new();
-    EN.get_or_init(|| Locale::parse("en").unwrap_or_else(|_| unreachable!("`en` is a valid tag")))
-        .clone()
-}
-
-impl PromptRegistry {
-    /// An empty registry whose locale and fallback locale are `en`.
-    pub fn new() -> Self {
-        PromptRegistry {
-            state: ArcSwap::from_pointee(Snapshot::new(english())),
-            writer: Mutex::new(()),
-        }
-    }
-
-    /// The process-level registry, created empty on first use.
-    ///
-    /// Subsystems register their defaults here and the host configures it,
-    /// without passing a registry around.
-    pub fn global() -> &'static PromptRegistry {
-        static GLOBAL: OnceLock<PromptRegistry> = OnceLock::new();
-        GLOBAL.get_or_init(PromptRegistry::new)
-    }
-
-    /// The current state, for several renders that must agree with each
-    /// other.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.state.load_full()
-    }
-
-    fn current(&self) -> Guard<Arc<Snapshot>> {
+impl Shared {
+    pub(crate) fn current(&self) -> Guard<Arc<Snapshot>> {
         self.state.load()
     }
 
@@ -105,6 +63,103 @@ impl PromptRegistry {
             change(s);
             Ok(())
         });
+    }
+
+    pub(crate) fn reload(&self) -> Result<LoadReport, Error> {
+        let current = self.current();
+        let Some(layer) = current.user_layer() else {
+            return Err(Error::new(
+                ErrorKind::NotLoaded,
+                "no user configuration is loaded; call `load_config` first",
+            ));
+        };
+        let (spec, options) = (layer.spec().clone(), layer.options().clone());
+        drop(current);
+        self.load_layer(spec, options)
+    }
+
+    fn load_layer(&self, spec: Arc<ConfigSpec>, options: LoadOptions) -> Result<LoadReport, Error> {
+        // Files are read before taking the writer lock: other writers are
+        // not held up by I/O, and a failure publishes nothing.
+        let (layer, warnings) = UserLayer::try_load(spec, options)?;
+        let layer = Arc::new(layer);
+        let mut changed = Vec::new();
+        self.update(|s| {
+            changed = layer.changed_since(s.user_layer().map(|l| &**l));
+            s.set_user_layer(Some(layer));
+        });
+        Ok(LoadReport { changed, warnings })
+    }
+}
+
+impl Default for PromptRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for PromptRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let snapshot = self.current();
+        f.debug_struct("PromptRegistry")
+            .field("ids", &snapshot.list())
+            .field("locale", snapshot.locale())
+            .field("fallback_locale", snapshot.fallback_locale())
+            .finish()
+    }
+}
+
+fn english() -> Locale {
+    // `en` is a constant, valid tag; keep a parsed copy to clone.
+    static EN: OnceLock<Locale> = OnceLock::new();
+    EN.get_or_init(|| Locale::parse("en").unwrap_or_else(|_| unreachable!("`en` is a valid tag")))
+        .clone()
+}
+
+impl PromptRegistry {
+    /// An empty registry whose locale and fallback locale are `en`.
+    pub fn new() -> Self {
+        PromptRegistry {
+            shared: Arc::new(Shared {
+                state: ArcSwap::from_pointee(Snapshot::new(english())),
+                writer: Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The process-level registry, created empty on first use.
+    ///
+    /// Subsystems register their defaults here and the host configures it,
+    /// without passing a registry around.
+    pub fn global() -> &'static PromptRegistry {
+        static GLOBAL: OnceLock<PromptRegistry> = OnceLock::new();
+        GLOBAL.get_or_init(PromptRegistry::new)
+    }
+
+    /// The current state, for several renders that must agree with each
+    /// other.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.shared.state.load_full()
+    }
+
+    #[cfg_attr(not(feature = "watch"), allow(dead_code))]
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    fn current(&self) -> Guard<Arc<Snapshot>> {
+        self.shared.current()
+    }
+
+    fn try_update(
+        &self,
+        change: impl FnOnce(&mut Snapshot) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.shared.try_update(change)
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Snapshot)) {
+        self.shared.update(change)
     }
 
     /// Registers the default of `id`: the body rendered when no override
@@ -252,18 +307,15 @@ impl PromptRegistry {
     /// every mode and appenders still come last. Renders read no files:
     /// call [`reload`](Self::reload) after files change.
     ///
-    /// Returns the warnings (see [`config::check`](crate::config::check)).
+    /// Returns the keys whose configuration changed and the warnings (see
+    /// [`config::check`](crate::config::check)).
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Config`] with every diagnostic when a file is invalid or
     /// unreadable. The registry then keeps its previous configuration.
-    pub fn load_config(
-        &self,
-        spec: ConfigSpec,
-        options: LoadOptions,
-    ) -> Result<Vec<Diagnostic>, Error> {
-        self.load_layer(Arc::new(spec), options)
+    pub fn load_config(&self, spec: ConfigSpec, options: LoadOptions) -> Result<LoadReport, Error> {
+        self.shared.load_layer(Arc::new(spec), options)
     }
 
     /// Re-reads the loaded configuration's files and publishes the result
@@ -274,30 +326,8 @@ impl PromptRegistry {
     ///
     /// [`ErrorKind::Config`] as for [`load_config`](Self::load_config);
     /// [`ErrorKind::NotLoaded`] when no configuration was loaded.
-    pub fn reload(&self) -> Result<Vec<Diagnostic>, Error> {
-        let current = self.current();
-        let Some(layer) = current.user_layer() else {
-            return Err(Error::new(
-                ErrorKind::NotLoaded,
-                "no user configuration is loaded; call `load_config` first",
-            ));
-        };
-        let (spec, options) = (layer.spec().clone(), layer.options().clone());
-        drop(current);
-        self.load_layer(spec, options)
-    }
-
-    fn load_layer(
-        &self,
-        spec: Arc<ConfigSpec>,
-        options: LoadOptions,
-    ) -> Result<Vec<Diagnostic>, Error> {
-        // Files are read before taking the writer lock: other writers are
-        // not held up by I/O, and a failure publishes nothing.
-        let (layer, warnings) = UserLayer::try_load(spec, options)?;
-        let layer = Arc::new(layer);
-        self.update(|s| s.set_user_layer(Some(layer)));
-        Ok(warnings)
+    pub fn reload(&self) -> Result<LoadReport, Error> {
+        self.shared.reload()
     }
 
     /// Removes the user configuration; renders use the host's prompts only.

@@ -113,6 +113,12 @@ impl Snapshot {
         self.user.as_deref().map(|u| (&**u.spec(), u.options()))
     }
 
+    /// Every path the loaded configuration reads, present or not: what to
+    /// watch to know when to reload.
+    pub fn config_paths(&self) -> Option<&crate::config::ConfigPaths> {
+        self.user.as_deref().map(UserLayer::paths)
+    }
+
     /// The user's prompt files loaded for `id` (empty without a loaded
     /// configuration).
     pub fn user_files(&self, id: &str) -> Vec<crate::config::UserFileInfo> {

@@ -261,7 +261,10 @@ fn an_explicit_block_wins_over_a_legacy_alias_with_a_warning() {
 }"#,
     );
     let registry = registry();
-    let warnings = registry.load_config(spec(), sandbox.options()).unwrap();
+    let warnings = registry
+        .load_config(spec(), sandbox.options())
+        .unwrap()
+        .warnings;
     assert_eq!(render(&registry, "auditor"), "Explicit.");
     assert_eq!(warnings.len(), 1);
     let w = &warnings[0];
@@ -313,6 +316,51 @@ fn renders_read_no_files_until_reload() {
     std::fs::remove_file(&file).unwrap();
     registry.reload().unwrap();
     assert_eq!(render(&registry, "auditor"), "Audit the work.");
+}
+
+#[test]
+fn a_reload_reports_which_keys_changed() {
+    let sandbox = Sandbox::new();
+    let auditor = sandbox.cwd_file(&format!("{DIR}/auditor.md"), "First.");
+    sandbox.home_file(&format!("{DIR}/goal-stale.ja.md"), "古い。");
+    let registry = registry();
+    let first = registry.load_config(spec(), sandbox.options()).unwrap();
+    assert_eq!(first.changed, ["auditor", "goal-stale"]);
+
+    assert!(registry.reload().unwrap().changed.is_empty());
+
+    std::fs::write(&auditor, "Second.").unwrap();
+    sandbox.cwd_file(
+        SETTINGS,
+        r#"{ "prompts": { "tool-get-goal": { "mode": "off" } } }"#,
+    );
+    assert_eq!(
+        registry.reload().unwrap().changed,
+        ["auditor", "tool-get-goal"]
+    );
+
+    std::fs::remove_file(&auditor).unwrap();
+    assert_eq!(registry.reload().unwrap().changed, ["auditor"]);
+}
+
+#[test]
+fn the_configuration_paths_include_files_that_do_not_exist_yet() {
+    let sandbox = Sandbox::new();
+    let registry = loaded(&sandbox);
+    let snapshot = registry.snapshot();
+    let paths = snapshot.config_paths().unwrap();
+    assert!(paths.files.contains(&sandbox.cwd().join(SETTINGS)));
+    assert!(paths.files.contains(&sandbox.home().join(SETTINGS)));
+    assert!(
+        paths
+            .files
+            .contains(&sandbox.cwd().join(".pi/auditor-prompt.md"))
+    );
+    assert!(
+        paths
+            .dirs
+            .contains(&sandbox.cwd().join(".pi/pi-goal-xx/prompts/"))
+    );
 }
 
 #[test]

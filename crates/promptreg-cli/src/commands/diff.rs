@@ -4,12 +4,12 @@ use serde_json::json;
 use similar::TextDiff;
 
 use super::Output;
-use crate::cli::RenderArgs;
+use crate::cli::DiffArgs;
 use crate::report::Failure;
 use crate::session::{Session, read_context};
 use crate::style::Paint;
 
-pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
+pub fn run(session: &Session, args: &DiffArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;
     let locale = session.locale(&pack)?;
     let ctx = read_context(args.ctx.as_deref())?;

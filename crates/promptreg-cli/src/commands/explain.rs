@@ -3,7 +3,7 @@
 
 use promptreg::config::{Scope, UserOrigin};
 use promptreg::pack::{Pack, PackPrompt};
-use promptreg::{Locale, Origin, Rendered};
+use promptreg::{Locale, Origin, PromptRegistry, Rendered};
 use serde_json::{Value, json};
 
 use super::Output;
@@ -17,23 +17,26 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let registry = session.registry(&pack)?;
     let locale = session.locale(&pack)?;
     let ctx = read_context(args.ctx.as_deref())?;
-    let rendered = registry.render_traced_in(&args.id, &ctx, &locale)?;
     let explainer = Explainer {
         prompt: pack.prompt(&args.id),
         pack: &pack,
         locale: &locale,
         fallback: registry.fallback_locale(),
     };
-    if session.args.json {
-        return Ok(Output::json(&explainer.json(&args.id, &rendered)));
-    }
-    Ok(Output::text(explainer.text(
-        &args.id,
-        &rendered,
-        Paint {
+    let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
+        let rendered = registry.render_traced_in(&args.id, &ctx, &locale)?;
+        if session.args.json {
+            return Ok(Output::json(&explainer.json(&args.id, &rendered)));
+        }
+        let paint = Paint {
             color: session.color,
-        },
-    )))
+        };
+        Ok(Output::text(explainer.text(&args.id, &rendered, paint)))
+    };
+    if args.watch {
+        return super::follow::follow(&registry, show);
+    }
+    show(&registry)
 }
 
 struct Explainer<'a> {

@@ -4,6 +4,7 @@
 mod check;
 mod diff;
 mod explain;
+mod follow;
 mod init;
 mod list;
 mod render;

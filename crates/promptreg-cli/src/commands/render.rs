@@ -1,5 +1,6 @@
 //! `promptreg render ID`: the final text, as the application sends it.
 
+use promptreg::PromptRegistry;
 use serde_json::json;
 
 use super::Output;
@@ -12,11 +13,17 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let registry = session.registry(&pack)?;
     let locale = session.locale(&pack)?;
     let ctx = read_context(args.ctx.as_deref())?;
-    let text = registry.render_in(&args.id, &ctx, &locale)?;
-    if session.args.json {
-        return Ok(Output::json(
-            &json!({ "id": args.id, "locale": locale.as_str(), "text": text }),
-        ));
+    let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
+        let text = registry.render_in(&args.id, &ctx, &locale)?;
+        if session.args.json {
+            return Ok(Output::json(
+                &json!({ "id": args.id, "locale": locale.as_str(), "text": text }),
+            ));
+        }
+        Ok(Output::prompt(text))
+    };
+    if args.watch {
+        return super::follow::follow(&registry, show);
     }
-    Ok(Output::prompt(text))
+    show(&registry)
 }

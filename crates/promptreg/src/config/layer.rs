@@ -1,8 +1,10 @@
 //! The user layer: every settings file and prompt file of a configuration,
 //! read once and held in memory, so rendering reads no files.
 
-use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
+use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -85,6 +87,18 @@ impl LoadOptions {
     }
 }
 
+/// What a successful [`load_config`](crate::PromptRegistry::load_config)
+/// or [`reload`](crate::PromptRegistry::reload) did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LoadReport {
+    /// The prompt keys whose user configuration changed (settings or
+    /// files), sorted; every configured key on a first load.
+    pub changed: Vec<PromptId>,
+    /// Problems that did not stop the load.
+    pub warnings: Vec<Diagnostic>,
+}
+
 /// A prompt file the user layer read.
 #[derive(Debug)]
 pub(crate) struct UserFile {
@@ -92,6 +106,8 @@ pub(crate) struct UserFile {
     scope: Option<Scope>,
     locale: Option<Locale>,
     renderer: Renderer,
+    /// A hash of the file's text, to tell which prompts a reload changed.
+    digest: u64,
 }
 
 /// The prompt files of one key in one directory.
@@ -111,6 +127,18 @@ pub(crate) struct UserLayer {
     explicit: HashMap<PromptId, Arc<UserFile>>,
     dirs: [HashMap<PromptId, KeyFiles>; 2],
     legacy: HashMap<PromptId, Vec<(Scope, Arc<UserFile>)>>,
+    watched: ConfigPaths,
+}
+
+/// Every path a loaded configuration reads, present or not: what to
+/// follow to know when to [`reload`](crate::PromptRegistry::reload).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConfigPaths {
+    /// Settings files, legacy files and files named by `file` settings.
+    pub files: Vec<PathBuf>,
+    /// Prompt directories (their `*.md` files are read).
+    pub dirs: Vec<PathBuf>,
 }
 
 /// A prompt file of the user layer, as listed by
@@ -204,6 +232,7 @@ impl UserLayer {
             spec: &spec,
             options: &options,
             diagnostics: Vec::new(),
+            watched: ConfigPaths::default(),
         };
         let settings = loader.settings();
         let prompts_dir = settings
@@ -211,6 +240,10 @@ impl UserLayer {
             .unwrap_or(spec.prompts_dir())
             .to_owned();
         let (global, local) = files::prompt_dirs(&prompts_dir, options.home(), options.cwd());
+        loader
+            .watched
+            .dirs
+            .extend(global.iter().chain(local.iter()).cloned());
         let dirs = [
             loader.directory(global.as_deref(), Scope::Global),
             loader.directory(local.as_deref(), Scope::Local),
@@ -218,7 +251,7 @@ impl UserLayer {
         let inline = inline_blocks(&settings);
         let explicit = loader.explicit_files(&settings);
         let legacy = loader.legacy_files();
-        let diagnostics = loader.diagnostics;
+        let (diagnostics, watched) = (loader.diagnostics, loader.watched);
         if diagnostics.iter().any(Diagnostic::is_error) {
             return (None, diagnostics);
         }
@@ -230,6 +263,7 @@ impl UserLayer {
             explicit,
             dirs,
             legacy,
+            watched,
         };
         (Some(layer), diagnostics)
     }
@@ -255,6 +289,65 @@ impl UserLayer {
 
     pub(crate) fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// Every path this configuration reads.
+    pub(crate) fn paths(&self) -> &ConfigPaths {
+        &self.watched
+    }
+
+    /// The keys whose configuration differs between `before` and `self`.
+    pub(crate) fn changed_since(&self, before: Option<&UserLayer>) -> Vec<PromptId> {
+        let new = self.fingerprints();
+        let old = before.map(UserLayer::fingerprints).unwrap_or_default();
+        let mut changed: Vec<PromptId> = new
+            .iter()
+            .filter(|(key, hash)| old.get(*key) != Some(*hash))
+            .map(|(key, _)| key.clone())
+            .chain(old.keys().filter(|key| !new.contains_key(*key)).cloned())
+            .collect();
+        changed.sort_unstable();
+        changed
+    }
+
+    /// For every key the layer configures, a hash of its settings and
+    /// files: two layers differ for a key exactly when its hashes differ.
+    fn fingerprints(&self) -> BTreeMap<PromptId, u64> {
+        let mut parts: BTreeMap<PromptId, Vec<u64>> = BTreeMap::new();
+        for (key, block) in self.settings.prompts() {
+            parts
+                .entry(key.clone())
+                .or_default()
+                .push(digest(&format!("{:?}", block.settings)));
+        }
+        let mut add = |key: &PromptId, file: &UserFile| {
+            parts
+                .entry(key.clone())
+                .or_default()
+                .push(digest(&(&file.path, file.digest)));
+        };
+        for (key, file) in &self.explicit {
+            add(key, file);
+        }
+        for dir in &self.dirs {
+            for (key, files) in dir {
+                files
+                    .plain
+                    .iter()
+                    .chain(files.by_locale.values())
+                    .for_each(|f| add(key, f));
+            }
+        }
+        for (key, files) in &self.legacy {
+            files.iter().for_each(|(_, f)| add(key, f));
+        }
+        parts
+            .into_iter()
+            .map(|(key, mut hashes)| {
+                hashes.sort_unstable();
+                (key, digest(&hashes))
+            })
+            .collect()
     }
 
     /// Every prompt file loaded for `key`.
@@ -330,6 +423,12 @@ impl UserLayer {
     }
 }
 
+fn digest(value: &impl Hash) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name().map_or_else(
         || path.display().to_string(),
@@ -386,6 +485,7 @@ struct Loader<'a> {
     spec: &'a ConfigSpec,
     options: &'a LoadOptions,
     diagnostics: Vec<Diagnostic>,
+    watched: ConfigPaths,
 }
 
 impl Loader<'_> {
@@ -416,6 +516,9 @@ impl Loader<'_> {
             paths.push((path, true));
         }
         let mut merged = Settings::default();
+        self.watched
+            .files
+            .extend(paths.iter().map(|(path, _)| path.clone()));
         for (path, required) in paths {
             let text = match files::read_text(&path, self.spec.max_file_size()) {
                 Ok(Some(text)) if !text.trim().is_empty() => text,
@@ -544,6 +647,7 @@ impl Loader<'_> {
             scope,
             locale,
             renderer,
+            digest: digest(&text),
         }))
     }
 
@@ -595,6 +699,7 @@ impl Loader<'_> {
             let Some(path) = files::expand(raw, self.options.home(), self.options.cwd()) else {
                 continue;
             };
+            self.watched.files.push(path.clone());
             if let Some(file) = self.prompt_file(&path, None, None) {
                 found.insert(key.clone(), file);
             }
@@ -612,6 +717,7 @@ impl Loader<'_> {
         for legacy in self.spec.legacy_files() {
             for (root, scope) in roots {
                 let Some(root) = root else { continue };
+                self.watched.files.push(root.join(&legacy.path));
                 if let Some(file) = self.prompt_file(&root.join(&legacy.path), Some(scope), None) {
                     found
                         .entry(legacy.key.clone())

@@ -53,7 +53,7 @@ mod settings;
 mod spec;
 
 pub use check::check;
-pub use layer::{LoadOptions, UserFileInfo, UserOrigin};
+pub use layer::{ConfigPaths, LoadOptions, LoadReport, UserFileInfo, UserOrigin};
 pub use mode::{Mode, UnknownMode};
 pub use resolve::{ResolveOptions, Resolved, Scope, Source, resolve_prompt};
 pub use schema::settings_schema;

@@ -1,0 +1,247 @@
+//! Following files (feature `watch`): edits, saves by rename, directories
+//! created later, deletions, broken files, events, stopping.
+//!
+//! Tests poll with a generous deadline instead of sleeping a fixed time.
+
+#![cfg(feature = "watch")]
+
+mod support;
+
+use std::fs;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use promptreg::{PromptRegistry, ReloadEvent, WatchHandle};
+use support::{DIR, SETTINGS, Sandbox};
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+fn registry(sandbox: &Sandbox) -> PromptRegistry {
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("auditor", "Audit the work.")
+        .unwrap();
+    registry.register_default("goal-stale", "Stale.").unwrap();
+    registry
+        .load_config(support::goal_agent_spec(), sandbox.options())
+        .unwrap();
+    registry
+}
+
+fn watching(registry: &PromptRegistry) -> (WatchHandle, Receiver<ReloadEvent>) {
+    let (tx, rx) = mpsc::channel();
+    let handle = registry
+        .watch_with(Duration::from_millis(50), move |event| {
+            let _ = tx.send(event);
+        })
+        .unwrap();
+    (handle, rx)
+}
+
+/// Polls until `render` returns `expected`.
+fn eventually(registry: &PromptRegistry, id: &str, expected: &str) {
+    let start = Instant::now();
+    loop {
+        let text = registry.render(id, &()).unwrap();
+        if text == expected {
+            return;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "still {text:?}, expected {expected:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn next_event(events: &Receiver<ReloadEvent>) -> ReloadEvent {
+    events.recv_timeout(DEADLINE).expect("a reload event")
+}
+
+#[test]
+fn an_edit_is_visible_to_the_next_render() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.cwd_file(&format!("{DIR}/auditor.md"), "First.");
+    let registry = registry(&sandbox);
+    let (_handle, _events) = watching(&registry);
+    fs::write(&file, "Second.").unwrap();
+    eventually(&registry, "auditor", "Audit the work.\n\nSecond.");
+}
+
+#[test]
+fn a_save_by_rename_is_seen() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.cwd_file(&format!("{DIR}/auditor.md"), "First.");
+    let registry = registry(&sandbox);
+    let (_handle, _events) = watching(&registry);
+    let temporary = file.with_extension("md.swp");
+    fs::write(&temporary, "Saved by rename.").unwrap();
+    fs::rename(&temporary, &file).unwrap();
+    eventually(&registry, "auditor", "Audit the work.\n\nSaved by rename.");
+}
+
+#[test]
+fn a_directory_created_later_is_followed() {
+    let sandbox = Sandbox::new();
+    let registry = registry(&sandbox);
+    let (_handle, _events) = watching(&registry);
+    // Neither `.pi` nor the prompts directory exist yet.
+    sandbox.cwd_file(&format!("{DIR}/auditor.md"), "Created later.");
+    eventually(&registry, "auditor", "Audit the work.\n\nCreated later.");
+    // And the new directory is followed from then on.
+    sandbox.cwd_file(&format!("{DIR}/auditor.md"), "Edited.");
+    eventually(&registry, "auditor", "Audit the work.\n\nEdited.");
+}
+
+#[test]
+fn a_deleted_file_falls_back_to_the_next_layer() {
+    let sandbox = Sandbox::new();
+    sandbox.home_file(&format!("{DIR}/auditor.md"), "Global.");
+    let local = sandbox.cwd_file(&format!("{DIR}/auditor.md"), "Local.");
+    let registry = registry(&sandbox);
+    assert_eq!(
+        registry.render("auditor", &()).unwrap(),
+        "Audit the work.\n\nLocal."
+    );
+    let (_handle, _events) = watching(&registry);
+    fs::remove_file(local).unwrap();
+    eventually(&registry, "auditor", "Audit the work.\n\nGlobal.");
+}
+
+#[test]
+fn a_broken_settings_file_keeps_the_last_good_configuration_until_fixed() {
+    let sandbox = Sandbox::new();
+    let settings = sandbox.cwd_file(
+        SETTINGS,
+        r#"{ "prompts": { "auditor": { "inline": "Good." } } }"#,
+    );
+    let registry = registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+
+    fs::write(
+        &settings,
+        r#"{ "prompts": { "auditor": { "inline": "Half-writ"#,
+    )
+    .unwrap();
+    let ReloadEvent::Failed(error) = next_event(&events) else {
+        panic!("expected a failed reload")
+    };
+    assert!(error.to_string().contains("invalid JSON"), "{error}");
+    assert_eq!(registry.render("auditor", &()).unwrap(), "Good.");
+
+    fs::write(
+        &settings,
+        r#"{ "prompts": { "auditor": { "inline": "Fixed." } } }"#,
+    )
+    .unwrap();
+    eventually(&registry, "auditor", "Fixed.");
+}
+
+#[test]
+fn a_directory_where_a_file_was_keeps_the_last_good_configuration() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.cwd_file(&format!("{DIR}/auditor.md"), "Good.");
+    let registry = registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+    fs::remove_file(&file).unwrap();
+    fs::create_dir(&file).unwrap();
+    let start = Instant::now();
+    loop {
+        if let ReloadEvent::Failed(error) = next_event(&events) {
+            assert!(error.to_string().contains("is a directory"), "{error}");
+            break;
+        }
+        assert!(start.elapsed() < DEADLINE);
+    }
+    assert_eq!(
+        registry.render("auditor", &()).unwrap(),
+        "Audit the work.\n\nGood."
+    );
+}
+
+#[test]
+fn events_say_which_prompts_changed() {
+    let sandbox = Sandbox::new();
+    sandbox.cwd_file(&format!("{DIR}/goal-stale.md"), "x");
+    let registry = registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+    sandbox.cwd_file(&format!("{DIR}/auditor.md"), "New rule.");
+    let start = Instant::now();
+    loop {
+        match next_event(&events) {
+            ReloadEvent::Reloaded(report)
+                if report.changed.iter().any(|id| id.as_str() == "auditor") =>
+            {
+                assert!(
+                    report.changed.iter().all(|id| id.as_str() == "auditor"),
+                    "{:?}",
+                    report.changed
+                );
+                break;
+            }
+            _ => assert!(start.elapsed() < DEADLINE),
+        }
+    }
+}
+
+#[test]
+fn many_changes_at_once_reload_together() {
+    let sandbox = Sandbox::new();
+    sandbox.cwd_file(&format!("{DIR}/auditor.md"), "Start.");
+    let registry = registry(&sandbox);
+    let (handle, events) = watching(&registry);
+    for n in 0..20 {
+        sandbox.cwd_file(&format!("{DIR}/tool-t{n}.md"), "x");
+    }
+    sandbox.cwd_file(&format!("{DIR}/auditor.md"), "Done.");
+    eventually(&registry, "auditor", "Audit the work.\n\nDone.");
+    drop(handle);
+    let reloads = events
+        .try_iter()
+        .filter(|e| matches!(e, ReloadEvent::Reloaded(_)))
+        .count();
+    assert!(reloads < 21, "one reload per file: {reloads}");
+    assert!(reloads <= 5, "{reloads} reloads for one burst of writes");
+}
+
+#[test]
+fn dropping_the_handle_stops_the_watcher_thread() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.cwd_file(&format!("{DIR}/auditor.md"), "First.");
+    let registry = registry(&sandbox);
+    let (handle, events) = watching(&registry);
+    drop(handle);
+    // The thread owned the callback and its sender: both are gone.
+    assert!(matches!(
+        events.recv_timeout(Duration::from_secs(1)),
+        Err(RecvTimeoutError::Disconnected)
+    ));
+    fs::write(&file, "Second.").unwrap();
+    assert_eq!(
+        registry.reload().unwrap().changed.len(),
+        1,
+        "only an explicit reload sees it"
+    );
+}
+
+#[test]
+fn the_locale_switches_while_watching() {
+    let sandbox = Sandbox::new();
+    sandbox.cwd_file(&format!("{DIR}/auditor.ja.md"), "日本語。");
+    let registry = registry(&sandbox);
+    let (_handle, _events) = watching(&registry);
+    registry.set_locale("ja").unwrap();
+    assert_eq!(
+        registry.render("auditor", &()).unwrap(),
+        "Audit the work.\n\n日本語。"
+    );
+    sandbox.cwd_file(&format!("{DIR}/auditor.ja.md"), "更新。");
+    eventually(&registry, "auditor", "Audit the work.\n\n更新。");
+}
+
+#[test]
+fn watching_needs_a_loaded_configuration() {
+    let registry = PromptRegistry::new();
+    let err = registry.watch(|_| {}).unwrap_err();
+    assert_eq!(err.kind(), promptreg::ErrorKind::NotLoaded);
+}
