@@ -103,11 +103,18 @@ impl Template {
         let Ok(template) = self.env.get_template(NAME) else {
             return BTreeSet::new();
         };
-        let declared: BTreeSet<&str> = self.variables.iter().map(|v| v.name.as_str()).collect();
+        // Declared variables, `locale` and built-in functions such as `range`.
+        let known: BTreeSet<&str> = self
+            .variables
+            .iter()
+            .map(|v| v.name.as_str())
+            .chain([LOCALE_VARIABLE])
+            .chain(self.env.globals().map(|(name, _)| name))
+            .collect();
         template
             .undeclared_variables(false)
             .into_iter()
-            .filter(|name| name != LOCALE_VARIABLE && !declared.contains(name.as_str()))
+            .filter(|name| !known.contains(name.as_str()))
             .collect()
     }
 

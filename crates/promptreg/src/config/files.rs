@@ -5,15 +5,16 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
 
 const BOM: &str = "\u{feff}";
 
 /// Reads `path` as UTF-8 text.
 ///
 /// `Ok(None)` when the file does not exist; a diagnostic for anything else
-/// that goes wrong: a directory where a file was expected, a file over
-/// `max_bytes`, invalid UTF-8 (with the byte offset), any other read error.
+/// that goes wrong: a directory or another non-regular file (a FIFO would
+/// block) where a file was expected, a file over `max_bytes`, invalid UTF-8
+/// or a NUL byte (with the byte offset), any other read error.
 /// A UTF-8 byte order mark is dropped.
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, Diagnostic> {
     let io_error = |e: io::Error| {
@@ -32,6 +33,14 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, D
         return Err(Diagnostic::error(
             DiagnosticCode::Io,
             format!("{} is a directory, expected a file", path.display()),
+        )
+        .in_file(path));
+    }
+    if !meta.is_file() {
+        // A FIFO or a device would block the reader or never end.
+        return Err(Diagnostic::error(
+            DiagnosticCode::Io,
+            format!("{} is not a regular file", path.display()),
         )
         .in_file(path));
     }
@@ -60,8 +69,15 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, D
     decode(bytes).map(Some).map_err(|d| d.in_file(path))
 }
 
-/// UTF-8 text without a leading byte order mark.
+/// UTF-8 text without a leading byte order mark and without NUL bytes.
 fn decode(bytes: Vec<u8>) -> Result<String, Diagnostic> {
+    if let Some(offset) = bytes.iter().position(|&b| b == 0) {
+        let d = Diagnostic::error(
+            DiagnosticCode::InvalidUtf8,
+            format!("NUL byte at byte offset {offset}: this is not a text file"),
+        );
+        return Err(at_byte(d, &bytes, offset));
+    }
     match String::from_utf8(bytes) {
         Ok(mut text) => {
             if text.starts_with(BOM) {
@@ -71,13 +87,22 @@ fn decode(bytes: Vec<u8>) -> Result<String, Diagnostic> {
         }
         Err(e) => {
             let offset = e.utf8_error().valid_up_to();
-            Err(Diagnostic::error(
+            let d = Diagnostic::error(
                 DiagnosticCode::InvalidUtf8,
                 format!("invalid UTF-8 at byte offset {offset}"),
             )
-            .suggest(Some("save the file as UTF-8".to_owned())))
+            .suggest(Some("save the file as UTF-8".to_owned()));
+            Err(at_byte(d, e.as_bytes(), offset))
         }
     }
+}
+
+/// Records the line and column of byte `offset` (the text before it is read
+/// leniently: it is only counted).
+fn at_byte(mut d: Diagnostic, bytes: &[u8], offset: usize) -> Diagnostic {
+    let before = String::from_utf8_lossy(&bytes[..offset]);
+    d.position = Some(Position::of_offset(&before, before.len()));
+    d
 }
 
 /// Resolves a path written by a user: `~` and `~/...` under home, an

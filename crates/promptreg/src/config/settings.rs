@@ -264,7 +264,8 @@ impl<'a> Validator<'a> {
         };
         for prop in self.unique_props(object, "prompts") {
             let key = prop.name.as_str();
-            let key_path = format!("prompts.{key}");
+            // Escaped, so a control character in a key stays visible.
+            let key_path = format!("prompts.{}", key.escape_debug());
             let id = match PromptId::new(key) {
                 Ok(id) => id,
                 Err(e) => {

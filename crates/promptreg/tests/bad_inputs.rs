@@ -1,0 +1,187 @@
+//! The bad-input catalogue: every folder in `tests/inputs/bad/` is laid over
+//! a working configuration, which is then reloaded. Each case gets one
+//! snapshot of what happened (the diagnostics with their locations, or the
+//! load and render result), and the harness asserts that a failed load or
+//! reload changed nothing: the previous configuration renders exactly as
+//! before.
+//!
+//! A case folder mirrors the sandbox (`home/...`, `project/...`); a `setup`
+//! file makes what git cannot hold, one instruction per line:
+//! `huge PATH BYTES`, `dir PATH`, `file PATH`, `symlink-loop PATH`,
+//! `fifo PATH`.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use promptreg::{Error, ErrorKind, Locale, PromptRegistry};
+use support::{DIR, SETTINGS, Sandbox};
+
+const BASELINE_RULE: &str = "Baseline rule.";
+
+fn registry() -> PromptRegistry {
+    let registry = PromptRegistry::new();
+    registry.register_default("auditor", "Audit the work.").unwrap();
+    registry.register_default("goal-stale", "Stale.").unwrap();
+    registry
+}
+
+/// Renders of the prompts the cases touch, to compare states.
+fn state(registry: &PromptRegistry) -> Vec<String> {
+    ["auditor", "goal-stale"]
+        .iter()
+        .map(|id| match registry.render(id, &()) {
+            Ok(text) => text,
+            Err(e) => format!("error: {e}"),
+        })
+        .collect()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            fs::create_dir_all(&target).unwrap();
+            copy_tree(&path, &target);
+        } else if path.file_name().unwrap() != "setup" {
+            fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// Runs the case's `setup` instructions in the sandbox.
+fn set_up(case: &Path, root: &Path) {
+    let Ok(setup) = fs::read_to_string(case.join("setup")) else {
+        return;
+    };
+    for line in setup.lines().filter(|l| !l.trim().is_empty()) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let path = root.join(words[1]);
+        let _ = fs::remove_file(&path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        match words[0] {
+            "huge" => fs::write(&path, "x".repeat(words[2].parse().unwrap())).unwrap(),
+            "dir" => fs::create_dir_all(&path).unwrap(),
+            "file" => {
+                let _ = fs::remove_dir_all(&path);
+                fs::write(&path, "a file where a directory belongs").unwrap();
+            }
+            "symlink-loop" => std::os::unix::fs::symlink(&path, &path).unwrap(),
+            "fifo" => {
+                let made = std::process::Command::new("mkfifo").arg(&path).status();
+                assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+            }
+            other => panic!("unknown setup instruction `{other}`"),
+        }
+    }
+}
+
+/// One line per diagnostic: severity, code, position, key path, message.
+fn describe(error: &Error, sandbox: &Sandbox) -> String {
+    let mut out = format!("load failed: {:?}\n", error.kind());
+    for d in error.diagnostics() {
+        let at = d.position.map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
+        let file = d
+            .file
+            .as_ref()
+            .map_or("-".to_owned(), |f| sandbox.redact(&f.display().to_string()));
+        out.push_str(&format!(
+            "{} {:?} {file} {at} [{}]\n  {}\n",
+            d.severity,
+            d.code,
+            d.key_path.as_deref().unwrap_or("-"),
+            sandbox.redact(&d.to_string())
+        ));
+    }
+    out
+}
+
+#[test]
+fn bad_inputs() {
+    insta::glob!("inputs/bad/*", |case| {
+        let sandbox = Sandbox::new();
+        sandbox.cwd_file(SETTINGS, r#"{ "prompts": { "auditor": { "mode": "append" } } }"#);
+        sandbox.cwd_file(&format!("{DIR}/auditor.md"), BASELINE_RULE);
+        let registry = registry();
+        registry.load_config(support::goal_agent_spec(), sandbox.options()).unwrap();
+        let before = state(&registry);
+        let settings_before = registry.snapshot().settings().cloned();
+        assert_eq!(before[0], format!("Audit the work.\n\n{BASELINE_RULE}"));
+
+        copy_tree(case, sandbox.root());
+        set_up(case, sandbox.root());
+
+        let report = match registry.reload() {
+            Err(error) => {
+                assert_eq!(error.kind(), ErrorKind::Config);
+                assert!(!error.diagnostics().is_empty());
+                for d in error.diagnostics().iter().filter(|d| d.is_error()) {
+                    assert!(d.file.is_some(), "every error names its file: {d}");
+                }
+                // Nothing half-applied, nothing lost.
+                assert_eq!(state(&registry), before, "a failed reload changed the registry");
+                assert_eq!(registry.snapshot().settings().cloned(), settings_before);
+                // A first load fails the same way and installs nothing.
+                let fresh = self::registry();
+                let first = fresh.load_config(support::goal_agent_spec(), sandbox.options());
+                assert_eq!(first.unwrap_err().diagnostics(), error.diagnostics());
+                assert_eq!(state(&fresh), ["Audit the work.", "Stale."]);
+                describe(&error, &sandbox)
+            }
+            Ok(loaded) => {
+                let mut out = "loaded\n".to_owned();
+                for w in &loaded.warnings {
+                    out.push_str(&format!("warning {:?}: {}\n", w.code, sandbox.redact(&w.to_string())));
+                }
+                for (id, text) in ["auditor", "goal-stale"].iter().zip(state(&registry)) {
+                    out.push_str(&format!("render {id}: {}\n", sandbox.redact(&text)));
+                }
+                out
+            }
+        };
+        insta::assert_snapshot!(report);
+    });
+}
+
+#[test]
+fn the_catalogue_has_at_least_forty_cases() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inputs/bad");
+    assert!(fs::read_dir(dir).unwrap().count() >= 40);
+}
+
+/// Bad ids and locales through the API: refused, and nothing changes.
+#[test]
+fn bad_ids_and_locales_change_nothing() {
+    let registry = registry();
+    registry.set_override("auditor", "ja", "日本語").unwrap();
+    let before = (state(&registry), registry.list(), registry.locale(), registry.fallback_locale());
+    let long = "a".repeat(129);
+    for id in ["a/b", "..", "a..b", "has space", "tab\t", "bell\u{7}", long.as_str(), "", "-x"] {
+        for err in [
+            registry.register_default(id, "x").unwrap_err(),
+            registry.set_override(id, "en", "x").unwrap_err(),
+            registry.append(id, "x").unwrap_err(),
+            registry.reset(id).unwrap_err(),
+            registry.render(id, &()).unwrap_err(),
+        ] {
+            assert_eq!(err.kind(), ErrorKind::InvalidId, "{id:?}");
+            assert_eq!(err.id(), Some(id));
+        }
+    }
+    for tag in ["en--US", "x", "", "und", "en_", "12", "en US"] {
+        for err in [
+            registry.set_locale(tag).unwrap_err(),
+            registry.set_fallback_locale(tag).unwrap_err(),
+            registry.set_override("auditor", tag, "x").unwrap_err(),
+            registry.render_in("auditor", &(), tag).unwrap_err(),
+            Locale::parse(tag).unwrap_err(),
+        ] {
+            assert_eq!(err.kind(), ErrorKind::InvalidLocale, "{tag:?}");
+            assert_eq!(err.locale(), Some(tag));
+        }
+    }
+    let after = (state(&registry), registry.list(), registry.locale(), registry.fallback_locale());
+    assert_eq!(after, before);
+}
