@@ -22,7 +22,9 @@ const BASELINE_RULE: &str = "Baseline rule.";
 
 fn registry() -> PromptRegistry {
     let registry = PromptRegistry::new();
-    registry.register_default("auditor", "Audit the work.").unwrap();
+    registry
+        .register_default("auditor", "Audit the work.")
+        .unwrap();
     registry.register_default("goal-stale", "Stale.").unwrap();
     registry
 }
@@ -82,7 +84,9 @@ fn set_up(case: &Path, root: &Path) {
 fn describe(error: &Error, sandbox: &Sandbox) -> String {
     let mut out = format!("load failed: {:?}\n", error.kind());
     for d in error.diagnostics() {
-        let at = d.position.map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
+        let at = d
+            .position
+            .map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
         let file = d
             .file
             .as_ref()
@@ -102,10 +106,15 @@ fn describe(error: &Error, sandbox: &Sandbox) -> String {
 fn bad_inputs() {
     insta::glob!("inputs/bad/*", |case| {
         let sandbox = Sandbox::new();
-        sandbox.cwd_file(SETTINGS, r#"{ "prompts": { "auditor": { "mode": "append" } } }"#);
+        sandbox.cwd_file(
+            SETTINGS,
+            r#"{ "prompts": { "auditor": { "mode": "append" } } }"#,
+        );
         sandbox.cwd_file(&format!("{DIR}/auditor.md"), BASELINE_RULE);
         let registry = registry();
-        registry.load_config(support::goal_agent_spec(), sandbox.options()).unwrap();
+        registry
+            .load_config(support::goal_agent_spec(), sandbox.options())
+            .unwrap();
         let before = state(&registry);
         let settings_before = registry.snapshot().settings().cloned();
         assert_eq!(before[0], format!("Audit the work.\n\n{BASELINE_RULE}"));
@@ -121,7 +130,11 @@ fn bad_inputs() {
                     assert!(d.file.is_some(), "every error names its file: {d}");
                 }
                 // Nothing half-applied, nothing lost.
-                assert_eq!(state(&registry), before, "a failed reload changed the registry");
+                assert_eq!(
+                    state(&registry),
+                    before,
+                    "a failed reload changed the registry"
+                );
                 assert_eq!(registry.snapshot().settings().cloned(), settings_before);
                 // A first load fails the same way and installs nothing.
                 let fresh = self::registry();
@@ -133,7 +146,11 @@ fn bad_inputs() {
             Ok(loaded) => {
                 let mut out = "loaded\n".to_owned();
                 for w in &loaded.warnings {
-                    out.push_str(&format!("warning {:?}: {}\n", w.code, sandbox.redact(&w.to_string())));
+                    out.push_str(&format!(
+                        "warning {:?}: {}\n",
+                        w.code,
+                        sandbox.redact(&w.to_string())
+                    ));
                 }
                 for (id, text) in ["auditor", "goal-stale"].iter().zip(state(&registry)) {
                     out.push_str(&format!("render {id}: {}\n", sandbox.redact(&text)));
@@ -156,9 +173,24 @@ fn the_catalogue_has_at_least_forty_cases() {
 fn bad_ids_and_locales_change_nothing() {
     let registry = registry();
     registry.set_override("auditor", "ja", "日本語").unwrap();
-    let before = (state(&registry), registry.list(), registry.locale(), registry.fallback_locale());
+    let before = (
+        state(&registry),
+        registry.list(),
+        registry.locale(),
+        registry.fallback_locale(),
+    );
     let long = "a".repeat(129);
-    for id in ["a/b", "..", "a..b", "has space", "tab\t", "bell\u{7}", long.as_str(), "", "-x"] {
+    for id in [
+        "a/b",
+        "..",
+        "a..b",
+        "has space",
+        "tab\t",
+        "bell\u{7}",
+        long.as_str(),
+        "",
+        "-x",
+    ] {
         for err in [
             registry.register_default(id, "x").unwrap_err(),
             registry.set_override(id, "en", "x").unwrap_err(),
@@ -182,6 +214,11 @@ fn bad_ids_and_locales_change_nothing() {
             assert_eq!(err.locale(), Some(tag));
         }
     }
-    let after = (state(&registry), registry.list(), registry.locale(), registry.fallback_locale());
+    let after = (
+        state(&registry),
+        registry.list(),
+        registry.locale(),
+        registry.fallback_locale(),
+    );
     assert_eq!(after, before);
 }
