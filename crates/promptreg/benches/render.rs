@@ -1,22 +1,34 @@
-//! Render of a ~4 KB prompt with a locale override and three appenders,
-//! beside two baselines measured in the same run:
+//! Rendering, each beside a baseline measured in the same run:
 //!
-//! - `naive_mutex_registry`: the same composition through a
-//!   `Mutex<HashMap<String, Box<dyn Fn>>>`, the registry one writes first;
-//! - `floor_concat`: concatenating the already-rendered parts into one
-//!   `String`, the least any render must do.
+//! 1. `full/*`: a ~4 KB prompt with a locale override, a user file layer
+//!    (append mode) and three appenders, against `floor_concat` (the same
+//!    already-rendered parts concatenated into one `String`) and a naive
+//!    `Mutex<HashMap<String, Box<dyn Fn>>>` registry.
+//! 2. `stateless/*`: the same prompt through `resolve_prompt`, which reads
+//!    the files at every call, against the registry's snapshot render.
+//! 3. `template/*`: a template prompt through the registry against the same
+//!    template rendered by minijinja directly.
 //!
-//! Run with `cargo bench -p promptreg --bench render`.
+//! Run with `cargo bench -p promptreg --bench render`; BENCHMARKS.md has
+//! the figures.
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use divan::{Bencher, black_box};
-use promptreg::PromptRegistry;
+use promptreg::config::{
+    ConfigSpec, LoadOptions, Mode, PromptSettings, ResolveOptions, resolve_prompt,
+};
+use promptreg::pack::Pack;
+use promptreg::{Locale, PromptRegistry};
+use tempfile::TempDir;
 
-const ID: &str = "webagent-narrator.system";
+const ID: &str = "auditor";
 const LOCALE: &str = "ja-JP";
+const PROMPTS_DIR: &str = ".app/prompts";
+const USER_BLOCK: &str = "Reject any claim that is not backed by a command and its output.";
 
 fn main() {
     divan::main();
@@ -24,117 +36,273 @@ fn main() {
 
 /// About 4 KB of prompt text.
 fn body(tag: &str) -> String {
-    let line = format!(
-        "[{tag}] Help the visitor find what they need; keep answers short and cite the page.\n"
-    );
+    let line =
+        format!("[{tag}] Check every task against the verification contract; cite the evidence.\n");
     line.repeat(4096 / line.len() + 1).trim_end().to_owned()
 }
 
 fn appendix(n: usize) -> String {
-    format!("Rule {n}: never disclose personal data, and refuse requests unrelated to the site.")
+    format!("Rule {n}: never disclose personal data, and refuse requests unrelated to the task.")
 }
 
-fn registry() -> PromptRegistry {
+/// A home and a project with the user's file for `auditor`.
+struct Fixture {
+    _root: TempDir,
+    home: PathBuf,
+    cwd: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let (home, cwd) = (root.path().join("home"), root.path().join("project"));
+    std::fs::create_dir_all(cwd.join(PROMPTS_DIR)).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(cwd.join(PROMPTS_DIR).join("auditor.md"), USER_BLOCK).unwrap();
+    Fixture {
+        _root: root,
+        home,
+        cwd,
+    }
+}
+
+fn full_registry(f: &Fixture) -> PromptRegistry {
     let registry = PromptRegistry::new();
     registry.register_default(ID, body("en")).unwrap();
     registry.set_override(ID, "ja", body("ja")).unwrap();
     for n in 1..=3 {
         registry.append(ID, appendix(n)).unwrap();
     }
+    let spec = ConfigSpec::builder("bench")
+        .key(ID)
+        .prompts_dir(PROMPTS_DIR)
+        .build()
+        .unwrap();
+    registry
+        .load_config(spec, LoadOptions::new(&f.home, &f.cwd))
+        .unwrap();
     registry
 }
 
-#[divan::bench]
-fn promptreg_render(bencher: Bencher) {
-    let registry = registry();
-    let ja = promptreg::Locale::parse(LOCALE).unwrap();
-    assert!(registry.render_in(ID, &(), &ja).unwrap().len() > 4096);
-    bencher.bench_local(|| {
-        registry
-            .render_in(black_box(ID), &(), black_box(&ja))
-            .unwrap()
-    });
+fn expected_parts() -> Vec<String> {
+    let mut parts = vec![body("ja"), USER_BLOCK.to_owned()];
+    parts.extend((1..=3).map(appendix));
+    parts
 }
 
-#[divan::bench]
-fn promptreg_render_current_locale(bencher: Bencher) {
-    let registry = registry();
-    registry.set_locale(LOCALE).unwrap();
-    bencher.bench_local(|| registry.render(black_box(ID), &()).unwrap());
-}
+mod full {
+    use super::*;
 
-type NaiveRenderer = Box<dyn Fn(&dyn Any, &str) -> String + Send + Sync>;
+    #[divan::bench]
+    fn promptreg_render(bencher: Bencher) {
+        let f = fixture();
+        let registry = full_registry(&f);
+        let ja = Locale::parse(LOCALE).unwrap();
+        assert_eq!(
+            registry.render_in(ID, &(), &ja).unwrap(),
+            expected_parts().join("\n\n")
+        );
+        bencher.bench_local(|| {
+            registry
+                .render_in(black_box(ID), &(), black_box(&ja))
+                .unwrap()
+        });
+    }
 
-/// A registry as first written by hand: one lock, string keys, owned
-/// strings joined at the end.
-#[derive(Default)]
-struct NaiveRegistry {
-    bodies: Mutex<HashMap<String, NaiveRenderer>>,
-    appenders: Mutex<HashMap<String, Vec<NaiveRenderer>>>,
-}
+    #[divan::bench]
+    fn floor_concat(bencher: Bencher) {
+        let parts = expected_parts();
+        let len: usize = parts.iter().map(|p| p.len() + 2).sum();
+        bencher.bench_local(|| {
+            let mut out = String::with_capacity(len);
+            for part in black_box(&parts) {
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                out.push_str(part);
+            }
+            out
+        });
+    }
 
-impl NaiveRegistry {
-    fn render(&self, id: &str, ctx: &dyn Any, locale: &str) -> Option<String> {
-        let bodies = self.bodies.lock().unwrap();
-        let language = locale.split('-').next().unwrap_or(locale);
-        let body = [
-            format!("{id}@{locale}"),
-            format!("{id}@{language}"),
-            id.to_owned(),
-        ]
-        .iter()
-        .find_map(|key| bodies.get(key))?;
-        let mut parts = vec![body(ctx, locale)];
-        if let Some(appenders) = self.appenders.lock().unwrap().get(id) {
-            parts.extend(appenders.iter().map(|a| a(ctx, locale)));
+    type NaiveRenderer = Box<dyn Fn(&dyn Any, &str) -> String + Send + Sync>;
+
+    /// A registry as first written by hand: one lock, string keys, owned
+    /// strings joined at the end.
+    #[derive(Default)]
+    struct NaiveRegistry {
+        bodies: Mutex<HashMap<String, NaiveRenderer>>,
+        appenders: Mutex<HashMap<String, Vec<NaiveRenderer>>>,
+    }
+
+    impl NaiveRegistry {
+        fn render(&self, id: &str, ctx: &dyn Any, locale: &str) -> Option<String> {
+            let bodies = self.bodies.lock().unwrap();
+            let language = locale.split('-').next().unwrap_or(locale);
+            let body = [
+                format!("{id}@{locale}"),
+                format!("{id}@{language}"),
+                id.to_owned(),
+            ]
+            .iter()
+            .find_map(|key| bodies.get(key))?;
+            let mut parts = vec![body(ctx, locale)];
+            if let Some(appenders) = self.appenders.lock().unwrap().get(id) {
+                parts.extend(appenders.iter().map(|a| a(ctx, locale)));
+            }
+            Some(parts.join("\n\n"))
         }
-        Some(parts.join("\n\n"))
+    }
+
+    #[divan::bench]
+    fn naive_mutex_registry(bencher: Bencher) {
+        let naive = NaiveRegistry::default();
+        let (en, ja) = (body("en"), body("ja"));
+        naive
+            .bodies
+            .lock()
+            .unwrap()
+            .insert(ID.to_owned(), Box::new(move |_, _| en.clone()));
+        naive
+            .bodies
+            .lock()
+            .unwrap()
+            .insert(format!("{ID}@ja"), Box::new(move |_, _| ja.clone()));
+        let appenders = std::iter::once(USER_BLOCK.to_owned())
+            .chain((1..=3).map(appendix))
+            .map(|text| Box::new(move |_: &dyn Any, _: &str| text.clone()) as NaiveRenderer)
+            .collect();
+        naive
+            .appenders
+            .lock()
+            .unwrap()
+            .insert(ID.to_owned(), appenders);
+        assert_eq!(
+            naive.render(ID, &(), LOCALE).unwrap(),
+            expected_parts().join("\n\n")
+        );
+        bencher.bench_local(|| naive.render(black_box(ID), &(), black_box(LOCALE)).unwrap());
     }
 }
 
-fn naive_registry() -> NaiveRegistry {
-    let naive = NaiveRegistry::default();
-    let (en, ja) = (body("en"), body("ja"));
-    let mut bodies = naive.bodies.lock().unwrap();
-    bodies.insert(ID.to_owned(), Box::new(move |_, _| en.clone()));
-    bodies.insert(format!("{ID}@ja"), Box::new(move |_, _| ja.clone()));
-    drop(bodies);
-    let appenders = (1..=3)
-        .map(|n| {
-            let text = appendix(n);
-            Box::new(move |_: &dyn Any, _: &str| text.clone()) as NaiveRenderer
+mod stateless {
+    use super::*;
+
+    /// The user layer alone: the default text plus the user's block.
+    fn default_text() -> String {
+        body("en")
+    }
+
+    #[divan::bench]
+    fn resolve_prompt_reads_files(bencher: Bencher) {
+        let f = fixture();
+        let options = ResolveOptions::new(PROMPTS_DIR, &f.home);
+        let settings = PromptSettings {
+            mode: Some(Mode::Append),
+            ..Default::default()
+        };
+        let default = default_text();
+        let expected = format!("{default}\n\n{USER_BLOCK}");
+        assert_eq!(
+            resolve_prompt(ID, &settings, &f.cwd, &default, &options)
+                .unwrap()
+                .final_text,
+            expected
+        );
+        bencher.bench_local(|| {
+            resolve_prompt(black_box(ID), &settings, &f.cwd, &default, &options).unwrap()
+        });
+    }
+
+    #[divan::bench]
+    fn snapshot_render(bencher: Bencher) {
+        let f = fixture();
+        let registry = PromptRegistry::new();
+        registry.register_default(ID, default_text()).unwrap();
+        let spec = ConfigSpec::builder("bench")
+            .key(ID)
+            .prompts_dir(PROMPTS_DIR)
+            .build()
+            .unwrap();
+        registry
+            .load_config(spec, LoadOptions::new(&f.home, &f.cwd))
+            .unwrap();
+        assert_eq!(
+            registry.render(ID, &()).unwrap(),
+            format!("{}\n\n{USER_BLOCK}", default_text())
+        );
+        bencher.bench_local(|| registry.render(black_box(ID), &()).unwrap());
+    }
+}
+
+mod template {
+    use super::*;
+
+    const SOURCE: &str = "You are the {{ persona }} assistant of {{ brand }}.\n\
+        {% for page in sitemap %}- {{ page }}\n{% endfor %}\
+        Answer in {{ locale }}. Never invent prices; read them from the page.";
+
+    fn context() -> serde_json::Value {
+        serde_json::json!({
+            "brand": "Acme Outdoor",
+            "persona": "friendly",
+            "sitemap": (0..40).map(|n| format!("/catalogue/section-{n}")).collect::<Vec<_>>(),
         })
-        .collect();
-    naive
-        .appenders
-        .lock()
-        .unwrap()
-        .insert(ID.to_owned(), appenders);
-    naive
-}
+    }
 
-#[divan::bench]
-fn naive_mutex_registry(bencher: Bencher) {
-    let naive = naive_registry();
-    let expected = registry().render_in(ID, &(), LOCALE).unwrap();
-    assert_eq!(naive.render(ID, &(), LOCALE).unwrap(), expected);
-    bencher.bench_local(|| naive.render(black_box(ID), &(), black_box(LOCALE)).unwrap());
-}
+    #[divan::bench]
+    fn promptreg_template(bencher: Bencher) {
+        let pack = Pack::from_files(
+            "bench",
+            [
+                (
+                    "promptreg.toml",
+                    "name = \"bench\"\nkeys = [\"narrator\"]\n[user]\nprompts_dir = \".b\"\n"
+                        .to_owned(),
+                ),
+                (
+                    "defaults/narrator.md",
+                    format!("---\ntemplate: true\n---\n{SOURCE}"),
+                ),
+            ],
+        )
+        .unwrap();
+        let registry = PromptRegistry::new();
+        pack.install(&registry).unwrap();
+        let ctx = context();
+        assert!(
+            registry
+                .render("narrator", &ctx)
+                .unwrap()
+                .contains("section-39")
+        );
+        bencher.bench_local(|| {
+            registry
+                .render(black_box("narrator"), black_box(&ctx))
+                .unwrap()
+        });
+    }
 
-#[divan::bench]
-fn floor_concat(bencher: Bencher) {
-    let parts: Vec<String> = std::iter::once(body("ja"))
-        .chain((1..=3).map(appendix))
-        .collect();
-    let len: usize = parts.iter().map(|p| p.len() + 2).sum();
-    bencher.bench_local(|| {
-        let mut out = String::with_capacity(len);
-        for part in black_box(&parts) {
-            if !out.is_empty() {
-                out.push_str("\n\n");
-            }
-            out.push_str(part);
-        }
-        out
-    });
+    /// minijinja with the settings promptreg uses: strict, unescaped, and
+    /// the same fuel limit (fuel accounting costs on every instruction).
+    fn environment(fuel: Option<u64>) -> minijinja::Environment<'static> {
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        env.set_fuel(fuel);
+        env.add_template("narrator", SOURCE).unwrap();
+        env
+    }
+
+    #[divan::bench(args = [false, true])]
+    fn minijinja_directly(bencher: Bencher, with_fuel: bool) {
+        let env = environment(with_fuel.then_some(promptreg::TEMPLATE_FUEL));
+        let mut ctx = context();
+        ctx["locale"] = "en".into();
+        let template = env.get_template("narrator").unwrap();
+        // The context is serialised per render, as the registry does.
+        bencher.bench_local(|| {
+            let value = minijinja::Value::from(minijinja::value::Serde(black_box(&ctx)));
+            template.render(value).unwrap()
+        });
+    }
 }

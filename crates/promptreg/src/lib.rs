@@ -210,6 +210,9 @@ mod template;
 #[cfg(feature = "watch")]
 mod watch;
 
+/// The hash map of the render path: a fast, seeded hasher.
+pub(crate) type Map<K, V> = foldhash::HashMap<K, V>;
+
 pub use diagnostic::{Diagnostic, DiagnosticCode, Position, Severity};
 pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};

@@ -148,17 +148,32 @@ pub trait IntoLocale {
     ///
     /// [`ErrorKind::InvalidLocale`] for a tag that does not parse.
     fn into_locale(self) -> Result<Locale, Error>;
+
+    /// The locale without converting, when it is one already: renders use
+    /// it by reference instead of cloning.
+    #[doc(hidden)]
+    fn as_parsed(&self) -> Option<&Locale> {
+        None
+    }
 }
 
 impl IntoLocale for Locale {
     fn into_locale(self) -> Result<Locale, Error> {
         Ok(self)
     }
+
+    fn as_parsed(&self) -> Option<&Locale> {
+        Some(self)
+    }
 }
 
 impl IntoLocale for &Locale {
     fn into_locale(self) -> Result<Locale, Error> {
         Ok(self.clone())
+    }
+
+    fn as_parsed(&self) -> Option<&Locale> {
+        Some(self)
     }
 }
 

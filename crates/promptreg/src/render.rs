@@ -6,6 +6,7 @@
 //! part's leading blank lines and trailing white space are dropped, and a
 //! part that is left empty adds nothing.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
@@ -13,7 +14,7 @@ use crate::config::{UserChoice, UserOrigin, UserPart};
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::locale::Locale;
-use crate::renderer::{Failure, RenderCx, Renderer};
+use crate::renderer::{Failure, RenderCx, Renderer, trimmed_range};
 
 const SEPARATOR: &str = "\n\n";
 
@@ -114,7 +115,7 @@ pub(crate) enum Slot<'a> {
     Head(usize),
     Default,
     Override(&'a Locale),
-    User(UserPart<'a>),
+    User(&'a UserPart<'a>),
     Tail(usize),
     Appender(usize),
     Global(usize),
@@ -148,9 +149,10 @@ pub(crate) struct Plan<'a> {
 
 impl<'a> Plan<'a> {
     /// Visits every part in composition order.
-    fn for_each<E>(
-        &self,
-        mut visit: impl FnMut(Slot<'a>, &'a Renderer) -> Result<(), E>,
+    #[inline]
+    fn for_each<'p, E>(
+        &'p self,
+        mut visit: impl FnMut(Slot<'p>, &'p Renderer) -> Result<(), E>,
     ) -> Result<(), E> {
         for (i, r) in self.head.iter().enumerate() {
             visit(Slot::Head(i), r)?;
@@ -160,7 +162,7 @@ impl<'a> Plan<'a> {
             visit(self.body.0, self.body.1)?;
         }
         for part in user.iter().flat_map(|u| u.parts.iter().flatten()) {
-            visit(Slot::User(*part), part.renderer)?;
+            visit(Slot::User(part), part.renderer)?;
         }
         for (i, r) in self.tail.iter().enumerate() {
             visit(Slot::Tail(i), r)?;
@@ -169,9 +171,10 @@ impl<'a> Plan<'a> {
     }
 
     /// Per-id and global appenders merged by registration order.
-    fn for_each_appender<E>(
-        &self,
-        mut visit: impl FnMut(Slot<'a>, &'a Renderer) -> Result<(), E>,
+    #[inline]
+    fn for_each_appender<'p, E>(
+        &'p self,
+        mut visit: impl FnMut(Slot<'p>, &'p Renderer) -> Result<(), E>,
     ) -> Result<(), E> {
         let (mut own, mut global) = (0, 0);
         loop {
@@ -197,12 +200,20 @@ impl<'a> Plan<'a> {
 
     /// Bytes of static text plus separators: the output's starting capacity.
     fn capacity_hint(&self) -> usize {
-        let mut len = 0;
-        let _ = self.for_each::<()>(|_, r| {
-            len += r.static_len() + SEPARATOR.len();
-            Ok(())
-        });
-        len
+        let mut len = self.body.1.static_len();
+        let mut parts =
+            1 + self.head.len() + self.tail.len() + self.appenders.len() + self.global.len();
+        for renderer in self.head.iter().chain(self.tail) {
+            len += renderer.static_len();
+        }
+        for appender in self.appenders.iter().chain(self.global) {
+            len += appender.renderer.static_len();
+        }
+        for part in self.user.iter().flat_map(|u| u.parts.iter().flatten()) {
+            len += part.renderer.static_len();
+            parts += 1;
+        }
+        len + parts * SEPARATOR.len()
     }
 }
 
@@ -218,16 +229,25 @@ pub(crate) fn compose(
         let text = renderer
             .render(cx)
             .map_err(|failure| part_failed(id, slot, cx, failure))?;
-        let part = trim_part(&text);
-        if part.is_empty() {
+        let start = match text {
+            // The first computed part becomes the output: no copy.
+            Cow::Owned(owned) if out.is_empty() => {
+                out = owned;
+                let kept = trimmed_range(&out);
+                out.truncate(kept.end);
+                out.drain(..kept.start);
+                Some(0)
+            }
+            // Static text was trimmed once, when it was stored.
+            Cow::Borrowed(part) => push(&mut out, part),
+            Cow::Owned(owned) => push(&mut out, &owned[trimmed_range(&owned)]),
+        };
+        let Some(start) = start else {
             return Ok(());
-        }
-        if !out.is_empty() {
-            out.push_str(SEPARATOR);
-        }
-        let start = out.len();
-        out.push_str(part);
-        if let Some(parts) = trace.as_deref_mut() {
+        };
+        if let Some(parts) = trace.as_deref_mut()
+            && out.len() > start
+        {
             parts.push(Part {
                 origin: slot.origin(),
                 range: start..out.len(),
@@ -238,13 +258,17 @@ pub(crate) fn compose(
     Ok(out)
 }
 
-/// Drops leading blank lines and trailing white space, keeping the
-/// indentation of the first line that has text.
-fn trim_part(text: &str) -> &str {
-    let text = text.trim_end();
-    let body_start = text.len() - text.trim_start().len();
-    let line_start = text[..body_start].rfind('\n').map_or(0, |i| i + 1);
-    &text[line_start..]
+/// Appends a non-blank part after a separator; returns where it starts.
+#[inline]
+fn push(out: &mut String, part: &str) -> Option<usize> {
+    if part.is_empty() {
+        return None;
+    }
+    if !out.is_empty() {
+        out.push_str(SEPARATOR);
+    }
+    out.push_str(part);
+    Some(out.len() - part.len())
 }
 
 fn part_failed(id: &PromptId, slot: Slot<'_>, cx: &RenderCx<'_>, failure: Failure) -> Error {
@@ -269,18 +293,4 @@ fn part_failed(id: &PromptId, slot: Slot<'_>, cx: &RenderCx<'_>, failure: Failur
     }
     .with_id(id.as_str())
     .with_locale(cx.locale.as_str())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::trim_part;
-
-    #[test]
-    fn trim_drops_blank_lines_around_a_part_but_keeps_indentation() {
-        assert_eq!(trim_part("\n- rule\n"), "- rule");
-        assert_eq!(trim_part("\n \n    code\n  \n"), "    code");
-        assert_eq!(trim_part("  indented"), "  indented");
-        assert_eq!(trim_part(" \n\t\n "), "");
-        assert_eq!(trim_part(""), "");
-    }
 }

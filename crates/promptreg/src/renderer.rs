@@ -4,6 +4,7 @@ use std::any::{Any, type_name};
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::fmt;
+use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
@@ -81,9 +82,16 @@ pub(crate) enum Failure {
 }
 
 impl Renderer {
-    /// Static text. It is stored once and copied into each render.
+    /// Static text. It is stored once, without its leading blank lines and
+    /// trailing white space (which a render drops anyway), and copied into
+    /// each render.
     pub fn text(text: impl Into<Arc<str>>) -> Self {
-        Renderer(Kind::Text(text.into()))
+        let text: Arc<str> = text.into();
+        let kept = trimmed_range(&text);
+        if kept.len() == text.len() {
+            return Renderer(Kind::Text(text));
+        }
+        Renderer(Kind::Text(Arc::from(&text[kept])))
     }
 
     /// Text computed from the render's locale; usable with any context.
@@ -144,11 +152,13 @@ impl Renderer {
 
     /// Length of the static text, 0 for computed renderers: a hint for
     /// sizing the output buffer.
+    #[inline]
     pub(crate) fn static_len(&self) -> usize {
         self.as_text().map_or(0, str::len)
     }
 
     /// Runs the renderer. Static text is borrowed, not copied.
+    #[inline]
     pub(crate) fn render(&self, cx: &RenderCx<'_>) -> Result<Cow<'_, str>, Failure> {
         match &self.0 {
             Kind::Text(text) => Ok(Cow::Borrowed(text)),
@@ -163,6 +173,24 @@ impl Renderer {
                 .map_err(|message| Failure::Template { message }),
         }
     }
+}
+
+/// The part of `text` a render keeps: without leading blank lines and
+/// trailing white space, keeping the indentation of the first line that has
+/// text.
+#[inline]
+pub(crate) fn trimmed_range(text: &str) -> Range<usize> {
+    let bytes = text.as_bytes();
+    // The common case, a part that starts and ends with visible ASCII, costs
+    // two byte reads.
+    let visible = |b: &u8| b.is_ascii() && !b.is_ascii_whitespace();
+    if bytes.first().is_some_and(visible) && bytes.last().is_some_and(visible) {
+        return 0..text.len();
+    }
+    let end = text.trim_end().len();
+    let body_start = end - text[..end].trim_start().len();
+    let line_start = text[..body_start].rfind('\n').map_or(0, |i| i + 1);
+    line_start..end
 }
 
 /// Runs user code, turning a panic into a [`Failure`] so that one broken
@@ -256,5 +284,23 @@ where
 {
     fn into_renderer(self) -> Renderer {
         Renderer::from_fn(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trimmed_range;
+
+    fn trim_part(text: &str) -> &str {
+        &text[trimmed_range(text)]
+    }
+
+    #[test]
+    fn trim_drops_blank_lines_around_a_part_but_keeps_indentation() {
+        assert_eq!(trim_part("\n- rule\n"), "- rule");
+        assert_eq!(trim_part("\n \n    code\n  \n"), "    code");
+        assert_eq!(trim_part("  indented"), "  indented");
+        assert_eq!(trim_part(" \n\t\n "), "");
+        assert_eq!(trim_part(""), "");
     }
 }

@@ -6,11 +6,11 @@
 
 use std::any::{Any, type_name};
 use std::cell::OnceCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::Map;
 use crate::config::{ConfigSpec, LoadOptions, Settings, UserLayer};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
@@ -28,7 +28,7 @@ use crate::suggest;
 /// change the registry. A snapshot is cheap to hold and to clone.
 #[derive(Clone)]
 pub struct Snapshot {
-    entries: HashMap<PromptId, Arc<Entry>>,
+    entries: Map<PromptId, Arc<Entry>>,
     global: Vec<Appender>,
     locale: Locale,
     fallback: Locale,
@@ -40,7 +40,7 @@ pub struct Snapshot {
 #[derive(Clone, Default)]
 struct Entry {
     default: Option<Prompt>,
-    overrides: HashMap<Box<str>, Variant>,
+    overrides: Map<Box<str>, Variant>,
     appenders: Vec<Appender>,
 }
 
@@ -152,7 +152,10 @@ impl Snapshot {
         ctx: &C,
         locale: impl IntoLocale,
     ) -> Result<String, Error> {
-        self.compose(id, ctx, &locale.into_locale()?, None)
+        match locale.as_parsed() {
+            Some(locale) => self.compose(id, ctx, locale, None),
+            None => self.compose(id, ctx, &locale.into_locale()?, None),
+        }
     }
 
     /// Renders `id` for the current locale and records where every part came
@@ -291,7 +294,7 @@ impl Snapshot {
 impl Snapshot {
     pub(crate) fn new(locale: Locale) -> Self {
         Snapshot {
-            entries: HashMap::new(),
+            entries: Map::default(),
             global: Vec::new(),
             fallback: locale.clone(),
             locale,

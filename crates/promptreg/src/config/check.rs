@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use super::layer::{LoadOptions, UserLayer};
+use super::layer::UserLayer;
+use super::options::LoadOptions;
 use super::spec::ConfigSpec;
 use crate::diagnostic::Diagnostic;
 

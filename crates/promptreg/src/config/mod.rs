@@ -46,15 +46,18 @@
 mod check;
 mod files;
 mod layer;
+mod load;
 mod mode;
+mod options;
 mod resolve;
 mod schema;
 mod settings;
 mod spec;
 
 pub use check::check;
-pub use layer::{ConfigPaths, LoadOptions, LoadReport, UserFileInfo, UserOrigin};
+pub use layer::{ConfigPaths, LoadReport, UserFileInfo, UserOrigin};
 pub use mode::{Mode, UnknownMode};
+pub use options::LoadOptions;
 pub use resolve::{ResolveOptions, Resolved, Scope, Source, resolve_prompt};
 pub use schema::settings_schema;
 pub use settings::{PromptSettings, Settings, SettingsBlock, SettingsSource};
