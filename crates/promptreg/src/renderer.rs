@@ -50,11 +50,14 @@ pub struct Renderer(Kind);
 enum Kind {
     Text(Arc<str>),
     Localised(Arc<LocaleFn>),
-    Typed {
-        context: &'static str,
-        render: Arc<TypedFn>,
-    },
+    Typed(Arc<Typed>),
     Template(Arc<Template>),
+}
+
+/// A closure of a typed context, and the name of that type.
+struct Typed {
+    context: &'static str,
+    render: Box<TypedFn>,
 }
 
 /// What a renderer is rendered with.
@@ -111,10 +114,10 @@ impl Renderer {
         let erased = move |ctx: &dyn Any, locale: &Locale| {
             ctx.downcast_ref::<C>().map(|ctx| render(ctx, locale))
         };
-        Renderer(Kind::Typed {
+        Renderer(Kind::Typed(Arc::new(Typed {
             context: type_name::<C>(),
-            render: Arc::new(erased),
-        })
+            render: Box::new(erased),
+        })))
     }
 
     /// A compiled template.
@@ -137,7 +140,7 @@ impl Renderer {
     /// The context type a typed renderer requires, `None` for the others.
     pub fn context_type(&self) -> Option<&'static str> {
         match &self.0 {
-            Kind::Typed { context, .. } => Some(context),
+            Kind::Typed(typed) => Some(typed.context),
             _ => None,
         }
     }
@@ -163,9 +166,11 @@ impl Renderer {
         match &self.0 {
             Kind::Text(text) => Ok(Cow::Borrowed(text)),
             Kind::Localised(render) => guard(|| render(cx.locale)).map(Cow::Owned),
-            Kind::Typed { context, render } => match guard(|| render(cx.ctx, cx.locale))? {
+            Kind::Typed(typed) => match guard(|| (typed.render)(cx.ctx, cx.locale))? {
                 Some(text) => Ok(Cow::Owned(text)),
-                None => Err(Failure::WrongContext { expected: context }),
+                None => Err(Failure::WrongContext {
+                    expected: typed.context,
+                }),
             },
             Kind::Template(template) => template
                 .render(cx.template_ctx(), cx.locale)
@@ -216,7 +221,7 @@ impl fmt::Debug for Renderer {
         match &self.0 {
             Kind::Text(text) => f.debug_tuple("Text").field(text).finish(),
             Kind::Localised(_) => f.write_str("LocaleFn"),
-            Kind::Typed { context, .. } => write!(f, "Fn<{context}>"),
+            Kind::Typed(typed) => write!(f, "Fn<{}>", typed.context),
             Kind::Template(template) => template.fmt(f),
         }
     }

@@ -90,7 +90,11 @@ fn stress(duration: Duration) {
         s.spawn(|| {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let text = if n.is_multiple_of(2) { "User v2." } else { "User v1." };
+                let text = if n.is_multiple_of(2) {
+                    "User v2."
+                } else {
+                    "User v1."
+                };
                 // Written whole elsewhere and renamed, as editors save.
                 let temporary = user_file.with_extension("tmp");
                 std::fs::write(&temporary, text).unwrap();

@@ -33,7 +33,7 @@ pub struct LoadReport {
 /// A prompt file the user layer read.
 #[derive(Debug)]
 pub(crate) struct UserFile {
-    pub(crate) path: PathBuf,
+    pub(crate) path: Box<Path>,
     pub(crate) scope: Option<Scope>,
     pub(crate) locale: Option<Locale>,
     pub(crate) renderer: Renderer,
@@ -45,19 +45,23 @@ pub(crate) struct UserFile {
 #[derive(Debug, Default)]
 pub(crate) struct KeyFiles {
     pub(crate) plain: Option<Arc<UserFile>>,
-    pub(crate) by_locale: Map<Box<str>, Arc<UserFile>>,
+    /// `<key>.<locale>.md` files: few per key, so a list, searched in order.
+    pub(crate) by_locale: Vec<(Box<str>, Arc<UserFile>)>,
 }
 
 impl KeyFiles {
     fn all(&self) -> impl Iterator<Item = &Arc<UserFile>> {
-        self.plain.iter().chain(self.by_locale.values())
+        self.plain
+            .iter()
+            .chain(self.by_locale.iter().map(|(_, f)| f))
     }
 }
 
 /// Everything the user configured for one key, found with one lookup.
 #[derive(Debug, Default)]
 pub(crate) struct KeyConfig {
-    pub(crate) settings: Option<SettingsBlock>,
+    /// Boxed: most keys a directory holds have no settings block.
+    pub(crate) settings: Option<Box<SettingsBlock>>,
     pub(crate) inline: Option<Renderer>,
     /// The file named by the `file` setting.
     pub(crate) explicit: Option<Arc<UserFile>>,
@@ -154,7 +158,7 @@ impl UserPart<'_> {
             source: self.source,
             mode: self.mode,
             settings: self.settings.cloned(),
-            file: self.file.map(|f| f.path.clone()),
+            file: self.file.map(|f| f.path.to_path_buf()),
             scope: self.file.and_then(|f| f.scope),
             locale: self.file.and_then(|f| f.locale.clone()),
         }
@@ -210,10 +214,8 @@ impl UserLayer {
                     .settings
                     .as_ref()
                     .map(|b| format!("{:?}", b.settings));
-                let mut files: Vec<(&Path, u64)> = config
-                    .files()
-                    .map(|(f, _)| (f.path.as_path(), f.digest))
-                    .collect();
+                let mut files: Vec<(&Path, u64)> =
+                    config.files().map(|(f, _)| (&*f.path, f.digest)).collect();
                 files.sort_unstable();
                 (key.clone(), digest(&(settings, files)))
             })
@@ -228,7 +230,7 @@ impl UserLayer {
         let mut files: Vec<UserFileInfo> = config
             .files()
             .map(|(f, legacy)| UserFileInfo {
-                path: f.path.clone(),
+                path: f.path.to_path_buf(),
                 scope: f.scope,
                 locale: f.locale.clone(),
                 legacy,
@@ -325,7 +327,13 @@ impl<'a> Blocks for LayerBlocks<'a> {
             true => None,
             false => {
                 let mut chain = self.locale.chain().chain(self.fallback.chain());
-                chain.find_map(|key| files.by_locale.get(key))
+                chain.find_map(|key| {
+                    files
+                        .by_locale
+                        .iter()
+                        .find(|(k, _)| **k == *key)
+                        .map(|(_, f)| f)
+                })
             }
         };
         Ok(by_locale.or(files.plain.as_ref()).map(|f| &**f))

@@ -102,7 +102,7 @@ fn by_key(
             .filter(|s| !s.is_empty());
         let config = keys.entry(key.clone()).or_default();
         config.inline = inline.map(Renderer::text);
-        config.settings = Some(block.clone());
+        config.settings = Some(Box::new(block.clone()));
     }
     for (key, file) in explicit {
         keys.entry(key).or_default().explicit = Some(file);
@@ -226,7 +226,7 @@ impl Loader<'_> {
             let files = found.entry(key).or_default();
             match locale {
                 Some(locale) => {
-                    files.by_locale.insert(locale.key().into(), file);
+                    files.by_locale.push((locale.key().into(), file));
                 }
                 None => files.plain = Some(file),
             }
@@ -281,7 +281,7 @@ impl Loader<'_> {
             }
         };
         Some(Arc::new(UserFile {
-            path: path.to_path_buf(),
+            path: path.into(),
             scope,
             locale,
             renderer,
