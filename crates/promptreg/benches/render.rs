@@ -52,6 +52,20 @@ struct Fixture {
     cwd: PathBuf,
 }
 
+impl Fixture {
+    /// Loads the user configuration (the `auditor` file) into `registry`.
+    fn configure(&self, registry: &PromptRegistry) {
+        let spec = ConfigSpec::builder("bench")
+            .key(ID)
+            .prompts_dir(PROMPTS_DIR)
+            .build()
+            .unwrap();
+        registry
+            .load_config(spec, LoadOptions::new(&self.home, &self.cwd))
+            .unwrap();
+    }
+}
+
 fn fixture() -> Fixture {
     let root = tempfile::tempdir().unwrap();
     let (home, cwd) = (root.path().join("home"), root.path().join("project"));
@@ -72,14 +86,7 @@ fn full_registry(f: &Fixture) -> PromptRegistry {
     for n in 1..=3 {
         registry.append(ID, appendix(n)).unwrap();
     }
-    let spec = ConfigSpec::builder("bench")
-        .key(ID)
-        .prompts_dir(PROMPTS_DIR)
-        .build()
-        .unwrap();
-    registry
-        .load_config(spec, LoadOptions::new(&f.home, &f.cwd))
-        .unwrap();
+    f.configure(&registry);
     registry
 }
 
@@ -218,14 +225,7 @@ mod stateless {
         let f = fixture();
         let registry = PromptRegistry::new();
         registry.register_default(ID, default_text()).unwrap();
-        let spec = ConfigSpec::builder("bench")
-            .key(ID)
-            .prompts_dir(PROMPTS_DIR)
-            .build()
-            .unwrap();
-        registry
-            .load_config(spec, LoadOptions::new(&f.home, &f.cwd))
-            .unwrap();
+        f.configure(&registry);
         assert_eq!(
             registry.render(ID, &()).unwrap(),
             format!("{}\n\n{USER_BLOCK}", default_text())

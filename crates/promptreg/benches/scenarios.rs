@@ -110,6 +110,31 @@ fn ns(d: Duration) -> String {
     format!("{} ns", d.as_nanos())
 }
 
+/// Calls `work` in a loop on `threads` threads for two seconds; returns the
+/// calls per second, all threads together. Each thread passes `work` its own
+/// running count, offset by its number.
+fn per_second(threads: usize, work: impl Fn(usize) + Sync) -> f64 {
+    let stop = AtomicBool::new(false);
+    let done = AtomicU64::new(0);
+    let window = Duration::from_secs(2);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (stop, done, work) = (&stop, &done, &work);
+            s.spawn(move || {
+                let mut calls = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    work(t + calls as usize);
+                    calls += 1;
+                }
+                done.fetch_add(calls, Ordering::Relaxed);
+            });
+        }
+        std::thread::sleep(window);
+        stop.store(true, Ordering::Relaxed);
+    });
+    done.load(Ordering::Relaxed) as f64 / window.as_secs_f64()
+}
+
 fn main() {
     let root = tempfile::tempdir().unwrap();
     let (home, cwd) = (root.path().join("home"), root.path().join("project"));
@@ -198,53 +223,19 @@ fn main() {
     // The baseline: the same amount of copying with nothing shared, to tell
     // the machine's scaling from the registry's.
     let text = registry.render_in(&ids[0], &(), &locale).unwrap();
-    let floor = |threads: usize| -> f64 {
-        let stop = AtomicBool::new(false);
-        let done = AtomicU64::new(0);
-        let window = Duration::from_secs(2);
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                let (stop, done, text) = (&stop, &done, &text);
-                s.spawn(move || {
-                    let mut local = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        std::hint::black_box(String::from(std::hint::black_box(text.as_str())));
-                        local += 1;
-                    }
-                    done.fetch_add(local, Ordering::Relaxed);
-                });
-            }
-            std::thread::sleep(window);
-            stop.store(true, Ordering::Relaxed);
-        });
-        done.load(Ordering::Relaxed) as f64 / window.as_secs_f64()
+    let floor = |threads: usize| {
+        per_second(threads, |_| {
+            std::hint::black_box(String::from(std::hint::black_box(text.as_str())));
+        })
     };
-    let throughput = |threads: usize| -> f64 {
-        let stop = AtomicBool::new(false);
-        let done = AtomicU64::new(0);
-        let window = Duration::from_secs(2);
-        std::thread::scope(|s| {
-            for t in 0..threads {
-                let (stop, done, registry, locale, ids) = (&stop, &done, &registry, &locale, &ids);
-                s.spawn(move || {
-                    let mut local = 0u64;
-                    let mut i = t;
-                    while !stop.load(Ordering::Relaxed) {
-                        std::hint::black_box(
-                            registry
-                                .render_in(&ids[i % ids.len()], &(), locale)
-                                .unwrap(),
-                        );
-                        i += 1;
-                        local += 1;
-                    }
-                    done.fetch_add(local, Ordering::Relaxed);
-                });
-            }
-            std::thread::sleep(window);
-            stop.store(true, Ordering::Relaxed);
-        });
-        done.load(Ordering::Relaxed) as f64 / window.as_secs_f64()
+    let throughput = |threads: usize| {
+        per_second(threads, |i| {
+            std::hint::black_box(
+                registry
+                    .render_in(&ids[i % ids.len()], &(), &locale)
+                    .unwrap(),
+            );
+        })
     };
     let one = throughput(1);
     let two = throughput(2);

@@ -15,7 +15,7 @@ mod support;
 use std::fs;
 use std::path::Path;
 
-use promptreg::{Error, ErrorKind, Locale, PromptRegistry};
+use promptreg::{ErrorKind, Locale, PromptRegistry};
 use support::{DIR, SETTINGS, Sandbox};
 
 const BASELINE_RULE: &str = "Baseline rule.";
@@ -80,28 +80,6 @@ fn set_up(case: &Path, root: &Path) {
     }
 }
 
-/// One line per diagnostic: severity, code, position, key path, message.
-fn describe(error: &Error, sandbox: &Sandbox) -> String {
-    let mut out = format!("load failed: {:?}\n", error.kind());
-    for d in error.diagnostics() {
-        let at = d
-            .position
-            .map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
-        let file = d
-            .file
-            .as_ref()
-            .map_or("-".to_owned(), |f| sandbox.redact(&f.display().to_string()));
-        out.push_str(&format!(
-            "{} {:?} {file} {at} [{}]\n  {}\n",
-            d.severity,
-            d.code,
-            d.key_path.as_deref().unwrap_or("-"),
-            sandbox.redact(&d.to_string())
-        ));
-    }
-    out
-}
-
 #[test]
 fn bad_inputs() {
     insta::glob!("inputs/bad/*", |case| {
@@ -141,7 +119,8 @@ fn bad_inputs() {
                 let first = fresh.load_config(support::goal_agent_spec(), sandbox.options());
                 assert_eq!(first.unwrap_err().diagnostics(), error.diagnostics());
                 assert_eq!(state(&fresh), ["Audit the work.", "Stale."]);
-                describe(&error, &sandbox)
+                let diagnostics = support::report(error.diagnostics(), |text| sandbox.redact(text));
+                format!("load failed: {:?}\n{diagnostics}\n", error.kind())
             }
             Ok(loaded) => {
                 let mut out = "loaded\n".to_owned();

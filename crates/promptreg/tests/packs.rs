@@ -280,24 +280,6 @@ fn pack_fixtures() {
     insta::glob!("inputs/packs/*", |dir| {
         let diagnostics = Pack::check(dir);
         let root = dir.display().to_string();
-        let report: Vec<String> = diagnostics
-            .iter()
-            .map(|d| {
-                let at = d
-                    .position
-                    .map_or(String::new(), |p| format!("{}:{} ", p.line, p.column));
-                format!(
-                    "{at}{} {:?}\n  {}",
-                    d.severity,
-                    d.code,
-                    d.to_string().replace(&root, "[pack]")
-                )
-            })
-            .collect();
-        insta::assert_snapshot!(if report.is_empty() {
-            "(no diagnostics)".to_owned()
-        } else {
-            report.join("\n")
-        });
+        insta::assert_snapshot!(support::report(&diagnostics, |text| text.replace(&root, "[pack]")));
     });
 }

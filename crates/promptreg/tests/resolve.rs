@@ -312,18 +312,15 @@ fn keys_that_would_escape_the_directory_are_refused() {
     }
 }
 
+fn resolve_err(sandbox: &Sandbox, options: &ResolveOptions) -> promptreg::Error {
+    resolve_prompt(KEY, &settings(None), &sandbox.cwd(), DEFAULT, options).unwrap_err()
+}
+
 #[test]
 fn unreadable_files_are_errors_not_absent() {
     let sandbox = Sandbox::new();
     sandbox.cwd_file(&format!("{DIR}/{KEY}.md"), b"ok\xff");
-    let err = resolve_prompt(
-        KEY,
-        &settings(None),
-        &sandbox.cwd(),
-        DEFAULT,
-        &options(&sandbox),
-    )
-    .unwrap_err();
+    let err = resolve_err(&sandbox, &options(&sandbox));
     assert_eq!(err.kind(), ErrorKind::Config);
     let d = &err.diagnostics()[0];
     assert!(d.message.contains("byte offset 2"), "{d}");
@@ -331,14 +328,7 @@ fn unreadable_files_are_errors_not_absent() {
 
     let sandbox = Sandbox::new();
     std::fs::create_dir_all(sandbox.cwd().join(DIR).join("auditor.md")).unwrap();
-    let err = resolve_prompt(
-        KEY,
-        &settings(None),
-        &sandbox.cwd(),
-        DEFAULT,
-        &options(&sandbox),
-    )
-    .unwrap_err();
+    let err = resolve_err(&sandbox, &options(&sandbox));
     assert!(err.to_string().contains("is a directory"), "{err}");
 
     let sandbox = Sandbox::new();

@@ -14,26 +14,7 @@ fn settings_diagnostics() {
         let sandbox = Sandbox::new();
         sandbox.cwd_file(SETTINGS, &text);
         let diagnostics = check(&support::goal_agent_spec(), &sandbox.options());
-        let report: Vec<String> = diagnostics
-            .iter()
-            .map(|d| {
-                let at = d
-                    .position
-                    .map_or(String::new(), |p| format!("{}:{} ", p.line, p.column));
-                let key = d.key_path.as_deref().unwrap_or("-");
-                format!(
-                    "{at}{} {:?} [{key}]\n  {}",
-                    d.severity,
-                    d.code,
-                    sandbox.redact(&d.to_string())
-                )
-            })
-            .collect();
-        let report = if report.is_empty() {
-            "(no diagnostics)".to_owned()
-        } else {
-            report.join("\n")
-        };
+        let report = support::report(&diagnostics, |text| sandbox.redact(text));
         insta::assert_snapshot!(report);
     });
 }

@@ -1,9 +1,11 @@
 //! [`check`]: every problem of a configuration, without loading it.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use super::layer::UserLayer;
 use super::options::LoadOptions;
+use super::settings;
 use super::spec::ConfigSpec;
 use crate::diagnostic::Diagnostic;
 
@@ -32,4 +34,20 @@ use crate::diagnostic::Diagnostic;
 /// ```
 pub fn check(spec: &ConfigSpec, options: &LoadOptions) -> Vec<Diagnostic> {
     UserLayer::load(Arc::new(spec.clone()), options.clone()).1
+}
+
+/// Validates `text` as the settings file at `path` would be, without
+/// reading anything: every diagnostic, for an editor checking a buffer
+/// before it is saved.
+///
+/// ```
+/// use promptreg::config::{check_settings, ConfigSpec};
+///
+/// let spec = ConfigSpec::builder("app").key("auditor").prompts_dir(".app/prompts").build()?;
+/// let diagnostics = check_settings(&spec, "settings.json", r#"{ "prompts": { "auditor": { "mode": "apend" } } }"#);
+/// assert_eq!(diagnostics[0].suggestion.as_deref(), Some("did you mean `append`?"));
+/// # Ok::<(), promptreg::Error>(())
+/// ```
+pub fn check_settings(spec: &ConfigSpec, path: impl AsRef<Path>, text: &str) -> Vec<Diagnostic> {
+    settings::parse(text, path.as_ref(), spec).1
 }

@@ -54,7 +54,7 @@ mod schema;
 mod settings;
 mod spec;
 
-pub use check::check;
+pub use check::{check, check_settings};
 pub use layer::{ConfigPaths, LoadReport, UserFileInfo, UserOrigin};
 pub use mode::{Mode, UnknownMode};
 pub use options::LoadOptions;

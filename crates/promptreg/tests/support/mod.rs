@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use promptreg::Diagnostic;
 use promptreg::config::{ConfigSpec, LoadOptions};
 use tempfile::TempDir;
 
@@ -88,4 +89,28 @@ pub fn goal_agent_spec() -> ConfigSpec {
         .legacy_file(".pi/goal-prompt.md", "goal-running")
         .build()
         .unwrap()
+}
+
+/// Diagnostics as snapshots show them: position, severity, code, key path,
+/// then the message, with `redact` applied to paths.
+pub fn report(diagnostics: &[Diagnostic], redact: impl Fn(&str) -> String) -> String {
+    if diagnostics.is_empty() {
+        return "(no diagnostics)".to_owned();
+    }
+    let lines: Vec<String> = diagnostics
+        .iter()
+        .map(|d| {
+            let at = d
+                .position
+                .map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
+            let key = d.key_path.as_deref().unwrap_or("-");
+            format!(
+                "{at} {} {:?} [{key}]\n  {}",
+                d.severity,
+                d.code,
+                redact(&d.to_string())
+            )
+        })
+        .collect();
+    lines.join("\n")
 }
