@@ -101,9 +101,10 @@
 //! # Ok::<(), promptreg::Error>(())
 //! ```
 //!
-//! The composition is always: pinned head blocks, the body, pinned tail
-//! blocks, then every appender in the order it was registered, joined by
-//! one blank line. A part's surrounding blank lines are dropped and a part
+//! The composition is always: pinned head blocks, the body, the user's
+//! block (see below; in modes `override` and inline it takes the body's
+//! place), pinned tail blocks, then every appender in the order it was
+//! registered, joined by one blank line. A part's surrounding blank lines are dropped and a part
 //! that renders blank adds nothing.
 //!
 //! # Where did this text come from?

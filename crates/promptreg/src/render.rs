@@ -1,8 +1,10 @@
 //! Composing one prompt from its parts, and the trace of where each part
 //! came from.
 //!
-//! The rule, everywhere: pinned head blocks, the body, pinned tail blocks,
-//! then the appenders in registration order, joined by one blank line. A
+//! The rule, everywhere: pinned head blocks, the body, the user's block(s)
+//! (which replace the body in mode `override` or when inline), pinned tail
+//! blocks, then the appenders in registration order, joined by one blank
+//! line. A
 //! part's leading blank lines and trailing white space are dropped, and a
 //! part that is left empty adds nothing.
 

@@ -15,7 +15,8 @@
 //! files as it goes. [`PromptRegistry::load_config`](crate::PromptRegistry::load_config)
 //! reads everything once into the registry's snapshot, where renders use
 //! it without reading files; [`check`] reports every problem without
-//! loading anything; [`settings_schema`] describes the settings file for
+//! loading anything, and [`check_settings`] does the same for settings text
+//! not yet saved; [`settings_schema`] describes the settings file for
 //! editors.
 //!
 //! # Settings files and precedence
