@@ -9,7 +9,10 @@ fuzz_target!(|id: &str| {
         let s = id.as_str();
         assert!(!s.is_empty() && s.len() <= 128);
         assert!(!s.contains("..") && !s.contains('/') && !s.contains('\\'));
-        assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)));
+        assert!(
+            s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        );
         assert!(s.as_bytes()[0].is_ascii_alphanumeric());
     }
 });

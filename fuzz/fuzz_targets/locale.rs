@@ -10,6 +10,9 @@ fuzz_target!(|tag: &str| {
         let again = Locale::parse(locale.as_str()).expect("a normalised tag parses");
         assert_eq!(again.as_str(), locale.as_str());
         assert!(locale.chain().count() >= 1);
-        assert!(locale.chain().all(|key| Locale::parse(key).is_ok()), "{locale:?}");
+        assert!(
+            locale.chain().all(|key| Locale::parse(key).is_ok()),
+            "{locale:?}"
+        );
     }
 });

@@ -18,7 +18,13 @@ struct Input<'a> {
 const MANIFEST: &str = "name = \"fuzz\"\nkeys = [\"p\"]\n[user]\nprompts_dir = \".f\"\n";
 
 fuzz_target!(|input: Input<'_>| {
-    let _ = Pack::from_files("fuzz", [("promptreg.toml", input.manifest), ("defaults/p.md", input.prompt)]);
+    let _ = Pack::from_files(
+        "fuzz",
+        [
+            ("promptreg.toml", input.manifest),
+            ("defaults/p.md", input.prompt),
+        ],
+    );
     let files = [
         ("promptreg.toml", MANIFEST),
         ("defaults/p.md", input.prompt),

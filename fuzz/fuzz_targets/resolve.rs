@@ -33,7 +33,11 @@ fuzz_target!(|input: Input| {
         file: input.file.filter(|f| !f.contains('\0')),
     };
     let options = ResolveOptions::new(dir, &home);
-    let key = if input.key.len() % 2 == 0 { "auditor" } else { input.key.as_str() };
+    let key = if input.key.len() % 2 == 0 {
+        "auditor"
+    } else {
+        input.key.as_str()
+    };
     if let Ok(resolved) = resolve_prompt(key, &settings, &cwd, &input.default, &options) {
         match resolved.source {
             Source::None => assert_eq!(resolved.final_text, input.default),

@@ -17,7 +17,13 @@ const MANIFEST: &str = "name = \"fuzz\"\nkeys = [\"p\"]\n[user]\nprompts_dir = \
 
 fuzz_target!(|input: Input<'_>| {
     let file = format!("---\ntemplate: true\n---\n{}", input.template);
-    let Ok(pack) = Pack::from_files("fuzz", [("promptreg.toml", MANIFEST), ("defaults/p.md", file.as_str())]) else {
+    let Ok(pack) = Pack::from_files(
+        "fuzz",
+        [
+            ("promptreg.toml", MANIFEST),
+            ("defaults/p.md", file.as_str()),
+        ],
+    ) else {
         return;
     };
     let registry = PromptRegistry::new();
