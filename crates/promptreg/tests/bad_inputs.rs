@@ -21,12 +21,7 @@ use support::{DIR, SETTINGS, Sandbox};
 const BASELINE_RULE: &str = "Baseline rule.";
 
 fn registry() -> PromptRegistry {
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("auditor", "Audit the work.")
-        .unwrap();
-    registry.register_default("goal-stale", "Stale.").unwrap();
-    registry
+    support::goal_registry()
 }
 
 /// Renders of the prompts the cases touch, to compare states.

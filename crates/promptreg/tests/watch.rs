@@ -17,11 +17,7 @@ use support::{DIR, SETTINGS, Sandbox};
 const DEADLINE: Duration = Duration::from_secs(10);
 
 fn registry(sandbox: &Sandbox) -> PromptRegistry {
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("auditor", "Audit the work.")
-        .unwrap();
-    registry.register_default("goal-stale", "Stale.").unwrap();
+    let registry = support::goal_registry();
     registry
         .load_config(support::goal_agent_spec(), sandbox.options())
         .unwrap();

@@ -6,8 +6,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use promptreg::Diagnostic;
 use promptreg::config::{ConfigSpec, LoadOptions};
+use promptreg::{Diagnostic, PromptRegistry};
 use tempfile::TempDir;
 
 pub struct Sandbox {
@@ -113,4 +113,15 @@ pub fn report(diagnostics: &[Diagnostic], redact: impl Fn(&str) -> String) -> St
         })
         .collect();
     lines.join("\n")
+}
+
+/// A registry with the defaults of two goal-agent keys: `auditor` renders
+/// "Audit the work.", `goal-stale` renders "Stale.".
+pub fn goal_registry() -> PromptRegistry {
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("auditor", "Audit the work.")
+        .unwrap();
+    registry.register_default("goal-stale", "Stale.").unwrap();
+    registry
 }
