@@ -176,6 +176,18 @@
 //! a key, an invalid mode, a file that is not UTF-8) is a
 //! [`Diagnostic`] with its file, line:column and key path.
 //!
+//! # Packs and templates
+//!
+//! An application can declare its prompts and its user configuration in
+//! files instead of code: a [`pack::Pack`] is a folder with a
+//! `promptreg.toml` manifest and `defaults/<id>.md` files (plus
+//! `<id>.<locale>.md` variants), each with optional front matter for a
+//! description, pinned blocks and template variables. Files are literal
+//! text unless marked as minijinja templates; templates see the render
+//! context by field name, fail on undefined variables, and stop after
+//! [`TEMPLATE_FUEL`] instructions. The [`pack`] module documents the format;
+//! `promptreg check` validates it.
+//!
 //! # One registry per process
 //!
 //! [`PromptRegistry::global`] is a process-level registry that subsystems
