@@ -12,7 +12,7 @@ use super::layer::{ConfigPaths, KeyConfig, KeyFiles, UserFile, UserLayer, digest
 use super::options::LoadOptions;
 use super::resolve::Scope;
 use super::settings::{self, Settings};
-use super::spec::ConfigSpec;
+use super::spec::{ConfigSpec, FileKey};
 use crate::Map;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
@@ -237,22 +237,15 @@ impl Loader<'_> {
     /// The key (and locale) a file name stands for, or a warning.
     fn classify(&mut self, name: &str, path: &Path) -> Option<(PromptId, Option<Locale>)> {
         let stem = name.strip_suffix(".md")?;
-        if self.spec.is_known_key(stem) {
-            return PromptId::new(stem).ok().map(|key| (key, None));
-        }
-        if let Some((key, tag)) = stem.rsplit_once('.')
-            && self.spec.is_known_key(key)
-            && let (Ok(key), Ok(locale)) = (PromptId::new(key), Locale::parse(tag))
-        {
-            return Some((key, Some(locale)));
-        }
-        // `auditr.ja.md`: suggest for the key part and keep the locale.
-        let (key_part, tag) = match stem.rsplit_once('.') {
-            Some((key, tag)) if Locale::parse(tag).is_ok() => (key, &stem[key.len()..]),
-            _ => (stem, ""),
+        let hint = match self.spec.file_key(stem) {
+            FileKey::Key(key, locale) => return Some((key, locale)),
+            FileKey::Invalid(_) => None,
+            // `auditr.ja.md`: suggest for the key part and keep the locale.
+            FileKey::Unknown { key, locale_suffix } => {
+                suggest::nearest(key, self.spec.keys().map(PromptId::as_str))
+                    .map(|k| format!("did you mean `{k}{locale_suffix}.md`?"))
+            }
         };
-        let hint = suggest::nearest(key_part, self.spec.keys().map(PromptId::as_str))
-            .map(|k| format!("did you mean `{k}{tag}.md`?"));
         self.diagnostics.push(
             Diagnostic::warning(
                 DiagnosticCode::UnknownPromptFile,

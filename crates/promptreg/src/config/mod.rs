@@ -69,3 +69,4 @@ pub use spec::{
 
 pub(crate) use files::read_text;
 pub(crate) use layer::{UserChoice, UserLayer, UserPart};
+pub(crate) use spec::FileKey;

@@ -7,6 +7,7 @@ use std::fmt;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
 use crate::id::{self, PromptId};
+use crate::locale::Locale;
 use crate::suggest;
 
 /// The largest prompt or settings file read by default: 1 MiB.
@@ -113,6 +114,19 @@ impl fmt::Display for KeyPattern {
     }
 }
 
+/// What a prompt file name stands for; see [`ConfigSpec::file_key`].
+pub(crate) enum FileKey<'a> {
+    /// A declared key, and the locale of a `<key>.<locale>.md` file.
+    Key(PromptId, Option<Locale>),
+    /// A name that matches a pattern but is not a valid id.
+    Invalid(Error),
+    /// No declared key: `key` is the part before any locale suffix.
+    Unknown {
+        key: &'a str,
+        locale_suffix: &'a str,
+    },
+}
+
 /// What an application declares about its user configuration.
 ///
 /// Build one with [`ConfigSpec::builder`]; a pack's manifest declares the
@@ -185,6 +199,33 @@ impl ConfigSpec {
     /// Whether `key` is an exact key or matches a pattern.
     pub fn is_known_key(&self, key: &str) -> bool {
         self.keys.contains(key) || self.patterns.iter().any(|p| p.matches(key))
+    }
+
+    /// What the prompt file name `<stem>.md` stands for: `<key>` or
+    /// `<key>.<locale>` (ids may contain dots, so the whole stem is tried as
+    /// a key first).
+    pub(crate) fn file_key<'a>(&self, stem: &'a str) -> FileKey<'a> {
+        let as_id = |key: &str, locale| match PromptId::new(key) {
+            Ok(id) => FileKey::Key(id, locale),
+            Err(e) => FileKey::Invalid(e),
+        };
+        if self.is_known_key(stem) {
+            return as_id(stem, None);
+        }
+        let split = stem
+            .rsplit_once('.')
+            .and_then(|(key, tag)| Some((key, Locale::parse(tag).ok()?)));
+        match split {
+            Some((key, locale)) if self.is_known_key(key) => as_id(key, Some(locale)),
+            Some((key, _)) => FileKey::Unknown {
+                key,
+                locale_suffix: &stem[key.len()..],
+            },
+            None => FileKey::Unknown {
+                key: stem,
+                locale_suffix: "",
+            },
+        }
     }
 
     /// `did you mean ...?` for an unknown key: the nearest exact key.

@@ -54,7 +54,7 @@ use std::path::{Path, PathBuf};
 
 pub use manifest::MANIFEST;
 
-use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE};
+use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE, FileKey};
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
 use crate::front_matter::Document;
@@ -448,22 +448,10 @@ fn classify(
     path: &Path,
 ) -> Result<(PromptId, Option<Locale>), Diagnostic> {
     let stem = name.strip_suffix(".md").unwrap_or(name);
-    if spec.is_known_key(stem) {
-        return PromptId::new(stem)
-            .map(|id| (id, None))
-            .map_err(|e| invalid(path, e));
-    }
-    if let Some((key, tag)) = stem.rsplit_once('.')
-        && spec.is_known_key(key)
-        && let Ok(locale) = Locale::parse(tag)
-    {
-        return PromptId::new(key)
-            .map(|id| (id, Some(locale)))
-            .map_err(|e| invalid(path, e));
-    }
-    let key = match stem.rsplit_once('.') {
-        Some((key, tag)) if Locale::parse(tag).is_ok() => key,
-        _ => stem,
+    let key = match spec.file_key(stem) {
+        FileKey::Key(id, locale) => return Ok((id, locale)),
+        FileKey::Invalid(e) => return Err(invalid(path, e)),
+        FileKey::Unknown { key, .. } => key,
     };
     let hint = suggest::nearest(key, spec.keys().map(PromptId::as_str))
         .map(|k| format!("did you mean `{k}`?"))
