@@ -820,3 +820,26 @@ fn render_watch_prints_again_when_a_file_changes() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn render_watch_follows_the_pack_too() {
+    let s = Sandbox::new();
+    let mut child = s
+        .with_pack("goal-agent")
+        .args(["render", "goal-stale", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    wait_for(&stdout, "");
+    s.write(
+        &s.pack("goal-agent").join("defaults/goal-stale.md"),
+        "---\ndescription: Notice for a stale checkpoint\n---\nThe checkpoint is stale; ask before resuming.",
+    );
+    wait_for(&stdout, "ask before resuming");
+    wait_for(&stderr, "reloaded; changed: goal-stale");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -326,6 +326,20 @@ impl Snapshot {
             .insert(key, Variant { locale, renderer });
     }
 
+    /// Removes the default of `id`; its overrides and appenders stay.
+    pub(crate) fn unregister(&mut self, id: &str) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            Arc::make_mut(entry).default = None;
+        }
+    }
+
+    /// Removes the override of `id` for exactly `locale`.
+    pub(crate) fn remove_override(&mut self, id: &str, locale: &Locale) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            Arc::make_mut(entry).overrides.remove(locale.key());
+        }
+    }
+
     pub(crate) fn append(&mut self, id: PromptId, renderer: Renderer) {
         let appender = self.appender(renderer);
         self.entry_mut(id).appenders.push(appender);

@@ -1,6 +1,8 @@
-//! Following the user's files (feature `watch`): the registry reloads its
-//! configuration when a settings or prompt file changes, so the next render
-//! uses it, and a broken edit never replaces the last good configuration.
+//! Following files (feature `watch`): the registry reloads the user's
+//! configuration when a settings or prompt file changes, and a pack
+//! installed from a folder when its manifest or defaults change, so the
+//! next render uses them, and a broken edit never replaces the last good
+//! state.
 //!
 //! Only events that can change what is read start a reload: creating,
 //! writing, renaming or removing a file, or changing its attributes.
@@ -87,7 +89,9 @@ enum Message {
 
 impl PromptRegistry {
     /// Follows the loaded configuration's settings files, prompt
-    /// directories and legacy files, and reloads when they change, once
+    /// directories and legacy files, and the manifest and defaults of every
+    /// pack installed from a folder, and [reloads](Self::reload) when they
+    /// change, once
     /// they have been quiet for [`DEFAULT_DEBOUNCE`]. `on_event` hears of
     /// every reload that changed something, successful or not, on the
     /// watcher's thread.
@@ -97,7 +101,8 @@ impl PromptRegistry {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::NotLoaded`] without a loaded configuration;
+    /// [`ErrorKind::NotLoaded`] without a loaded configuration or a pack
+    /// installed from a folder;
     /// [`ErrorKind::Watch`] when the operating system's watcher cannot start.
     pub fn watch<F>(&self, on_event: F) -> Result<WatchHandle, Error>
     where
@@ -116,10 +121,10 @@ impl PromptRegistry {
         F: FnMut(ReloadEvent) + Send + 'static,
     {
         let shared = Arc::clone(self.shared());
-        let Some(paths) = shared.current().config_paths().cloned() else {
+        let Some(paths) = shared.source_paths() else {
             return Err(Error::new(
                 ErrorKind::NotLoaded,
-                "no user configuration is loaded; call `load_config` before `watch`",
+                "nothing to follow: no user configuration is loaded and no pack was installed from a folder; call `load_config` before `watch`",
             ));
         };
         let (messages, inbox) = mpsc::channel();
@@ -273,8 +278,8 @@ impl<F: FnMut(ReloadEvent)> Worker<F> {
                     return self.report(outcome).then_some(ReloadEvent::Failed(error));
                 }
             }
-            if let Some(paths) = self.shared.current().config_paths() {
-                self.paths = absolute(paths);
+            if let Some(paths) = self.shared.source_paths() {
+                self.paths = absolute(&paths);
             }
             if !self.rewatch() {
                 break;

@@ -384,3 +384,115 @@ fn a_save_in_several_writes_is_read_whole() {
     let first = seen.recv_timeout(DEADLINE).expect("a reload");
     assert_eq!(first, whole, "a half-written file was loaded");
 }
+
+// --- Packs installed from a folder ---------------------------------------------------------
+
+const MANIFEST: &str = "name = \"demo\"\nkeys = [\"greeting\", \"farewell\"]\n[user]\nprompts_dir = \".demo/prompts\"\n";
+
+/// A pack in the sandbox, installed with its user configuration loaded.
+fn pack_registry(sandbox: &Sandbox) -> (PromptRegistry, std::path::PathBuf) {
+    let root = sandbox.root().join("pack");
+    support::write(&root.join("promptreg.toml"), MANIFEST);
+    support::write(&root.join("defaults/greeting.md"), "Hello.");
+    support::write(&root.join("defaults/farewell.md"), "Goodbye.");
+    let pack = promptreg::pack::Pack::load(&root).unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    registry
+        .load_config(pack.spec().clone(), sandbox.options())
+        .unwrap();
+    (registry, root)
+}
+
+fn changed(event: ReloadEvent) -> Vec<String> {
+    match event {
+        ReloadEvent::Reloaded(report) => report.changed.iter().map(|id| id.to_string()).collect(),
+        other => panic!("expected a reload, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_pack_s_defaults_and_variants_are_followed() {
+    let sandbox = Sandbox::new();
+    let (registry, root) = pack_registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+
+    fs::write(root.join("defaults/greeting.md"), "Hello again.").unwrap();
+    assert_eq!(changed(next_event(&events)), ["greeting"]);
+    assert_eq!(registry.render("greeting", &()).unwrap(), "Hello again.");
+
+    support::write(&root.join("defaults/greeting.fr.md"), "Bonjour.");
+    assert_eq!(changed(next_event(&events)), ["greeting"]);
+    assert_eq!(
+        registry.render_in("greeting", &(), "fr").unwrap(),
+        "Bonjour."
+    );
+
+    // A variant removed from the pack is removed from the registry.
+    fs::remove_file(root.join("defaults/greeting.fr.md")).unwrap();
+    assert_eq!(changed(next_event(&events)), ["greeting"]);
+    assert_eq!(
+        registry.render_in("greeting", &(), "fr").unwrap(),
+        "Hello again."
+    );
+    assert_eq!(registry.render("farewell", &()).unwrap(), "Goodbye.");
+}
+
+#[test]
+fn a_broken_pack_file_keeps_the_last_good_pack() {
+    let sandbox = Sandbox::new();
+    let (registry, root) = pack_registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+    fs::write(
+        root.join("defaults/greeting.md"),
+        "---\ntemplate: [\n---\nBroken.",
+    )
+    .unwrap();
+    let ReloadEvent::Failed(error) = next_event(&events) else {
+        panic!("expected a failed reload")
+    };
+    assert!(error.to_string().contains("greeting.md"), "{error}");
+    assert_eq!(registry.render("greeting", &()).unwrap(), "Hello.");
+}
+
+#[test]
+fn a_manifest_edit_reaches_the_user_configuration() {
+    let sandbox = Sandbox::new();
+    let (registry, root) = pack_registry(&sandbox);
+    sandbox.cwd_file(".demo/prompts/welcome.md", "Welcome, user.");
+    let (_handle, events) = watching(&registry);
+    // A new key, with its default: the user's file for it is read now.
+    support::write(&root.join("defaults/welcome.md"), "Welcome.");
+    let manifest = MANIFEST.replace("\"farewell\"]", "\"farewell\", \"welcome\"]");
+    fs::write(root.join("promptreg.toml"), manifest).unwrap();
+    let start = Instant::now();
+    while registry.render("welcome", &()).ok().as_deref() != Some("Welcome.\n\nWelcome, user.") {
+        let _ = events.recv_timeout(Duration::from_millis(100));
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{:?}",
+            registry.render("welcome", &())
+        );
+    }
+}
+
+#[test]
+fn a_pack_alone_can_be_followed_and_reloaded() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().join("pack");
+    support::write(&root.join("promptreg.toml"), MANIFEST);
+    support::write(&root.join("defaults/greeting.md"), "Hello.");
+    let registry = PromptRegistry::new();
+    promptreg::pack::Pack::load(&root)
+        .unwrap()
+        .install(&registry)
+        .unwrap();
+    fs::write(root.join("defaults/greeting.md"), "Hi.").unwrap();
+    let report = registry.reload().unwrap();
+    assert_eq!(report.changed.len(), 1);
+    assert_eq!(registry.render("greeting", &()).unwrap(), "Hi.");
+    assert!(registry.reload().unwrap().changed.is_empty(), "nothing new");
+    let (_handle, events) = watching(&registry);
+    fs::write(root.join("defaults/greeting.md"), "Hey.").unwrap();
+    assert_eq!(changed(next_event(&events)), ["greeting"]);
+}

@@ -68,5 +68,5 @@ pub use spec::{
 };
 
 pub(crate) use files::read_text;
-pub(crate) use layer::{UserChoice, UserLayer, UserPart};
+pub(crate) use layer::{UserChoice, UserLayer, UserPart, digest};
 pub(crate) use spec::FileKey;
