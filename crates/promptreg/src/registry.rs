@@ -341,9 +341,16 @@ impl PromptRegistry {
     ///
     /// [`reset`](Self::reset) of one id keeps these rules (they belong to no
     /// single prompt); [`reset_all`](Self::reset_all) removes them.
-    pub fn append_all<M>(&self, block: impl IntoRenderer<M>) {
+    ///
+    /// # Errors
+    ///
+    /// None today. It returns a `Result` like every other writer, so that
+    /// callers treat them alike and a limit added later is not a breaking
+    /// change.
+    pub fn append_all<M>(&self, block: impl IntoRenderer<M>) -> Result<(), Error> {
         let block = block.into_renderer();
         self.update(|s| s.append_all(block));
+        Ok(())
     }
 
     /// Clears the overrides and appenders of `id`; its default and pinned
@@ -460,6 +467,20 @@ impl PromptRegistry {
     /// Static text is copied; every other renderer runs now. The render
     /// reads no files and takes no lock.
     ///
+    /// A prompt that needs no context renders with `&()`, or with
+    /// [`render_plain`](Self::render_plain).
+    ///
+    /// # The context type
+    ///
+    /// Typed renderers receive the context by downcasting it, so its type
+    /// must be `'static`: it may own data or hold `Arc`s, but not borrow.
+    /// A context that borrows, such as `struct Page<'a> { title: &'a str }`,
+    /// fails to compile with "borrowed value does not live long enough ...
+    /// argument requires that `page` is borrowed for `'static`". Give the
+    /// struct owned fields (`String`, `Arc<str>`), or pass a
+    /// `serde_json::Value` to templates. It must also implement
+    /// `serde::Serialize`, which is how templates see its fields.
+    ///
     /// # Errors
     ///
     /// - [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId) or
@@ -473,6 +494,34 @@ impl PromptRegistry {
     ///   naming the part whose renderer panicked. The registry stays usable.
     pub fn render<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<String, Error> {
         self.current().render(id, ctx)
+    }
+
+    /// Renders `id`, a prompt that needs no context, for the current
+    /// locale: `render(id, &())`.
+    ///
+    /// ```
+    /// # use promptreg::PromptRegistry;
+    /// let registry = PromptRegistry::new();
+    /// registry.register_default("translate.system", "Translate the page faithfully.")?;
+    /// assert_eq!(registry.render_plain("translate.system")?, "Translate the page faithfully.");
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`render`](Self::render); a renderer that needs a context fails
+    /// with [`ErrorKind::ContextType`](crate::ErrorKind::ContextType).
+    pub fn render_plain(&self, id: &str) -> Result<String, Error> {
+        self.render(id, &())
+    }
+
+    /// [`render_plain`](Self::render_plain) for `locale`.
+    ///
+    /// # Errors
+    ///
+    /// As [`render_in`](Self::render_in).
+    pub fn render_plain_in(&self, id: &str, locale: impl IntoLocale) -> Result<String, Error> {
+        self.render_in(id, &(), locale)
     }
 
     /// Renders `id` for `locale`; see [`render`](Self::render).

@@ -141,6 +141,15 @@ impl Snapshot {
         self.compose(id, ctx, &self.locale, None)
     }
 
+    /// Renders `id`, a prompt that needs no context, for the current locale.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render_plain`](crate::PromptRegistry::render_plain).
+    pub fn render_plain(&self, id: &str) -> Result<String, Error> {
+        self.render(id, &())
+    }
+
     /// Renders `id` for `locale` with context `ctx`.
     ///
     /// # Errors

@@ -87,6 +87,7 @@ enum Message {
     Stop,
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "watch")))]
 impl PromptRegistry {
     /// Follows the loaded configuration's settings files, prompt
     /// directories and legacy files, and the manifest and defaults of every
