@@ -9,6 +9,7 @@ mod init;
 mod list;
 mod render;
 mod resolve;
+mod trust;
 
 use std::io::IsTerminal;
 
@@ -55,6 +56,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Diff(args) => diff::run(&session, &args),
         Command::Schema => schema(&session),
         Command::Init(args) => init::run(&session, &args),
+        Command::Trust(args) => trust::run(&session, &args),
         Command::Completions(args) => {
             let mut script = Vec::new();
             clap_complete::generate(args.shell, &mut Cli::command(), "promptreg", &mut script);

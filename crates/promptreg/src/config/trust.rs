@@ -66,12 +66,12 @@ impl Boundary {
             return Ok(());
         }
         let resolves = if files::leads_elsewhere(path, target) {
-            format!("resolves to {}, which is", target.display())
+            format!("resolves to {},", target.display())
         } else {
             "is".to_owned()
         };
         let message = format!(
-            "{} ({what}) {resolves} outside the project {}; a project's configuration reads only files inside the project, so it was not read",
+            "{} ({what}) {resolves} outside the project {}, and was not read",
             path.display(),
             self.root.display()
         );
@@ -83,11 +83,11 @@ impl Boundary {
     fn how_to_trust(&self) -> String {
         match &self.settings_file {
             Some(file) => format!(
-                "if you trust this project, run `promptreg trust {}`, which adds it to `{TRUSTED_PROJECTS}` in {}",
+                "a project's configuration reads only the project's files; if you trust this project, run `promptreg trust {}`, which adds it to `{TRUSTED_PROJECTS}` in {}",
                 shell_quote(&self.root.display().to_string()),
                 file.display()
             ),
-            None => "move the file into the project; this application declares no global settings file to trust projects in".to_owned(),
+            None => "a project's configuration reads only the project's files; move the file into the project".to_owned(),
         }
     }
 }
