@@ -141,6 +141,15 @@ impl Snapshot {
         self.compose(id, ctx, &self.locale, None)
     }
 
+    /// Renders `id`, a prompt that needs no context, for the current locale.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render_plain`](crate::PromptRegistry::render_plain).
+    pub fn render_plain(&self, id: &str) -> Result<String, Error> {
+        self.render(id, &())
+    }
+
     /// Renders `id` for `locale` with context `ctx`.
     ///
     /// # Errors
@@ -324,6 +333,20 @@ impl Snapshot {
         self.entry_mut(id)
             .overrides
             .insert(key, Variant { locale, renderer });
+    }
+
+    /// Removes the default of `id`; its overrides and appenders stay.
+    pub(crate) fn unregister(&mut self, id: &str) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            Arc::make_mut(entry).default = None;
+        }
+    }
+
+    /// Removes the override of `id` for exactly `locale`.
+    pub(crate) fn remove_override(&mut self, id: &str, locale: &Locale) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            Arc::make_mut(entry).overrides.remove(locale.key());
+        }
     }
 
     pub(crate) fn append(&mut self, id: PromptId, renderer: Renderer) {

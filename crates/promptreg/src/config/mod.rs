@@ -135,5 +135,5 @@ pub use spec::{
 pub use trust::{TrustedProject, trust_project};
 
 pub(crate) use files::read_text;
-pub(crate) use layer::{UserChoice, UserLayer, UserPart};
+pub(crate) use layer::{UserChoice, UserLayer, UserPart, digest};
 pub(crate) use spec::FileKey;
