@@ -2,6 +2,8 @@
 //! project, symbolic links resolved, unless the user trusts the project in
 //! the global settings; the user's own configuration reads anywhere.
 
+#![cfg(unix)]
+
 mod support;
 
 use std::fs;
