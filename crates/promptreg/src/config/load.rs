@@ -7,11 +7,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::check;
 use super::files;
 use super::layer::{ConfigPaths, KeyConfig, KeyFiles, UserFile, UserLayer, digest};
 use super::options::LoadOptions;
 use super::resolve::Scope;
-use super::settings::{self, Settings};
+use super::settings::{self, Settings, SettingsBlock};
 use super::spec::{ConfigSpec, FileKey};
 use crate::Map;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
@@ -118,6 +119,15 @@ fn by_key(
     keys
 }
 
+/// What reading one prompt file gave.
+enum Loaded {
+    File(Arc<UserFile>),
+    Missing,
+    Blank,
+    /// Reported already.
+    Failed,
+}
+
 /// Reads a configuration's files, collecting diagnostics.
 struct Loader<'a> {
     spec: &'a ConfigSpec,
@@ -127,16 +137,6 @@ struct Loader<'a> {
 }
 
 impl Loader<'_> {
-    fn read(&mut self, path: &Path) -> Option<String> {
-        match files::read_text(path, self.spec.max_file_size()) {
-            Ok(text) => text,
-            Err(d) => {
-                self.diagnostics.push(d);
-                None
-            }
-        }
-    }
-
     /// Global, then local, then the environment's settings file, merged.
     fn settings(&mut self) -> Settings {
         let home = self.options.home();
@@ -182,10 +182,7 @@ impl Loader<'_> {
         self.diagnostics.push(
             Diagnostic::error(
                 DiagnosticCode::Io,
-                format!(
-                    "settings file {} named by {var} does not exist",
-                    path.display()
-                ),
+                format!("{var} names a settings file that does not exist"),
             )
             .in_file(path)
             .suggest(Some(format!("create it, or unset {var}"))),
@@ -238,7 +235,13 @@ impl Loader<'_> {
     fn classify(&mut self, name: &str, path: &Path) -> Option<(PromptId, Option<Locale>)> {
         let stem = name.strip_suffix(".md")?;
         let hint = match self.spec.file_key(stem) {
-            FileKey::Key(key, locale) => return Some((key, locale)),
+            FileKey::Key(key, locale) => {
+                if let Some(locale) = &locale {
+                    let warning = check::file_locale_warning(&key, locale, path);
+                    self.diagnostics.extend(warning);
+                }
+                return Some((key, locale));
+            }
             FileKey::Invalid(_) => None,
             // `auditr.ja.md`: suggest for the key part and keep the locale.
             FileKey::Unknown { key, locale_suffix } => {
@@ -265,15 +268,45 @@ impl Loader<'_> {
         scope: Option<Scope>,
         locale: Option<Locale>,
     ) -> Option<Arc<UserFile>> {
-        let text = self.read(path)?;
-        let renderer = match self.user_renderer(&text, path) {
-            Ok(renderer) => renderer?,
+        match self.load_prompt(path, scope, locale) {
+            Loaded::File(file) => Some(file),
+            Loaded::Blank => {
+                self.diagnostics.push(
+                    Diagnostic::warning(
+                        DiagnosticCode::EmptyPromptFile,
+                        format!(
+                            "prompt file `{}` is empty and counts as absent",
+                            file_name(path)
+                        ),
+                    )
+                    .in_file(path),
+                );
+                None
+            }
+            Loaded::Missing | Loaded::Failed => None,
+        }
+    }
+
+    /// Reads one prompt file, with its front matter, reporting what is
+    /// wrong in it; the caller decides what a missing or blank file means.
+    fn load_prompt(&mut self, path: &Path, scope: Option<Scope>, locale: Option<Locale>) -> Loaded {
+        let text = match files::read_text(path, self.spec.max_file_size()) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Loaded::Missing,
             Err(d) => {
                 self.diagnostics.push(d);
-                return None;
+                return Loaded::Failed;
             }
         };
-        Some(Arc::new(UserFile {
+        let renderer = match self.user_renderer(&text, path) {
+            Ok(Some(renderer)) => renderer,
+            Ok(None) => return Loaded::Blank,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return Loaded::Failed;
+            }
+        };
+        Loaded::File(Arc::new(UserFile {
             path: path.into(),
             scope,
             locale,
@@ -282,8 +315,7 @@ impl Loader<'_> {
         }))
     }
 
-    /// The renderer of a user's prompt file: `None` (with a warning) when
-    /// blank.
+    /// The renderer of a user's prompt file: `None` when blank.
     fn user_renderer(&mut self, text: &str, path: &Path) -> Result<Option<Renderer>, Diagnostic> {
         let doc = Document::parse(text, path)?;
         if doc.has_pins() {
@@ -295,26 +327,19 @@ impl Loader<'_> {
             .suggest(Some("remove `pin_head` and `pin_tail`".to_owned())));
         }
         if doc.body.trim().is_empty() {
-            self.diagnostics.push(
-                Diagnostic::warning(
-                    DiagnosticCode::EmptyPromptFile,
-                    format!(
-                        "prompt file `{}` is empty and counts as absent",
-                        file_name(path)
-                    ),
-                )
-                .in_file(path),
-            );
             return Ok(None);
         }
         let renderer = doc.body_renderer(path)?;
         if let Some(template) = renderer.template() {
             self.diagnostics.extend(template.undeclared_diagnostics());
         }
+        let warnings = check::prompt_file_warnings(&doc, text, path, &[&renderer]);
+        self.diagnostics.extend(warnings);
         Ok(Some(renderer))
     }
 
-    /// The files named by `file` settings.
+    /// The files named by `file` settings; a missing or blank one is
+    /// reported where the setting is, since the rule skips it silently.
     fn explicit_files(&mut self, settings: &Settings) -> HashMap<PromptId, Arc<UserFile>> {
         let mut found = HashMap::new();
         for (key, block) in settings.prompts() {
@@ -328,14 +353,38 @@ impl Loader<'_> {
                 continue;
             };
             let Some(path) = files::expand(raw, self.options.home(), self.options.cwd()) else {
+                self.setting_file_warning(block, format!("`file` names the relative path {raw}, but there is no project folder to find it in"));
                 continue;
             };
             self.watched.files.push(path.clone());
-            if let Some(file) = self.prompt_file(&path, None, None) {
-                found.insert(key.clone(), file);
+            match self.load_prompt(&path, None, None) {
+                Loaded::File(file) => {
+                    found.insert(key.clone(), file);
+                }
+                Loaded::Missing => self.setting_file_warning(
+                    block,
+                    format!("`file` names {}, which does not exist", path.display()),
+                ),
+                Loaded::Blank => self.setting_file_warning(
+                    block,
+                    format!("`file` names {}, which is empty", path.display()),
+                ),
+                Loaded::Failed => {}
             }
         }
         found
+    }
+
+    /// A warning at the `file` setting of `block`.
+    fn setting_file_warning(&mut self, block: &SettingsBlock, problem: String) {
+        let d = Diagnostic::warning(
+            DiagnosticCode::MissingSettingFile,
+            format!("{problem}: the setting is skipped and the prompt directories are used"),
+        )
+        .suggest(Some(
+            "fix the path or remove `file`; `~/...` is under home, a relative path under the project".to_owned(),
+        ));
+        self.diagnostics.push(block.at_file_setting(d));
     }
 
     /// The declared legacy files, local before global.

@@ -67,6 +67,7 @@ pub use spec::{
     LegacyFile,
 };
 
+pub(crate) use check::{file_locale_warning, prompt_file_warnings};
 pub(crate) use files::read_text;
 pub(crate) use layer::{UserChoice, UserLayer, UserPart};
 pub(crate) use spec::FileKey;
