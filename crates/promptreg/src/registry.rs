@@ -7,6 +7,7 @@ use arc_swap::{ArcSwap, Guard};
 use serde::Serialize;
 
 use crate::config::{ConfigSpec, LoadOptions, LoadReport, UserLayer};
+use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::locale::{IntoLocale, Locale};
@@ -246,13 +247,15 @@ impl PromptRegistry {
     }
 
     /// Clears the overrides and appenders of `id`; its default and pinned
-    /// blocks stay.
+    /// blocks stay. An id with overrides or appenders but no default (a
+    /// misspelt id, say; see [`problems`](Self::problems)) is cleared
+    /// entirely and no longer exists afterwards.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId),
     /// [`ErrorKind::UnknownId`](crate::ErrorKind::UnknownId) when nothing
-    /// was registered under `id`.
+    /// (no default, override or appender) is registered under `id`.
     pub fn reset(&self, id: &str) -> Result<(), Error> {
         self.try_update(|s| s.reset(id))
     }
@@ -343,6 +346,12 @@ impl PromptRegistry {
     /// Every registered id, sorted by byte order.
     pub fn list(&self) -> Vec<PromptId> {
         self.current().list()
+    }
+
+    /// Ids with overrides or appenders but no default; see
+    /// [`Snapshot::problems`].
+    pub fn problems(&self) -> Vec<Diagnostic> {
+        self.current().problems()
     }
 
     /// Renders `id` for the current [`locale`](Self::locale).
