@@ -7,14 +7,13 @@ use arc_swap::{ArcSwap, Guard};
 use serde::Serialize;
 
 use crate::config::{ConfigSpec, LoadOptions, LoadReport, UserLayer};
-use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::Prompt;
 use crate::render::Rendered;
 use crate::renderer::IntoRenderer;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Problem, Snapshot};
 
 /// The registry of every system prompt of an application.
 ///
@@ -350,7 +349,7 @@ impl PromptRegistry {
 
     /// Ids with overrides or appenders but no default; see
     /// [`Snapshot::problems`].
-    pub fn problems(&self) -> Vec<Diagnostic> {
+    pub fn problems(&self) -> Vec<Problem> {
         self.current().problems()
     }
 

@@ -37,6 +37,23 @@ pub struct Snapshot {
     user: Option<Arc<UserLayer>>,
 }
 
+/// Something wrong with what is registered under one id; see
+/// [`Snapshot::problems`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Problem {
+    /// The id.
+    pub id: PromptId,
+    /// What is wrong, as a warning with a suggestion.
+    pub diagnostic: Diagnostic,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.diagnostic.fmt(f)
+    }
+}
+
 /// Everything registered under one id.
 #[derive(Clone, Default)]
 struct Entry {
@@ -94,11 +111,13 @@ impl Snapshot {
     /// registry.append("planer.system", "Never skip a step.")?;
     ///
     /// let problems = registry.snapshot().problems();
-    /// assert_eq!(problems[0].message, "`planer.system` has appenders but no default is registered");
-    /// assert_eq!(problems[0].suggestion.as_deref(), Some("did you mean `planner.system`?"));
+    /// assert_eq!(problems[0].id, "planer.system");
+    /// let warning = &problems[0].diagnostic;
+    /// assert_eq!(warning.message, "`planer.system` has appenders but no default is registered");
+    /// assert_eq!(warning.suggestion.as_deref(), Some("did you mean `planner.system`?"));
     /// # Ok::<(), promptreg::Error>(())
     /// ```
-    pub fn problems(&self) -> Vec<Diagnostic> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut orphans: Vec<(&PromptId, &Entry)> = self
             .entries
             .iter()
@@ -112,7 +131,7 @@ impl Snapshot {
             .collect()
     }
 
-    fn no_default(&self, id: &PromptId, entry: &Entry) -> Diagnostic {
+    fn no_default(&self, id: &PromptId, entry: &Entry) -> Problem {
         let locales: Vec<String> = self
             .override_locales(id)
             .iter()
@@ -132,11 +151,15 @@ impl Snapshot {
             "register a default for it, or remove the overrides and appenders if the id is misspelt"
                 .to_owned()
         });
-        Diagnostic::warning(
+        let diagnostic = Diagnostic::warning(
             DiagnosticCode::NoDefault,
             format!("`{id}` has {what} but no default is registered"),
         )
-        .suggest(Some(hint))
+        .suggest(Some(hint));
+        Problem {
+            id: id.clone(),
+            diagnostic,
+        }
     }
 
     /// The registered default of `id`, with its pinned blocks and

@@ -191,18 +191,23 @@ fn problems_name_ids_with_overrides_or_appenders_but_no_default() {
     assert!(registry.list().iter().any(|id| id == "translate.system"));
     // ...and `problems` says what is wrong with each such id.
     let problems = registry.problems();
-    let found: Vec<(&str, Option<&str>)> = problems
+    let found: Vec<(&str, &str, Option<&str>)> = problems
         .iter()
-        .map(|d| (d.message.as_str(), d.suggestion.as_deref()))
+        .map(|p| {
+            let d = &p.diagnostic;
+            (p.id.as_str(), d.message.as_str(), d.suggestion.as_deref())
+        })
         .collect();
     assert_eq!(
         found,
         [
             (
+                "planer.system",
                 "`planer.system` has appenders but no default is registered",
                 Some("did you mean `planner.system`?")
             ),
             (
+                "translate.system",
                 "`translate.system` has overrides (ja) but no default is registered",
                 Some(
                     "register a default for it, or remove the overrides and appenders if the id is misspelt"
@@ -213,7 +218,7 @@ fn problems_name_ids_with_overrides_or_appenders_but_no_default() {
     assert!(
         problems
             .iter()
-            .all(|d| d.code == promptreg::DiagnosticCode::NoDefault)
+            .all(|p| p.diagnostic.code == promptreg::DiagnosticCode::NoDefault)
     );
     // Registering the default solves it.
     registry.register_default("translate.system", "t").unwrap();

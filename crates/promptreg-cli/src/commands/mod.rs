@@ -13,6 +13,8 @@ mod resolve;
 use std::io::IsTerminal;
 
 use clap::CommandFactory;
+use promptreg::pack::Pack;
+use promptreg::{ErrorKind, Severity};
 
 use crate::cli::{Cli, Command};
 use crate::report::Failure;
@@ -60,6 +62,25 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
             clap_complete::generate(args.shell, &mut Cli::command(), "promptreg", &mut script);
             Ok(Output::text(String::from_utf8_lossy(&script).into_owned()))
         }
+    }
+}
+
+/// The failure of rendering `id` from `pack`: when the pack declares the
+/// key but has no default file for it, the same diagnostic `check` gives
+/// (as an error, since nothing can be shown), naming the manifest line and
+/// the file that would hold the default; otherwise `err` as it is.
+fn render_failure(pack: &Pack, id: &str, err: promptreg::Error) -> Failure {
+    let lacks_body = matches!(
+        err.kind(),
+        ErrorKind::UnknownId | ErrorKind::NoPromptForLocale
+    );
+    match pack.missing_default(id) {
+        Some(missing) if lacks_body => {
+            let mut d = missing.clone();
+            d.severity = Severity::Error;
+            Failure::from(promptreg::Error::from_diagnostics(vec![d]))
+        }
+        _ => Failure::from(err),
     }
 }
 
