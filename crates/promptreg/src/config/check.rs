@@ -23,8 +23,11 @@ use crate::template::Template;
 ///
 /// Besides the settings problems that stop a load, it warns about prompt
 /// files whose name matches no key (a typo such as `goal-runing.md` is
-/// otherwise never read), legacy keys shadowed by an explicit block, and
-/// empty prompt files.
+/// otherwise never read), legacy keys shadowed by an explicit block, empty
+/// prompt files, `inline` text beside a mode other than `override` (the
+/// mode has no effect), a `file` setting naming a missing or empty file,
+/// `{{` or `{%` in a file not marked as a template, a file-name locale that
+/// names no language, and declared template variables nothing uses.
 ///
 /// ```
 /// use promptreg::config::{check, ConfigSpec, LoadOptions};
@@ -178,10 +181,6 @@ pub(crate) fn file_locale_warning(
     if known.is_some() {
         return None;
     }
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
     let hint = language_hint(written).map(|language| {
         let rest = &tag[written.len()..];
         format!("did you mean `{language}`? name the file `{id}.{language}{rest}.md`")
@@ -189,9 +188,7 @@ pub(crate) fn file_locale_warning(
     Some(
         Diagnostic::warning(
             DiagnosticCode::UnknownLanguage,
-            format!(
-                "locale `{tag}` in `{name}` names no known language, so no render uses this file"
-            ),
+            format!("locale `{tag}` in the file name names no known language, so no render uses this file"),
         )
         .in_file(path)
         .suggest(hint.or_else(|| {

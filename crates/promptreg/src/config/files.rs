@@ -18,11 +18,7 @@ const BOM: &str = "\u{feff}";
 /// A UTF-8 byte order mark is dropped.
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, Diagnostic> {
     let io_error = |e: io::Error| {
-        Diagnostic::error(
-            DiagnosticCode::Io,
-            format!("cannot read {}: {e}", path.display()),
-        )
-        .in_file(path)
+        Diagnostic::error(DiagnosticCode::Io, format!("cannot read the file: {e}")).in_file(path)
     };
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
@@ -30,27 +26,23 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, D
         Err(e) => return Err(io_error(e)),
     };
     if meta.is_dir() {
-        return Err(Diagnostic::error(
-            DiagnosticCode::Io,
-            format!("{} is a directory, expected a file", path.display()),
-        )
-        .in_file(path));
+        return Err(
+            Diagnostic::error(DiagnosticCode::Io, "expected a file, found a directory")
+                .in_file(path),
+        );
     }
     if !meta.is_file() {
         // A FIFO or a device would block the reader or never end.
         return Err(Diagnostic::error(
             DiagnosticCode::Io,
-            format!("{} is not a regular file", path.display()),
+            "expected a regular file, found a FIFO, socket or device",
         )
         .in_file(path));
     }
     let too_large = || {
         Diagnostic::error(
             DiagnosticCode::FileTooLarge,
-            format!(
-                "{} is larger than the limit of {max_bytes} bytes",
-                path.display()
-            ),
+            format!("the file is larger than the limit of {max_bytes} bytes"),
         )
         .in_file(path)
     };

@@ -79,13 +79,6 @@ impl UserLayer {
     }
 }
 
-fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
-}
-
 /// Gathers what was read into one entry per key.
 fn by_key(
     settings: &Settings,
@@ -204,7 +197,7 @@ impl Loader<'_> {
                 self.diagnostics.push(
                     Diagnostic::error(
                         DiagnosticCode::Io,
-                        format!("cannot read directory {}: {e}", dir.display()),
+                        format!("cannot read the directory: {e}"),
                     )
                     .in_file(dir),
                 );
@@ -252,7 +245,7 @@ impl Loader<'_> {
         self.diagnostics.push(
             Diagnostic::warning(
                 DiagnosticCode::UnknownPromptFile,
-                format!("prompt file `{name}` matches no prompt key and is never read"),
+                "the file name matches no prompt key, so the file is never read",
             )
             .in_file(path)
             .suggest(hint.or_else(|| Some("name it `<key>.md` or `<key>.<locale>.md`".into()))),
@@ -274,10 +267,7 @@ impl Loader<'_> {
                 self.diagnostics.push(
                     Diagnostic::warning(
                         DiagnosticCode::EmptyPromptFile,
-                        format!(
-                            "prompt file `{}` is empty and counts as absent",
-                            file_name(path)
-                        ),
+                        "the prompt file is empty and counts as absent",
                     )
                     .in_file(path),
                 );

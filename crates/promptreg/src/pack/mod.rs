@@ -173,8 +173,11 @@ impl Pack {
         pack.ok_or_else(|| Error::from_diagnostics(diagnostics))
     }
 
-    /// Every diagnostic of the pack in `dir`, errors and warnings (such as
-    /// template variables used but not declared), without installing it.
+    /// Every diagnostic of the pack in `dir`, errors and warnings, without
+    /// installing it. The warnings: template variables used but not
+    /// declared or declared but not used, `{{` in a file not marked as a
+    /// template, a file-name locale that names no language, and declared
+    /// keys without a default file.
     pub fn check(dir: impl AsRef<Path>) -> Vec<Diagnostic> {
         Pack::read(dir.as_ref()).1
     }
@@ -235,7 +238,7 @@ impl Pack {
             Err(e) => problems.push(
                 Diagnostic::error(
                     DiagnosticCode::Io,
-                    format!("cannot read directory {}: {e}", defaults.display()),
+                    format!("cannot read the directory: {e}"),
                 )
                 .in_file(&defaults),
             ),
@@ -346,14 +349,11 @@ fn build(
     let manifest_path = root.join(MANIFEST);
     let Some((_, manifest_text)) = files.iter().find(|(p, _)| *p == manifest_path) else {
         diagnostics.push(
-            Diagnostic::error(
-                DiagnosticCode::Manifest,
-                format!("no {MANIFEST} in {}", root.display()),
-            )
-            .in_file(&manifest_path)
-            .suggest(Some(format!(
-                "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
-            ))),
+            Diagnostic::error(DiagnosticCode::Manifest, "no pack manifest")
+                .in_file(&manifest_path)
+                .suggest(Some(format!(
+                    "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
+                ))),
         );
         return (None, diagnostics);
     };
@@ -545,7 +545,7 @@ fn classify(
         .unwrap_or_else(|| format!("add `{key}` to `keys` in {MANIFEST}"));
     Err(Diagnostic::error(
         DiagnosticCode::UndeclaredId,
-        format!("default file `{name}` is for `{key}`, which {MANIFEST} does not declare"),
+        format!("this default file is for `{key}`, which {MANIFEST} does not declare"),
     )
     .in_file(path)
     .suggest(Some(hint)))
