@@ -329,7 +329,7 @@ fn unreadable_files_are_errors_not_absent() {
     let sandbox = Sandbox::new();
     std::fs::create_dir_all(sandbox.cwd().join(DIR).join("auditor.md")).unwrap();
     let err = resolve_err(&sandbox, &options(&sandbox));
-    assert!(err.to_string().contains("found a directory"), "{err}");
+    assert!(err.to_string().contains("is a directory"), "{err}");
 
     let sandbox = Sandbox::new();
     local(&sandbox, &"x".repeat(100));

@@ -26,10 +26,11 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, D
         Err(e) => return Err(io_error(e)),
     };
     if meta.is_dir() {
-        return Err(
-            Diagnostic::error(DiagnosticCode::Io, "expected a file, found a directory")
-                .in_file(path),
-        );
+        return Err(Diagnostic::error(
+            DiagnosticCode::Io,
+            "the path is a directory; a file is expected",
+        )
+        .in_file(path));
     }
     if !meta.is_file() {
         // A FIFO or a device would block the reader or never end.
