@@ -175,12 +175,11 @@ pub(crate) fn file_locale_warning(
     locale: &Locale,
     path: &Path,
 ) -> Option<Diagnostic> {
-    let tag = locale.as_str();
-    let written = tag.split('-').next().unwrap_or(tag);
-    let known = likely_language(written)?;
-    if known.is_some() {
+    if names_known_language(locale) {
         return None;
     }
+    let tag = locale.as_str();
+    let written = tag.split('-').next().unwrap_or(tag);
     let hint = language_hint(written).map(|language| {
         let rest = &tag[written.len()..];
         format!("did you mean `{language}`? name the file `{id}.{language}{rest}.md`")
@@ -195,6 +194,13 @@ pub(crate) fn file_locale_warning(
             Some("use an ISO 639 language code such as `en`, `ja` or `zh-Hant`".to_owned())
         })),
     )
+}
+
+/// Whether the language of `locale` is one ICU knows.
+pub(crate) fn names_known_language(locale: &Locale) -> bool {
+    let tag = locale.as_str();
+    let code = tag.split('-').next().unwrap_or(tag);
+    matches!(likely_language(code), Some(Some(_)))
 }
 
 /// `Some(Some(language))` when `code` is a language ICU knows,
