@@ -727,14 +727,19 @@ fn render_watch_prints_again_when_a_file_changes() {
 
 // --- A declared key without a default file ---------------------------------------------
 
-/// The goal agent pack with only a Japanese variant for `goal-tweak`: its
-/// `defaults/goal-tweak.md` is missing.
+/// The goal agent pack with only a Japanese variant for `goal-tweak` (its
+/// `defaults/goal-tweak.md` is missing), and a Japanese variant for a
+/// misspelt `tool-*` id that has no default.
 fn pack_missing_a_default() -> Sandbox {
     let s = Sandbox::new();
     fs::remove_file(s.pack("goal-agent").join("defaults/goal-tweak.md")).unwrap();
     s.write(
         &s.pack("goal-agent").join("defaults/goal-tweak.ja.md"),
         "目標を調整します。",
+    );
+    s.write(
+        &s.pack("goal-agent").join("defaults/tool-pause-gaol.ja.md"),
+        "目標を一時停止します。",
     );
     s
 }
@@ -766,9 +771,20 @@ fn check_reports_a_declared_key_without_a_default_once() {
     );
     assert_eq!(missing["line"], 9);
     assert_eq!(missing["column"], 5);
-    // Its variant makes it a registry problem too (an override without a
-    // default); the key is reported once.
-    assert_eq!(value["warnings"], 1, "{value:#}");
+    // The variant of an id that matches a pattern but has no default is a
+    // registry problem, with the nearest default.
+    let orphan = diagnostics
+        .iter()
+        .find(|d| d["code"] == "NoDefault")
+        .unwrap();
+    assert_eq!(
+        orphan["message"],
+        "`tool-pause-gaol` has overrides (ja) but no default is registered"
+    );
+    assert_eq!(orphan["suggestion"], "did you mean `tool-pause-goal`?");
+    // `goal-tweak`'s variant makes it a registry problem too (an override
+    // without a default); it is reported once.
+    assert_eq!(value["warnings"], 2, "{value:#}");
 }
 
 #[test]
