@@ -441,7 +441,8 @@ impl<'a> Validator<'a> {
     fn legacy_aliases(&mut self, found: &[(&ObjectProp<'a>, usize)], out: &mut ParsedSettings) {
         let spec = self.spec;
         let explicit: HashSet<PromptId> = out.prompts.keys().cloned().collect();
-        let mut modes: BTreeMap<PromptId, &Value<'a>> = BTreeMap::new();
+        // The mode each alias-built block got, and the legacy key that set it.
+        let mut modes: BTreeMap<PromptId, (&Value<'a>, &str)> = BTreeMap::new();
         for &(prop, index) in found {
             let alias = &spec.legacy_aliases()[index];
             let setting = match alias.field {
@@ -450,10 +451,8 @@ impl<'a> Validator<'a> {
                     self.text_value(&prop.value, &alias.name)
                 }
             };
-            if let Some(block) = explicit
-                .contains(&alias.key)
-                .then(|| out.prompts.get(&alias.key))
-                .flatten()
+            if explicit.contains(&alias.key)
+                && let Some(block) = out.prompts.get(&alias.key)
             {
                 let d = self.shadowed(prop, index, block);
                 self.diagnostics.push(d);
@@ -472,7 +471,7 @@ impl<'a> Validator<'a> {
             block.settings.set(alias.field, setting);
             match alias.field {
                 LegacyField::Mode => {
-                    modes.insert(alias.key.clone(), &prop.value);
+                    modes.insert(alias.key.clone(), (&prop.value, &alias.name));
                 }
                 LegacyField::File => {
                     block.file_value = Some(self.value_at(&prop.value, &alias.name))
@@ -480,16 +479,9 @@ impl<'a> Validator<'a> {
                 LegacyField::Inline => {}
             }
         }
-        for (key, mode_value) in modes {
-            let alias = found.iter().map(|&(p, i)| (p, &spec.legacy_aliases()[i]));
-            let name = alias
-                .filter(|(_, a)| a.key == key && a.field == LegacyField::Mode)
-                .map(|(p, _)| p.name.as_str())
-                .next()
-                .unwrap_or_default();
+        for (key, (mode_value, name)) in modes {
             if let Some(block) = out.prompts.get(&key) {
-                let settings = block.settings.clone();
-                self.inline_with_mode(&settings, mode_value, name);
+                self.inline_with_mode(&block.settings, mode_value, name);
             }
         }
     }
