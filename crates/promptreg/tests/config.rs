@@ -261,6 +261,28 @@ fn a_blank_file_named_by_a_setting_is_reported_at_the_setting_and_falls_through(
     assert!(w.message.contains("which is empty"), "{w}");
 }
 
+#[test]
+fn a_relative_file_setting_without_a_project_folder_is_reported() {
+    let sandbox = Sandbox::new();
+    sandbox.home_file(
+        SETTINGS,
+        r#"{ "prompts": { "auditor": { "file": "rules/auditor.md" } } }"#,
+    );
+    let no_project = promptreg::config::LoadOptions::new(sandbox.home(), "");
+    let diagnostics = check(&spec(), &no_project);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    assert_eq!(diagnostics[0].code, DiagnosticCode::MissingSettingFile);
+    assert_eq!(
+        diagnostics[0].key_path.as_deref(),
+        Some("prompts.auditor.file")
+    );
+    assert!(
+        diagnostics[0].message.contains("no project folder"),
+        "{}",
+        diagnostics[0]
+    );
+}
+
 // --- Legacy names ------------------------------------------------------------------
 
 #[test]

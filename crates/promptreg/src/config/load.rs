@@ -343,7 +343,9 @@ impl Loader<'_> {
                 continue;
             };
             let Some(path) = files::expand(raw, self.options.home(), self.options.cwd()) else {
-                self.setting_file_warning(block, format!("`file` names the relative path {raw}, but there is no project folder to find it in"));
+                let problem =
+                    format!("`file` names the relative path {raw}, and there is no project folder");
+                self.setting_file_warning(block, problem);
                 continue;
             };
             self.watched.files.push(path.clone());
