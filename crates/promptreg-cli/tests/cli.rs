@@ -971,3 +971,103 @@ fn render_watch_follows_the_pack_too() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+// --- A declared key without a default file ---------------------------------------------
+
+/// The goal agent pack with only a Japanese variant for `goal-tweak` (its
+/// `defaults/goal-tweak.md` is missing), and a Japanese variant for a
+/// misspelt `tool-*` id that has no default.
+fn pack_missing_a_default() -> Sandbox {
+    let s = Sandbox::new();
+    fs::remove_file(s.pack("goal-agent").join("defaults/goal-tweak.md")).unwrap();
+    s.write(
+        &s.pack("goal-agent").join("defaults/goal-tweak.ja.md"),
+        "目標を調整します。",
+    );
+    s.write(
+        &s.pack("goal-agent").join("defaults/tool-pause-gaol.ja.md"),
+        "目標を一時停止します。",
+    );
+    s
+}
+
+#[test]
+fn check_reports_a_declared_key_without_a_default_once() {
+    let s = pack_missing_a_default();
+    let out = s
+        .with_pack("goal-agent")
+        .args(["check", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "warnings alone pass");
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let diagnostics = value["diagnostics"].as_array().unwrap();
+    let missing = diagnostics
+        .iter()
+        .find(|d| d["code"] == "MissingDefault")
+        .unwrap();
+    assert_eq!(
+        missing["message"],
+        "key `goal-tweak` is declared but has no default file defaults/goal-tweak.md"
+    );
+    assert!(
+        missing["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("promptreg.toml")
+    );
+    assert_eq!(missing["line"], 9);
+    assert_eq!(missing["column"], 5);
+    // The variant of an id that matches a pattern but has no default is a
+    // registry problem, with the nearest default.
+    let orphan = diagnostics
+        .iter()
+        .find(|d| d["code"] == "NoDefault")
+        .unwrap();
+    assert_eq!(
+        orphan["message"],
+        "`tool-pause-gaol` has overrides (ja) but no default is registered"
+    );
+    assert_eq!(orphan["suggestion"], "did you mean `tool-pause-goal`?");
+    // `goal-tweak`'s variant makes it a registry problem too (an override
+    // without a default); it is reported once.
+    assert_eq!(value["warnings"], 2, "{value:#}");
+}
+
+#[test]
+fn list_render_and_explain_agree_about_a_declared_key_without_a_default() {
+    let s = pack_missing_a_default();
+    let (code, stdout, _) = run(s.with_pack("goal-agent").arg("list"));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("declared, but no default file defaults/goal-tweak.md"),
+        "{stdout}"
+    );
+    for command in ["render", "explain"] {
+        let (code, stdout, stderr) = run(s.with_pack("goal-agent").args([command, "goal-tweak"]));
+        assert_eq!(code, 2, "{command}: {stderr}");
+        assert_eq!(stdout, "", "{command}");
+        assert!(
+            stderr.contains(
+                "key `goal-tweak` is declared but has no default file defaults/goal-tweak.md"
+            ),
+            "{command}: {stderr}"
+        );
+        assert!(stderr.contains("promptreg.toml"), "{command}: {stderr}");
+        assert!(!stderr.contains("unknown prompt id"), "{command}: {stderr}");
+    }
+    // In the variant's locale there is something to show.
+    let (code, stdout, _) =
+        run(s
+            .with_pack("goal-agent")
+            .args(["render", "goal-tweak", "--locale", "ja"]));
+    assert_eq!(code, 0);
+    assert_eq!(stdout, "目標を調整します。");
+    // An id nobody declares is still an unknown id.
+    let (code, _, stderr) = run(s.with_pack("goal-agent").args(["render", "goal-twaek"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown prompt id `goal-twaek`"),
+        "{stderr}"
+    );
+}

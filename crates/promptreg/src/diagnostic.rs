@@ -77,6 +77,26 @@ pub enum DiagnosticCode {
     /// A `trustedProjects` entry that is not `~/...` or absolute, or the
     /// list in a settings file other than the global one (ignored there).
     TrustedProjects,
+    /// An `inline` setting with a mode other than `override`: inline text
+    /// replaces the body in every mode, so the mode has no effect.
+    InlineIgnoresMode,
+    /// A `file` setting names a file that does not exist or is blank; the
+    /// setting is skipped and the prompt directories are used.
+    MissingSettingFile,
+    /// A file not marked as a template contains `{{` or `{%`, which is sent
+    /// to the model as written.
+    TemplateSyntaxInText,
+    /// The locale in a file name is well-formed but names no known
+    /// language (`jp` for `ja`); no render uses the file.
+    UnknownLanguage,
+    /// A variable declared in front matter that no part of the file uses.
+    UnusedVariable,
+    /// A key the pack declares has no default file, so it cannot be
+    /// rendered unless the application registers a default in code.
+    MissingDefault,
+    /// Overrides or appenders registered for an id that has no default
+    /// (often a misspelt id); see [`Snapshot::problems`](crate::Snapshot::problems).
+    NoDefault,
 }
 
 /// A 1-based line and column (columns count characters).

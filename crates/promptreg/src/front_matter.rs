@@ -22,6 +22,7 @@ use serde::Deserialize;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
 use crate::renderer::Renderer;
+use crate::suggest;
 use crate::template::{Template, Variable};
 
 /// What front matter may say.
@@ -29,8 +30,9 @@ use crate::template::{Template, Variable};
 #[serde(deny_unknown_fields)]
 pub(crate) struct FrontMatter {
     pub(crate) description: Option<String>,
-    #[serde(default)]
-    pub(crate) template: bool,
+    /// `None` when the file does not say: literal, but `check` warns about
+    /// template syntax in it (`template: false` says the braces are meant).
+    pub(crate) template: Option<bool>,
     #[serde(default)]
     variables: BTreeMap<String, Option<VariableSpec>>,
     #[serde(default)]
@@ -72,6 +74,9 @@ impl Blocks {
 #[derive(Debug)]
 pub(crate) struct Document<'a> {
     pub(crate) meta: FrontMatter,
+    /// The YAML between the fences (empty without front matter); it starts
+    /// on line 2 of the file.
+    pub(crate) front_matter: &'a str,
     pub(crate) body: &'a str,
     /// How many lines precede the body in the file.
     body_line_offset: usize,
@@ -91,6 +96,7 @@ impl<'a> Document<'a> {
         if !starts_with_fence {
             return Ok(Document {
                 meta: FrontMatter::default(),
+                front_matter: "",
                 body: text,
                 body_line_offset: 0,
             });
@@ -102,6 +108,7 @@ impl<'a> Document<'a> {
                 let yaml = &text[yaml_start..offset];
                 return Ok(Document {
                     meta: parse_yaml(yaml, path)?,
+                    front_matter: yaml,
                     body: &text[offset + line.len()..],
                     body_line_offset: line_count,
                 });
@@ -133,6 +140,17 @@ impl<'a> Document<'a> {
             .collect()
     }
 
+    /// Whether the file is a template (`template: true`).
+    pub(crate) fn is_template(&self) -> bool {
+        self.meta.template == Some(true)
+    }
+
+    /// The byte offset in the file where the body starts (the body runs to
+    /// the end of the file).
+    pub(crate) fn body_offset(&self, text: &str) -> usize {
+        text.len() - self.body.len()
+    }
+
     /// Whether the front matter declares pinned blocks.
     pub(crate) fn has_pins(&self) -> bool {
         !self.meta.pin_head.texts().is_empty() || !self.meta.pin_tail.texts().is_empty()
@@ -155,7 +173,7 @@ impl<'a> Document<'a> {
         path: &Path,
         variables: &[Variable],
     ) -> Result<Renderer, Diagnostic> {
-        if !self.meta.template || self.declares_variables() {
+        if !self.is_template() || self.declares_variables() {
             return self.body_renderer(path);
         }
         Template::compile(path, self.body, self.body_line_offset, variables.to_vec())
@@ -183,7 +201,7 @@ impl<'a> Document<'a> {
         text: &str,
         line_offset: usize,
     ) -> Result<Renderer, Diagnostic> {
-        if !self.meta.template {
+        if !self.is_template() {
             return Ok(Renderer::text(text));
         }
         Template::compile(path, text, line_offset, self.variables()).map(Renderer::from_template)
@@ -197,11 +215,10 @@ fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
     serde_saphyr::from_str::<Option<FrontMatter>>(yaml)
         .map(Option::unwrap_or_default)
         .map_err(|e| {
-            let mut d = Diagnostic::error(DiagnosticCode::FrontMatter, format!("invalid front matter: {}", summary(&e)))
+            let (message, suggestion) = explain(&e);
+            let mut d = Diagnostic::error(DiagnosticCode::FrontMatter, message)
                 .in_file(path)
-                .suggest(Some(
-                    "front matter may set `description`, `template`, `variables`, `pin_head` and `pin_tail`".to_owned(),
-                ));
+                .suggest(Some(suggestion));
             if let Some(location) = e.location() {
                 // The YAML starts on the line after the opening fence.
                 d.position = Some(Position {
@@ -211,6 +228,27 @@ fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
             }
             d
         })
+}
+
+/// The message and suggestion for a front matter error: a misspelt key
+/// (`templat:`) gets "did you mean", among the keys allowed where it is.
+fn explain(e: &serde_saphyr::Error) -> (String, String) {
+    if let serde_saphyr::Error::SerdeUnknownField {
+        field, expected, ..
+    } = e.without_snippet()
+    {
+        let known = || {
+            let names: Vec<String> = expected.iter().map(|k| format!("`{k}`")).collect();
+            format!("the keys here are {}", names.join(", "))
+        };
+        let hint = suggest::did_you_mean(field, expected.iter().copied()).unwrap_or_else(known);
+        return (format!("unknown front matter key `{field}`"), hint);
+    }
+    (
+        format!("invalid front matter: {}", summary(e)),
+        "front matter may set `description`, `template`, `variables`, `pin_head` and `pin_tail`"
+            .to_owned(),
+    )
 }
 
 /// The first line of the parser's message, without its source snippet and
@@ -240,7 +278,7 @@ mod tests {
     fn a_file_without_front_matter_is_all_body() {
         let doc = parse("Plain {{ text }}.\n").unwrap();
         assert_eq!(doc.body, "Plain {{ text }}.\n");
-        assert!(!doc.meta.template);
+        assert!(!doc.is_template());
     }
 
     #[test]
@@ -248,7 +286,7 @@ mod tests {
         let doc = parse("---\ndescription: A prompt\ntemplate: true\nvariables:\n  a:\n  b: { default: 2 }\n---\nBody\n").unwrap();
         assert_eq!(doc.body, "Body\n");
         assert_eq!(doc.meta.description.as_deref(), Some("A prompt"));
-        assert!(doc.meta.template);
+        assert!(doc.is_template());
         let vars = doc.variables();
         assert_eq!((vars[0].name.as_str(), vars[0].required), ("a", true));
         assert_eq!((vars[1].name.as_str(), vars[1].required), ("b", false));
@@ -275,6 +313,9 @@ mod tests {
         let err = parse("---\ndescription: x\ntemplat: true\n---\nB").unwrap_err();
         assert_eq!(err.code, DiagnosticCode::FrontMatter);
         assert_eq!(err.position.map(|p| p.line), Some(3), "{err}");
+        assert_eq!(err.suggestion.as_deref(), Some("did you mean `template`?"));
+        let err = parse("---\nvariables:\n  a: { requird: true }\n---\nB").unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("did you mean `required`?"));
         let err = parse("---\ndescription: [unclosed\n---\nB").unwrap_err();
         assert_eq!(err.code, DiagnosticCode::FrontMatter);
     }

@@ -251,7 +251,7 @@ pub use prompt::Prompt;
 pub use registry::PromptRegistry;
 pub use render::{Origin, Part, Rendered};
 pub use renderer::{IntoRenderer, Renderer, markers};
-pub use snapshot::Snapshot;
+pub use snapshot::{Problem, Snapshot};
 pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable};
 #[cfg(feature = "watch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "watch")))]

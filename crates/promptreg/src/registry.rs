@@ -15,7 +15,7 @@ use crate::pack::Pack;
 use crate::prompt::Prompt;
 use crate::render::Rendered;
 use crate::renderer::IntoRenderer;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Problem, Snapshot};
 
 /// The registry of every system prompt of an application.
 ///
@@ -354,13 +354,15 @@ impl PromptRegistry {
     }
 
     /// Clears the overrides and appenders of `id`; its default and pinned
-    /// blocks stay.
+    /// blocks stay. An id with overrides or appenders but no default (a
+    /// misspelt id, say; see [`problems`](Self::problems)) is cleared
+    /// entirely and no longer exists afterwards.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId),
     /// [`ErrorKind::UnknownId`](crate::ErrorKind::UnknownId) when nothing
-    /// was registered under `id`.
+    /// (no default, override or appender) is registered under `id`.
     pub fn reset(&self, id: &str) -> Result<(), Error> {
         self.try_update(|s| s.reset(id))
     }
@@ -455,6 +457,12 @@ impl PromptRegistry {
     /// Every registered id, sorted by byte order.
     pub fn list(&self) -> Vec<PromptId> {
         self.current().list()
+    }
+
+    /// Ids with overrides or appenders but no default; see
+    /// [`Snapshot::problems`].
+    pub fn problems(&self) -> Vec<Problem> {
+        self.current().problems()
     }
 
     /// Renders `id` for the current [`locale`](Self::locale).

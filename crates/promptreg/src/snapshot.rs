@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::Map;
 use crate::config::{ConfigSpec, LoadOptions, Settings, UserLayer};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
 use crate::locale::{IntoLocale, Locale};
@@ -34,6 +35,23 @@ pub struct Snapshot {
     fallback: Locale,
     next_seq: u64,
     user: Option<Arc<UserLayer>>,
+}
+
+/// Something wrong with what is registered under one id; see
+/// [`Snapshot::problems`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Problem {
+    /// The id.
+    pub id: PromptId,
+    /// What is wrong, as a warning with a suggestion.
+    pub diagnostic: Diagnostic,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.diagnostic.fmt(f)
+    }
 }
 
 /// Everything registered under one id.
@@ -74,6 +92,74 @@ impl Snapshot {
             .collect();
         ids.sort_unstable();
         ids
+    }
+
+    /// Ids that have overrides or appenders but no default, sorted: most
+    /// often a misspelt id, whose rules never reach the prompt they were
+    /// meant for. Each is a warning ([`DiagnosticCode::NoDefault`]) with
+    /// "did you mean" when a registered default is close.
+    ///
+    /// An id with overrides still renders in their locales, and a default
+    /// may be registered later (a subsystem loaded after the host configured
+    /// it), so these are reported, never refused.
+    ///
+    /// ```
+    /// use promptreg::PromptRegistry;
+    ///
+    /// let registry = PromptRegistry::new();
+    /// registry.register_default("planner.system", "Plan the steps.")?;
+    /// registry.append("planer.system", "Never skip a step.")?;
+    ///
+    /// let problems = registry.snapshot().problems();
+    /// assert_eq!(problems[0].id, "planer.system");
+    /// let warning = &problems[0].diagnostic;
+    /// assert_eq!(warning.message, "`planer.system` has appenders but no default is registered");
+    /// assert_eq!(warning.suggestion.as_deref(), Some("did you mean `planner.system`?"));
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    pub fn problems(&self) -> Vec<Problem> {
+        let mut orphans: Vec<(&PromptId, &Entry)> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.default.is_none())
+            .map(|(id, e)| (id, &**e))
+            .collect();
+        orphans.sort_unstable_by_key(|(id, _)| *id);
+        orphans
+            .into_iter()
+            .map(|(id, entry)| self.no_default(id, entry))
+            .collect()
+    }
+
+    fn no_default(&self, id: &PromptId, entry: &Entry) -> Problem {
+        let locales: Vec<String> = self
+            .override_locales(id)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let what = match (locales.is_empty(), entry.appenders.is_empty()) {
+            (false, true) => format!("overrides ({})", locales.join(", ")),
+            (true, false) => "appenders".to_owned(),
+            _ => format!("overrides ({}) and appenders", locales.join(", ")),
+        };
+        let defaults = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.default.is_some())
+            .map(|(k, _)| k.as_str());
+        let hint = suggest::did_you_mean(id, defaults).unwrap_or_else(|| {
+            "register a default for it, or remove the overrides and appenders if the id is misspelt"
+                .to_owned()
+        });
+        let diagnostic = Diagnostic::warning(
+            DiagnosticCode::NoDefault,
+            format!("`{id}` has {what} but no default is registered"),
+        )
+        .suggest(Some(hint));
+        Problem {
+            id: id.clone(),
+            diagnostic,
+        }
     }
 
     /// The registered default of `id`, with its pinned blocks and

@@ -118,6 +118,15 @@ impl Template {
             .collect()
     }
 
+    /// Every variable the template reads from outside itself, declared or
+    /// not.
+    pub(crate) fn used_variables(&self) -> BTreeSet<String> {
+        match self.env.get_template(NAME) {
+            Ok(template) => template.undeclared_variables(false).into_iter().collect(),
+            Err(_) => BTreeSet::new(),
+        }
+    }
+
     /// A warning for every variable used but not declared.
     pub(crate) fn undeclared_diagnostics(&self) -> Vec<Diagnostic> {
         self.undeclared_variables()
@@ -129,7 +138,7 @@ impl Template {
                 )
                 .in_file(&self.path)
                 .suggest(Some(format!(
-                    "declare it under `variables:` (`{name}: {{ required: true }}` or with a `default`)"
+                    "declare it under `variables:`, as `{name}: {{ required: true }}` or with a `default`"
                 )))
             })
             .collect()
@@ -347,6 +356,18 @@ mod tests {
         let err = Template::compile(Path::new("t.md"), "ok\n{% if %}", 3, vec![]).unwrap_err();
         assert_eq!(err.code, DiagnosticCode::TemplateSyntax);
         assert_eq!(err.position.unwrap().line, 5);
+    }
+
+    #[test]
+    fn used_variables_include_declared_ones_and_skip_local_ones() {
+        let t = compile(
+            "{{ brand }}{% for x in items %}{{ x }}{% endfor %}{% set y = 1 %}{{ y }}",
+            vec![],
+        );
+        assert_eq!(
+            t.used_variables(),
+            BTreeSet::from(["brand".to_owned(), "items".to_owned()])
+        );
     }
 
     #[test]

@@ -205,11 +205,13 @@ fn the_environment_settings_file_is_read_last() {
         .options()
         .settings_env_value(Some("nope.json".into()));
     let err = registry.load_config(spec(), missing).unwrap_err();
+    let message = err.to_string();
     assert!(
-        err.to_string()
-            .contains("named by PI_GOAL_SETTINGS_FILE does not exist"),
-        "{err}"
+        message.contains("PI_GOAL_SETTINGS_FILE names a settings file that does not exist"),
+        "{message}"
     );
+    // The path is said once, where the diagnostic says which file.
+    assert_eq!(message.matches("nope.json").count(), 1, "{message}");
 }
 
 #[test]
@@ -232,6 +234,54 @@ fn a_file_setting_reads_that_file() {
     );
     let registry = loaded(&sandbox);
     assert_eq!(render(&registry, "auditor"), "From home.");
+}
+
+#[test]
+fn a_blank_file_named_by_a_setting_is_reported_at_the_setting_and_falls_through() {
+    let sandbox = Sandbox::new();
+    sandbox.cwd_file(
+        "rules/auditor.md",
+        "---\ndescription: nothing yet\n---\n  \n",
+    );
+    sandbox.cwd_file(&format!("{DIR}/auditor.md"), "From the directory.");
+    let settings = sandbox.cwd_file(
+        SETTINGS,
+        "{\n  \"prompts\": {\n    \"auditor\": { \"mode\": \"override\", \"file\": \"rules/auditor.md\" }\n  }\n}",
+    );
+    let registry = registry();
+    let report = registry.load_config(spec(), sandbox.options()).unwrap();
+    // The rule falls through to the prompt directory, as documented.
+    assert_eq!(render(&registry, "auditor"), "From the directory.");
+    // One warning, where the setting is; not a second one about the file.
+    assert_eq!(report.warnings.len(), 1, "{:#?}", report.warnings);
+    let w = &report.warnings[0];
+    assert_eq!(w.code, DiagnosticCode::MissingSettingFile);
+    assert_eq!(w.file.as_deref(), Some(settings.as_path()));
+    assert_eq!(w.key_path.as_deref(), Some("prompts.auditor.file"));
+    assert_eq!(w.position.map(|p| (p.line, p.column)), Some((3, 46)));
+    assert!(w.message.contains("which is empty"), "{w}");
+}
+
+#[test]
+fn a_relative_file_setting_without_a_project_folder_is_reported() {
+    let sandbox = Sandbox::new();
+    sandbox.home_file(
+        SETTINGS,
+        r#"{ "prompts": { "auditor": { "file": "rules/auditor.md" } } }"#,
+    );
+    let no_project = promptreg::config::LoadOptions::new(sandbox.home(), "");
+    let diagnostics = check(&spec(), &no_project);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    assert_eq!(diagnostics[0].code, DiagnosticCode::MissingSettingFile);
+    assert_eq!(
+        diagnostics[0].key_path.as_deref(),
+        Some("prompts.auditor.file")
+    );
+    assert!(
+        diagnostics[0].message.contains("no project folder"),
+        "{}",
+        diagnostics[0]
+    );
 }
 
 // --- Legacy names ------------------------------------------------------------------
@@ -273,8 +323,10 @@ fn an_explicit_block_wins_over_a_legacy_alias_with_a_warning() {
         (w.severity, w.code),
         (Severity::Warning, DiagnosticCode::LegacyShadowed)
     );
-    assert_eq!(w.key_path.as_deref(), Some("auditorPrompt"));
-    assert_eq!(w.position.map(|p| (p.line, p.column)), Some((2, 3)));
+    // It points at the block in force, and names the ignored key's line.
+    assert_eq!(w.key_path.as_deref(), Some("prompts.auditor"));
+    assert_eq!(w.position.map(|p| (p.line, p.column)), Some((3, 16)));
+    assert!(w.message.contains("`auditorPrompt` on line 2"), "{w}");
 }
 
 #[test]

@@ -250,6 +250,34 @@ fn user_files_can_be_templates_too() {
     assert!(text.ends_with("Always mention Acme Outdoor."), "{text}");
 }
 
+#[test]
+fn a_locale_suffix_on_a_pattern_key_is_a_variant_not_another_id() {
+    let manifest = "name = \"t\"\nkey_patterns = [\"tool-*\"]\n[user]\nprompts_dir = \".t\"\n";
+    let pack = Pack::from_files(
+        "t",
+        [
+            ("promptreg.toml", manifest),
+            ("defaults/tool-pause.md", "Pause the goal."),
+            ("defaults/tool-pause.ja.md", "目標を一時停止します。"),
+            // `system` is no language: the whole name is the id.
+            ("defaults/tool-pause.system.md", "A tool with a dotted id."),
+        ],
+    )
+    .unwrap();
+    let ids: Vec<&str> = pack.prompts().map(|p| p.id().as_str()).collect();
+    assert_eq!(ids, ["tool-pause", "tool-pause.system"]);
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    assert_eq!(
+        registry.render_in("tool-pause", &(), "ja").unwrap(),
+        "目標を一時停止します。"
+    );
+    assert_eq!(
+        registry.render("tool-pause.system", &()).unwrap(),
+        "A tool with a dotted id."
+    );
+}
+
 // --- Load errors, all at once --------------------------------------------------------
 
 #[test]

@@ -208,6 +208,74 @@ fn reset_of_an_unknown_id_is_an_error_with_a_suggestion() {
 }
 
 #[test]
+fn reset_of_an_appender_only_id_clears_its_appenders() {
+    let registry = PromptRegistry::new();
+    registry.append("planer.system", "typo rule").unwrap();
+    // Something was registered under the id, so this is no error...
+    registry.reset("planer.system").unwrap();
+    // ...and the appender is gone: a default registered later renders alone.
+    registry.register_default("planer.system", "body").unwrap();
+    assert_eq!(registry.render("planer.system", &()).unwrap(), "body");
+    // Nothing is left under an id reset twice.
+    let registry = PromptRegistry::new();
+    registry.append("only-appended", "a").unwrap();
+    registry.reset("only-appended").unwrap();
+    assert_eq!(
+        registry.reset("only-appended").unwrap_err().kind(),
+        ErrorKind::UnknownId
+    );
+    assert!(registry.problems().is_empty());
+}
+
+#[test]
+fn problems_name_ids_with_overrides_or_appenders_but_no_default() {
+    let registry = registry_with("planner.system", "p");
+    registry.append("planer.system", "a typo").unwrap();
+    registry
+        .set_override("translate.system", "ja", "翻訳")
+        .unwrap();
+    registry
+        .set_override("planner.system", "ja", "計画")
+        .unwrap();
+    // A typo is listed as if it were a prompt...
+    assert!(registry.list().iter().any(|id| id == "translate.system"));
+    // ...and `problems` says what is wrong with each such id.
+    let problems = registry.problems();
+    let found: Vec<(&str, &str, Option<&str>)> = problems
+        .iter()
+        .map(|p| {
+            let d = &p.diagnostic;
+            (p.id.as_str(), d.message.as_str(), d.suggestion.as_deref())
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "planer.system",
+                "`planer.system` has appenders but no default is registered",
+                Some("did you mean `planner.system`?")
+            ),
+            (
+                "translate.system",
+                "`translate.system` has overrides (ja) but no default is registered",
+                Some(
+                    "register a default for it, or remove the overrides and appenders if the id is misspelt"
+                )
+            ),
+        ]
+    );
+    assert!(
+        problems
+            .iter()
+            .all(|p| p.diagnostic.code == promptreg::DiagnosticCode::NoDefault)
+    );
+    // Registering the default solves it.
+    registry.register_default("translate.system", "t").unwrap();
+    assert_eq!(registry.snapshot().problems().len(), 1);
+}
+
+#[test]
 fn has_is_true_for_a_default_or_an_override_only() {
     let registry = registry_with("with-default", "d");
     registry.set_override("with-override", "ja", "o").unwrap();

@@ -16,6 +16,7 @@ pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
     crate::session::ensure_pack(&dir)?;
     let mut diagnostics = Pack::check(&dir);
     if let Ok(pack) = Pack::load(&dir) {
+        diagnostics.extend(registry_problems(session, &pack)?);
         diagnostics.extend(check(pack.spec(), &session.load_options(&pack)));
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
@@ -32,6 +33,19 @@ pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
     let mut text = report::render(&diagnostics, session.color);
     text.push_str(&summary(errors, warnings));
     Ok(Output { stdout: text, code })
+}
+
+/// The registry's own problems once the pack is installed (ids with locale
+/// variants but no default, such as `tool-x.ja.md` for a `tool-*`
+/// pattern), except for keys the pack reported already as declared
+/// without a default file.
+fn registry_problems(session: &Session, pack: &Pack) -> Result<Vec<Diagnostic>, Failure> {
+    let problems = session.host_registry(pack)?.problems();
+    Ok(problems
+        .into_iter()
+        .filter(|p| pack.missing_default(&p.id).is_none())
+        .map(|p| p.diagnostic)
+        .collect())
 }
 
 fn summary(errors: usize, warnings: usize) -> String {

@@ -24,7 +24,9 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
         fallback: registry.fallback_locale(),
     };
     let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
-        let rendered = registry.render_traced_in(&args.id, &ctx, &locale)?;
+        let rendered = registry
+            .render_traced_in(&args.id, &ctx, &locale)
+            .map_err(|e| super::render_failure(&pack, &args.id, e))?;
         if session.args.json {
             return Ok(Output::json(&explainer.json(&args.id, &rendered)));
         }

@@ -55,7 +55,10 @@ impl Row {
         if prompt.is_some_and(|p| p.default_prompt().is_some()) {
             layers.push("default".to_owned());
         } else {
-            layers.push("no default in the pack".to_owned());
+            // Worded as `check` and `render` word it.
+            let path = pack.default_path(id);
+            let file = path.strip_prefix(pack.root()).unwrap_or(&path);
+            layers.push(format!("declared, but no default file {}", file.display()));
         }
         if !locales.is_empty() {
             layers.push(format!("variants: {}", locales.join(", ")));

@@ -13,6 +13,9 @@ mod trust;
 
 use std::io::IsTerminal;
 
+use promptreg::pack::Pack;
+use promptreg::{ErrorKind, Severity};
+
 use crate::cli::{Cli, Command};
 use crate::report::Failure;
 use crate::session::Session;
@@ -58,6 +61,25 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Completions(args) => crate::complete::registration(args.shell)
             .map(Output::text)
             .map_err(Failure::usage),
+    }
+}
+
+/// The failure of rendering `id` from `pack`: when the pack declares the
+/// key but has no default file for it, the same diagnostic `check` gives
+/// (as an error, since nothing can be shown), naming the manifest line and
+/// the file that would hold the default; otherwise `err` as it is.
+fn render_failure(pack: &Pack, id: &str, err: promptreg::Error) -> Failure {
+    let lacks_body = matches!(
+        err.kind(),
+        ErrorKind::UnknownId | ErrorKind::NoPromptForLocale
+    );
+    match pack.missing_default(id) {
+        Some(missing) if lacks_body => {
+            let mut d = missing.clone();
+            d.severity = Severity::Error;
+            Failure::from(promptreg::Error::from_diagnostics(vec![d]))
+        }
+        _ => Failure::from(err),
     }
 }
 

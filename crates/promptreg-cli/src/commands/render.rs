@@ -14,7 +14,9 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let locale = session.locale(&pack)?;
     let ctx = read_context(args.ctx.as_deref())?;
     let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
-        let text = registry.render_in(&args.id, &ctx, &locale)?;
+        let text = registry
+            .render_in(&args.id, &ctx, &locale)
+            .map_err(|e| super::render_failure(&pack, &args.id, e))?;
         if session.args.json {
             return Ok(Output::json(
                 &json!({ "id": args.id, "locale": locale.as_str(), "text": text }),

@@ -67,7 +67,7 @@ pub(crate) fn resolve_dir(
     let unreadable = |e: io::Error| {
         Diagnostic::error(
             DiagnosticCode::Io,
-            format!("cannot read directory {}: {e}", dir.display()),
+            format!("cannot read the directory: {e}"),
         )
         .in_file(dir)
     };
@@ -91,11 +91,7 @@ fn resolve(path: &Path) -> io::Result<Option<PathBuf>> {
 }
 
 fn io_error(path: &Path, e: io::Error) -> Diagnostic {
-    Diagnostic::error(
-        DiagnosticCode::Io,
-        format!("cannot read {}: {e}", path.display()),
-    )
-    .in_file(path)
+    Diagnostic::error(DiagnosticCode::Io, format!("cannot read the file: {e}")).in_file(path)
 }
 
 /// Reads the resolved `target` of `path` (diagnostics name `path`, as the
@@ -110,7 +106,7 @@ fn read_resolved(
     if meta.is_dir() {
         return Err(Diagnostic::error(
             DiagnosticCode::Io,
-            format!("{} is a directory, expected a file", path.display()),
+            "the path is a directory; a file is expected",
         )
         .in_file(path));
     }
@@ -118,17 +114,14 @@ fn read_resolved(
         // A FIFO or a device would block the reader or never end.
         return Err(Diagnostic::error(
             DiagnosticCode::Io,
-            format!("{} is not a regular file", path.display()),
+            "expected a regular file, found a FIFO, socket or device",
         )
         .in_file(path));
     }
     let too_large = || {
         Diagnostic::error(
             DiagnosticCode::FileTooLarge,
-            format!(
-                "{} is larger than the limit of {max_bytes} bytes",
-                path.display()
-            ),
+            format!("the file is larger than the limit of {max_bytes} bytes"),
         )
         .in_file(path)
     };

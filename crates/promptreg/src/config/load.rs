@@ -7,11 +7,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::check;
 use super::files;
 use super::layer::{ConfigPaths, KeyConfig, KeyFiles, UserFile, UserLayer, digest};
 use super::options::LoadOptions;
 use super::resolve::Scope;
-use super::settings::{self, ParsedSettings, Settings};
+use super::settings::{self, ParsedSettings, Settings, SettingsBlock};
 use super::spec::{ConfigSpec, FileKey};
 use super::trust::{Boundary, TRUSTED_PROJECTS};
 use crate::Map;
@@ -83,13 +84,6 @@ impl UserLayer {
     }
 }
 
-fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
-}
-
 /// Gathers what was read into one entry per key.
 fn by_key(
     settings: &Settings,
@@ -123,6 +117,15 @@ fn by_key(
     keys
 }
 
+/// What reading one prompt file gave.
+enum Loaded {
+    File(Arc<UserFile>),
+    Missing,
+    Blank,
+    /// Reported already.
+    Failed,
+}
+
 /// Reads a configuration's files, collecting diagnostics.
 struct Loader<'a> {
     spec: &'a ConfigSpec,
@@ -150,20 +153,6 @@ enum SettingsFile {
 }
 
 impl Loader<'_> {
-    /// Reads a prompt file; `what` it is, when the project's configuration
-    /// chose it and the boundary applies.
-    fn read(&mut self, path: &Path, confined: Option<&str>) -> Option<files::FileText> {
-        let boundary = self.boundary.as_ref();
-        let within = confined.and_then(|what| Some((boundary?, what)));
-        match files::read_file(path, self.spec.max_file_size(), within) {
-            Ok(file) => file,
-            Err(d) => {
-                self.diagnostics.push(d);
-                None
-            }
-        }
-    }
-
     /// Global, then local, then the environment's settings file, merged.
     fn settings(&mut self) -> Settings {
         let home = self.options.home();
@@ -290,10 +279,7 @@ impl Loader<'_> {
         self.diagnostics.push(
             Diagnostic::error(
                 DiagnosticCode::Io,
-                format!(
-                    "settings file {} named by {var} does not exist",
-                    path.display()
-                ),
+                format!("{var} names a settings file that does not exist"),
             )
             .in_file(path)
             .suggest(Some(format!("create it, or unset {var}"))),
@@ -331,7 +317,7 @@ impl Loader<'_> {
                 self.diagnostics.push(
                     Diagnostic::error(
                         DiagnosticCode::Io,
-                        format!("cannot read directory {}: {e}", dir.display()),
+                        format!("cannot read the directory: {e}"),
                     )
                     .in_file(dir),
                 );
@@ -363,7 +349,13 @@ impl Loader<'_> {
     fn classify(&mut self, name: &str, path: &Path) -> Option<(PromptId, Option<Locale>)> {
         let stem = name.strip_suffix(".md")?;
         let hint = match self.spec.file_key(stem) {
-            FileKey::Key(key, locale) => return Some((key, locale)),
+            FileKey::Key(key, locale) => {
+                if let Some(locale) = &locale {
+                    let warning = check::file_locale_warning(&key, locale, path);
+                    self.diagnostics.extend(warning);
+                }
+                return Some((key, locale));
+            }
             FileKey::Invalid(_) => None,
             // `auditr.ja.md`: suggest for the key part and keep the locale.
             FileKey::Unknown { key, locale_suffix } => {
@@ -374,7 +366,7 @@ impl Loader<'_> {
         self.diagnostics.push(
             Diagnostic::warning(
                 DiagnosticCode::UnknownPromptFile,
-                format!("prompt file `{name}` matches no prompt key and is never read"),
+                "the file name matches no prompt key, so the file is never read",
             )
             .in_file(path)
             .suggest(hint.or_else(|| Some("name it `<key>.md` or `<key>.<locale>.md`".into()))),
@@ -392,15 +384,51 @@ impl Loader<'_> {
         locale: Option<Locale>,
         confined: Option<&str>,
     ) -> Option<Arc<UserFile>> {
-        let files::FileText { text, target } = self.read(path, confined)?;
+        match self.load_prompt(path, scope, locale, confined) {
+            Loaded::File(file) => Some(file),
+            Loaded::Blank => {
+                self.diagnostics.push(
+                    Diagnostic::warning(
+                        DiagnosticCode::EmptyPromptFile,
+                        "the prompt file is empty and counts as absent",
+                    )
+                    .in_file(path),
+                );
+                None
+            }
+            Loaded::Missing | Loaded::Failed => None,
+        }
+    }
+
+    /// Reads one prompt file, with its front matter, reporting what is
+    /// wrong in it; the caller decides what a missing or blank file means.
+    fn load_prompt(
+        &mut self,
+        path: &Path,
+        scope: Option<Scope>,
+        locale: Option<Locale>,
+        confined: Option<&str>,
+    ) -> Loaded {
+        let boundary = self.boundary.as_ref();
+        let within = confined.and_then(|what| Some((boundary?, what)));
+        let files::FileText { text, target } =
+            match files::read_file(path, self.spec.max_file_size(), within) {
+                Ok(Some(file)) => file,
+                Ok(None) => return Loaded::Missing,
+                Err(d) => {
+                    self.diagnostics.push(d);
+                    return Loaded::Failed;
+                }
+            };
         let renderer = match self.user_renderer(&text, path) {
-            Ok(renderer) => renderer?,
+            Ok(Some(renderer)) => renderer,
+            Ok(None) => return Loaded::Blank,
             Err(d) => {
                 self.diagnostics.push(d);
-                return None;
+                return Loaded::Failed;
             }
         };
-        Some(Arc::new(UserFile {
+        Loaded::File(Arc::new(UserFile {
             path: path.into(),
             target: target.map(PathBuf::into_boxed_path),
             scope,
@@ -410,8 +438,7 @@ impl Loader<'_> {
         }))
     }
 
-    /// The renderer of a user's prompt file: `None` (with a warning) when
-    /// blank.
+    /// The renderer of a user's prompt file: `None` when blank.
     fn user_renderer(&mut self, text: &str, path: &Path) -> Result<Option<Renderer>, Diagnostic> {
         let doc = Document::parse(text, path)?;
         if doc.has_pins() {
@@ -423,26 +450,19 @@ impl Loader<'_> {
             .suggest(Some("remove `pin_head` and `pin_tail`".to_owned())));
         }
         if doc.body.trim().is_empty() {
-            self.diagnostics.push(
-                Diagnostic::warning(
-                    DiagnosticCode::EmptyPromptFile,
-                    format!(
-                        "prompt file `{}` is empty and counts as absent",
-                        file_name(path)
-                    ),
-                )
-                .in_file(path),
-            );
             return Ok(None);
         }
         let renderer = doc.body_renderer(path)?;
         if let Some(template) = renderer.template() {
             self.diagnostics.extend(template.undeclared_diagnostics());
         }
+        let warnings = check::prompt_file_warnings(&doc, text, path, &[&renderer]);
+        self.diagnostics.extend(warnings);
         Ok(Some(renderer))
     }
 
-    /// The files named by `file` settings.
+    /// The files named by `file` settings; a missing or blank one is
+    /// reported where the setting is, since the rule skips it silently.
     fn explicit_files(&mut self, settings: &Settings) -> HashMap<PromptId, Arc<UserFile>> {
         let mut found = HashMap::new();
         for (key, block) in settings.prompts() {
@@ -456,6 +476,9 @@ impl Loader<'_> {
                 continue;
             };
             let Some(path) = files::expand(raw, self.options.home(), self.options.cwd()) else {
+                let problem =
+                    format!("`file` names the relative path {raw}, and there is no project folder");
+                self.setting_file_warning(block, problem);
                 continue;
             };
             self.watched.files.push(path.clone());
@@ -465,11 +488,34 @@ impl Loader<'_> {
                 block.source.file.display()
             );
             let confined = self.project_keys.contains(key).then_some(what.as_str());
-            if let Some(file) = self.prompt_file(&path, None, None, confined) {
-                found.insert(key.clone(), file);
+            match self.load_prompt(&path, None, None, confined) {
+                Loaded::File(file) => {
+                    found.insert(key.clone(), file);
+                }
+                Loaded::Missing => self.setting_file_warning(
+                    block,
+                    format!("`file` names {}, which does not exist", path.display()),
+                ),
+                Loaded::Blank => self.setting_file_warning(
+                    block,
+                    format!("`file` names {}, which is empty", path.display()),
+                ),
+                Loaded::Failed => {}
             }
         }
         found
+    }
+
+    /// A warning at the `file` setting of `block`.
+    fn setting_file_warning(&mut self, block: &SettingsBlock, problem: String) {
+        let d = Diagnostic::warning(
+            DiagnosticCode::MissingSettingFile,
+            format!("{problem}: the setting is skipped and the prompt directories are used"),
+        )
+        .suggest(Some(
+            "fix the path or remove `file`; `~/...` is under home, a relative path under the project".to_owned(),
+        ));
+        self.diagnostics.push(block.at_file_setting(d));
     }
 
     /// The declared legacy files, local before global.

@@ -73,6 +73,35 @@ pub struct SettingsBlock {
     pub settings: PromptSettings,
     /// Where they came from.
     pub source: SettingsSource,
+    /// Where the `file` setting's value is, for warnings about the file.
+    pub(crate) file_value: Option<ValueAt>,
+}
+
+/// Where a value is in its settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ValueAt {
+    span: Range<usize>,
+    position: Position,
+    key_path: String,
+}
+
+impl SettingsBlock {
+    /// Places `d` at the `file` setting (at the block when its place is
+    /// not known).
+    pub(crate) fn at_file_setting(&self, mut d: Diagnostic) -> Diagnostic {
+        d = d.in_file(&self.source.file);
+        match &self.file_value {
+            Some(at) => {
+                d.span = Some(at.span.clone());
+                d.position = Some(at.position);
+                d.key_path(at.key_path.clone())
+            }
+            None => {
+                d.position = Some(self.source.position);
+                d.key_path(self.source.key_path.clone())
+            }
+        }
+    }
 }
 
 /// The settings of every settings file read, merged: for each prompt key
@@ -185,6 +214,7 @@ pub(crate) fn parse(
         path,
         spec,
         diagnostics: Vec::new(),
+        block_spans: BTreeMap::new(),
     };
     let mut parsed = ParsedSettings {
         path: path.to_path_buf(),
@@ -205,6 +235,8 @@ struct Validator<'a> {
     path: &'a Path,
     spec: &'a ConfigSpec,
     diagnostics: Vec<Diagnostic>,
+    /// Where each `prompts.<key>` name is, for warnings about its block.
+    block_spans: BTreeMap<PromptId, Range<usize>>,
 }
 
 impl<'a> Validator<'a> {
@@ -327,10 +359,13 @@ impl<'a> Validator<'a> {
                 self.prompt_block(&prop.value, &key_path);
                 continue;
             }
-            if let Some(settings) = self.prompt_block(&prop.value, &key_path) {
+            if let Some((settings, file_value)) = self.prompt_block(&prop.value, &key_path) {
+                let range = prop.name.range();
+                self.block_spans.insert(id.clone(), range.start..range.end);
                 let block = SettingsBlock {
                     settings,
                     source: self.source(&key_path, &prop.name),
+                    file_value,
                 };
                 out.prompts.insert(id, block);
             }
@@ -391,15 +426,30 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn prompt_block(&mut self, value: &Value<'a>, key_path: &str) -> Option<PromptSettings> {
+    /// The settings of a `prompts.<key>` block, and where its `file` value
+    /// is.
+    fn prompt_block(
+        &mut self,
+        value: &Value<'a>,
+        key_path: &str,
+    ) -> Option<(PromptSettings, Option<ValueAt>)> {
         let object = self.object(value, key_path)?;
         let mut settings = PromptSettings::default();
+        let mut mode_value = None;
+        let mut file_value = None;
         for prop in self.unique_props(object, key_path) {
             let field = prop.name.as_str();
             let field_path = format!("{key_path}.{field}");
             let setting = match field {
-                "mode" => self.mode_value(&prop.value, &field_path),
-                "inline" | "file" => self.text_value(&prop.value, &field_path),
+                "mode" => {
+                    mode_value = Some(&prop.value);
+                    self.mode_value(&prop.value, &field_path)
+                }
+                "inline" => self.text_value(&prop.value, &field_path),
+                "file" => {
+                    file_value = Some(self.value_at(&prop.value, &field_path));
+                    self.text_value(&prop.value, &field_path)
+                }
                 _ => {
                     let d = Diagnostic::error(
                         DiagnosticCode::UnknownKey,
@@ -418,34 +468,66 @@ impl<'a> Validator<'a> {
                 settings.set(field, setting);
             }
         }
-        Some(settings)
+        if let Some(mode_value) = mode_value {
+            self.inline_with_mode(&settings, mode_value, &format!("{key_path}.mode"));
+        }
+        Some((settings, file_value))
+    }
+
+    fn value_at(&self, value: &Value<'a>, key_path: &str) -> ValueAt {
+        let range = value.range();
+        ValueAt {
+            span: range.start..range.end,
+            position: self.position(value),
+            key_path: key_path.to_owned(),
+        }
+    }
+
+    /// Warns when `settings` has `inline` text and a mode other than
+    /// `override` (at `mode_value`, the value setting that mode): inline
+    /// text replaces the body in every mode, so the mode changes nothing.
+    fn inline_with_mode(
+        &mut self,
+        settings: &PromptSettings,
+        mode_value: &Value<'a>,
+        key_path: &str,
+    ) {
+        let (Some(mode), Some(_)) = (settings.mode, &settings.inline) else {
+            return;
+        };
+        let suggestion = match mode {
+            Mode::Override => return,
+            Mode::Off => "remove `inline` to send nothing of the user's, or remove `mode`",
+            _ => {
+                "to add text after the body, put it in a prompt file instead of `inline`; otherwise remove `mode`"
+            }
+        };
+        let d = Diagnostic::warning(
+            DiagnosticCode::InlineIgnoresMode,
+            format!("mode `{mode}` has no effect: `inline` text replaces the body in every mode"),
+        )
+        .suggest(Some(suggestion.to_owned()));
+        self.report(d, mode_value, key_path);
     }
 
     fn legacy_aliases(&mut self, found: &[(&ObjectProp<'a>, usize)], out: &mut ParsedSettings) {
         let spec = self.spec;
         let explicit: HashSet<PromptId> = out.prompts.keys().cloned().collect();
+        // The mode each alias-built block got, and the legacy key that set it.
+        let mut modes: BTreeMap<PromptId, (&Value<'a>, &str)> = BTreeMap::new();
         for &(prop, index) in found {
             let alias = &spec.legacy_aliases()[index];
-            let target = alias.target();
             let setting = match alias.field {
                 LegacyField::Mode => self.mode_value(&prop.value, &alias.name),
                 LegacyField::Inline | LegacyField::File => {
                     self.text_value(&prop.value, &alias.name)
                 }
             };
-            if explicit.contains(&alias.key) {
-                let d = Diagnostic::warning(
-                    DiagnosticCode::LegacyShadowed,
-                    format!(
-                        "legacy key `{}` is ignored because `prompts.{}` is set",
-                        alias.name, alias.key
-                    ),
-                )
-                .suggest(Some(format!(
-                    "move its value to `{target}` and remove `{}`",
-                    alias.name
-                )));
-                self.report(d, &prop.name, &alias.name);
+            if explicit.contains(&alias.key)
+                && let Some(block) = out.prompts.get(&alias.key)
+            {
+                let d = self.shadowed(prop, index, block);
+                self.diagnostics.push(d);
                 continue;
             }
             let Some(setting) = setting else { continue };
@@ -456,9 +538,49 @@ impl<'a> Validator<'a> {
                 .or_insert_with(|| SettingsBlock {
                     settings: PromptSettings::default(),
                     source,
+                    file_value: None,
                 });
             block.settings.set(alias.field, setting);
+            match alias.field {
+                LegacyField::Mode => {
+                    modes.insert(alias.key.clone(), (&prop.value, &alias.name));
+                }
+                LegacyField::File => {
+                    block.file_value = Some(self.value_at(&prop.value, &alias.name))
+                }
+                LegacyField::Inline => {}
+            }
         }
+        for (key, (mode_value, name)) in modes {
+            if let Some(block) = out.prompts.get(&key) {
+                self.inline_with_mode(&block.settings, mode_value, name);
+            }
+        }
+    }
+
+    /// The warning for legacy key `prop` (alias `index`), ignored because
+    /// `block` configures the same key: placed at the block, which is what
+    /// is in force, and naming the line of the legacy key.
+    fn shadowed(&self, prop: &ObjectProp<'a>, index: usize, block: &SettingsBlock) -> Diagnostic {
+        let alias = &self.spec.legacy_aliases()[index];
+        let alias_line = self.position(&prop.name).line;
+        let mut d = Diagnostic::warning(
+            DiagnosticCode::LegacyShadowed,
+            format!(
+                "legacy key `{}` on line {alias_line} is ignored because this block configures `{}`",
+                alias.name, alias.key
+            ),
+        )
+        .in_file(self.path)
+        .key_path(block.source.key_path.clone())
+        .suggest(Some(format!(
+            "move its value to `{}` and remove `{}`",
+            alias.target(),
+            alias.name
+        )));
+        d.position = Some(block.source.position);
+        d.span = self.block_spans.get(&alias.key).cloned();
+        d
     }
 
     /// The properties of `object`, reporting and skipping repeated names.

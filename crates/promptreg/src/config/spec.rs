@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use super::check;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
 use crate::id::{self, PromptId};
@@ -202,21 +203,31 @@ impl ConfigSpec {
     }
 
     /// What the prompt file name `<stem>.md` stands for: `<key>` or
-    /// `<key>.<locale>` (ids may contain dots, so the whole stem is tried as
-    /// a key first).
+    /// `<key>.<locale>`. Ids may contain dots, so an exact key naming the
+    /// whole stem wins. A pattern such as `tool-*` matches `tool-x.ja` as a
+    /// whole too: there a suffix naming a known language makes a variant
+    /// (`tool-x.ja.md`), and any other suffix is part of the id
+    /// (`tool-x.system.md`).
     pub(crate) fn file_key<'a>(&self, stem: &'a str) -> FileKey<'a> {
         let as_id = |key: &str, locale| match PromptId::new(key) {
             Ok(id) => FileKey::Key(id, locale),
             Err(e) => FileKey::Invalid(e),
         };
-        if self.is_known_key(stem) {
+        if self.keys.contains(stem) {
             return as_id(stem, None);
         }
         let split = stem
             .rsplit_once('.')
             .and_then(|(key, tag)| Some((key, Locale::parse(tag).ok()?)));
+        let whole_is_key = self.is_known_key(stem);
         match split {
-            Some((key, locale)) if self.is_known_key(key) => as_id(key, Some(locale)),
+            Some((key, locale))
+                if self.is_known_key(key)
+                    && (!whole_is_key || check::names_known_language(&locale)) =>
+            {
+                as_id(key, Some(locale))
+            }
+            _ if whole_is_key => as_id(stem, None),
             Some((key, _)) => FileKey::Unknown {
                 key,
                 locale_suffix: &stem[key.len()..],
@@ -480,6 +491,35 @@ mod tests {
         let p = KeyPattern::parse("*.system").unwrap();
         assert!(p.matches("planner.system"));
         assert!(!p.matches(".system"));
+    }
+
+    #[test]
+    fn file_names_split_a_locale_only_where_it_names_a_language() {
+        let spec = ConfigSpec::builder("app")
+            .keys(["planner.system", "chef"])
+            .key_pattern("tool-*")
+            .prompts_dir(".app")
+            .build()
+            .unwrap();
+        let read = |stem| match spec.file_key(stem) {
+            FileKey::Key(id, locale) => {
+                format!("{id} {}", locale.map_or("-".into(), |l| l.to_string()))
+            }
+            FileKey::Invalid(e) => format!("invalid: {e}"),
+            FileKey::Unknown { key, .. } => format!("unknown {key}"),
+        };
+        assert_eq!(read("planner.system"), "planner.system -");
+        assert_eq!(read("planner.system.ja"), "planner.system ja");
+        // An exact key takes any well-formed locale (`check` warns about `jp`).
+        assert_eq!(read("chef.jp"), "chef jp");
+        assert_eq!(read("tool-x.ja"), "tool-x ja");
+        assert_eq!(read("tool-x.zh-TW"), "tool-x zh-TW");
+        assert_eq!(read("tool-x.system"), "tool-x.system -");
+        // Well-formed but no language: part of a pattern key's id.
+        assert_eq!(read("tool-x.jp"), "tool-x.jp -");
+        assert_eq!(read("tool-x"), "tool-x -");
+        assert_eq!(read("planer.system"), "unknown planer.system");
+        assert_eq!(read("planer.system.ja"), "unknown planer.system");
     }
 
     #[test]

@@ -65,16 +65,20 @@ impl Boundary {
         if target.starts_with(&self.root) {
             return Ok(());
         }
-        let resolves = if files::leads_elsewhere(path, target) {
-            format!("resolves to {},", target.display())
+        // The diagnostic names `path` as its file; the message says where
+        // it leads.
+        let message = if files::leads_elsewhere(path, target) {
+            format!(
+                "this file ({what}) leads to {}, outside the project {}, and was not read",
+                target.display(),
+                self.root.display()
+            )
         } else {
-            "is".to_owned()
+            format!(
+                "this file ({what}) is outside the project {} and was not read",
+                self.root.display()
+            )
         };
-        let message = format!(
-            "{} ({what}) {resolves} outside the project {}, and was not read",
-            path.display(),
-            self.root.display()
-        );
         Err(Diagnostic::error(DiagnosticCode::OutsideProject, message)
             .in_file(path)
             .suggest(Some(self.how_to_trust())))

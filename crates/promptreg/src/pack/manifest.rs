@@ -78,6 +78,8 @@ pub(crate) struct Manifest {
     pub(crate) default_locale: Locale,
     pub(crate) fallback_locale: Locale,
     pub(crate) spec: ConfigSpec,
+    /// Where each declared key is written, for diagnostics about it.
+    pub(crate) key_spans: BTreeMap<PromptId, std::ops::Range<usize>>,
 }
 
 /// Parses `text`, the manifest at `path`, reporting every problem found
@@ -136,6 +138,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>
     match (spec, default_locale, fallback_locale) {
         (Ok(spec), Some(default_locale), Some(fallback_locale)) if problems.is_empty() => {
             Ok(Manifest {
+                key_spans: key_spans(&raw.keys),
                 name: raw.name,
                 description: raw.description,
                 default_locale,
@@ -148,6 +151,13 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>
             Err(problems)
         }
     }
+}
+
+/// The span of each valid key's string in the manifest.
+fn key_spans(keys: &[Spanned<String>]) -> BTreeMap<PromptId, std::ops::Range<usize>> {
+    keys.iter()
+        .filter_map(|key| Some((PromptId::new(key.get_ref()).ok()?, key.span())))
+        .collect()
 }
 
 fn builder(raw: &RawManifest) -> ConfigSpecBuilder {

@@ -47,14 +47,16 @@
 
 mod manifest;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 pub use manifest::MANIFEST;
 
-use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE, FileKey};
+use crate::config::{
+    ConfigSpec, DEFAULT_MAX_FILE_SIZE, FileKey, file_locale_warning, prompt_file_warnings,
+};
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
 use crate::front_matter::Document;
@@ -98,6 +100,8 @@ pub struct Pack {
     spec: ConfigSpec,
     prompts: BTreeMap<PromptId, PackPrompt>,
     warnings: Vec<Diagnostic>,
+    /// Declared keys without a default file, and the warning about each.
+    missing_defaults: BTreeMap<PromptId, Diagnostic>,
     /// A hash of the manifest's text, and of every prompt's files, to tell
     /// which prompts a reload changed.
     digests: Digests,
@@ -183,8 +187,11 @@ impl Pack {
         Ok(pack)
     }
 
-    /// Every diagnostic of the pack in `dir`, errors and warnings (such as
-    /// template variables used but not declared), without installing it.
+    /// Every diagnostic of the pack in `dir`, errors and warnings, without
+    /// installing it. The warnings: template variables used but not
+    /// declared or declared but not used, `{{` in a file not marked as a
+    /// template, a file-name locale that names no language, and declared
+    /// keys without a default file.
     pub fn check(dir: impl AsRef<Path>) -> Vec<Diagnostic> {
         Pack::read(dir.as_ref()).1
     }
@@ -245,7 +252,7 @@ impl Pack {
             Err(e) => problems.push(
                 Diagnostic::error(
                     DiagnosticCode::Io,
-                    format!("cannot read directory {}: {e}", defaults.display()),
+                    format!("cannot read the directory: {e}"),
                 )
                 .in_file(&defaults),
             ),
@@ -296,6 +303,34 @@ impl Pack {
     /// The warnings found while loading.
     pub fn warnings(&self) -> &[Diagnostic] {
         &self.warnings
+    }
+
+    /// The file the default of `id` is read from: `defaults/<id>.md`,
+    /// whether it exists or not.
+    pub fn default_path(&self, id: &str) -> PathBuf {
+        self.root.join(DEFAULTS_DIR).join(format!("{id}.md"))
+    }
+
+    /// When `id` is a key the manifest declares but the pack has no
+    /// default file for, the warning [`check`](Self::check) reports about
+    /// it: it names the manifest's line and the file that would hold the
+    /// default. Commands that cannot render such a key say the same.
+    ///
+    /// ```
+    /// use promptreg::{pack::Pack, DiagnosticCode};
+    ///
+    /// let pack = Pack::from_files("demo", [
+    ///     ("promptreg.toml", "name = \"demo\"\nkeys = [\"greeting\", \"farewell\"]\n[user]\nprompts_dir = \".demo\"\n"),
+    ///     ("defaults/greeting.md", "Hello!"),
+    /// ])?;
+    /// let missing = pack.missing_default("farewell").unwrap();
+    /// assert_eq!(missing.code, DiagnosticCode::MissingDefault);
+    /// assert_eq!(missing.position.unwrap().line, 2);
+    /// assert!(pack.missing_default("greeting").is_none());
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    pub fn missing_default(&self, id: &str) -> Option<&Diagnostic> {
+        self.missing_defaults.get(id)
     }
 
     /// Registers every default (with its pins and description) and every
@@ -384,14 +419,11 @@ fn build(
     let manifest_path = root.join(MANIFEST);
     let Some((_, manifest_text)) = files.iter().find(|(p, _)| *p == manifest_path) else {
         diagnostics.push(
-            Diagnostic::error(
-                DiagnosticCode::Manifest,
-                format!("no {MANIFEST} in {}", root.display()),
-            )
-            .in_file(&manifest_path)
-            .suggest(Some(format!(
-                "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
-            ))),
+            Diagnostic::error(DiagnosticCode::Manifest, "no pack manifest")
+                .in_file(&manifest_path)
+                .suggest(Some(format!(
+                    "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
+                ))),
         );
         return (None, diagnostics);
     };
@@ -417,10 +449,21 @@ fn build(
             .and_then(|n| n.to_str())
             .unwrap_or_default();
         match classify(&manifest.spec, name, path) {
-            Ok((id, locale)) => classified.push((id, locale, path, text)),
+            Ok((id, locale)) => {
+                if let Some(locale) = &locale {
+                    diagnostics.extend(file_locale_warning(&id, locale, path));
+                }
+                classified.push((id, locale, path, text));
+            }
             Err(d) => diagnostics.push(d),
         }
     }
+    // A default file that fails to load is reported as it is, not as missing.
+    let with_default_file: BTreeSet<PromptId> = classified
+        .iter()
+        .filter(|(_, locale, ..)| locale.is_none())
+        .map(|(id, ..)| id.clone())
+        .collect();
     // Defaults first: their variants inherit their variable declarations.
     classified
         .sort_by_key(|(id, locale, path, _)| (id.clone(), locale.is_some(), path.to_path_buf()));
@@ -431,6 +474,8 @@ fn build(
             diagnostics.push(d);
         }
     }
+    let missing_defaults = missing_defaults(root, &manifest, manifest_text, &with_default_file);
+    diagnostics.extend(missing_defaults.values().cloned());
     if diagnostics.iter().any(Diagnostic::is_error) {
         return (None, diagnostics);
     }
@@ -452,8 +497,47 @@ fn build(
         warnings: diagnostics.clone(),
         digests,
         on_disk: false,
+        missing_defaults,
     };
     (Some(pack), diagnostics)
+}
+
+/// A warning for every declared key without a default file, at the key in
+/// the manifest.
+///
+/// A warning, not an error: a pack's `keys` also declare what users may
+/// configure, and an application may register some defaults in code
+/// (`register_default`) rather than in files. Most often, though, the file
+/// was forgotten or misnamed, and `render` cannot show the prompt; `check
+/// --deny-warnings` makes it fail.
+fn missing_defaults(
+    root: &Path,
+    manifest: &manifest::Manifest,
+    manifest_text: &str,
+    with_default_file: &BTreeSet<PromptId>,
+) -> BTreeMap<PromptId, Diagnostic> {
+    let manifest_path = root.join(MANIFEST);
+    manifest
+        .spec
+        .keys()
+        .filter(|id| !with_default_file.contains(*id))
+        .map(|id| {
+            let file = format!("{DEFAULTS_DIR}/{id}.md");
+            let mut d = Diagnostic::warning(
+                DiagnosticCode::MissingDefault,
+                format!("key `{id}` is declared but has no default file {file}"),
+            )
+            .in_file(&manifest_path)
+            .key_path("keys")
+            .suggest(Some(format!(
+                "create {file}, or remove `{id}` from `keys` unless the application registers its default in code"
+            )));
+            if let Some(span) = manifest.key_spans.get(id) {
+                d = d.at(manifest_text, span.clone());
+            }
+            (id.clone(), d)
+        })
+        .collect()
 }
 
 /// Adds one default or variant file to `prompts`.
@@ -486,6 +570,8 @@ fn add_file(
     match locale {
         None => {
             let (head, tail) = doc.pin_renderers(path)?;
+            let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
+            warnings.extend(prompt_file_warnings(&doc, text, path, &parts));
             let mut prompt = Prompt::new(body);
             prompt.head = head;
             prompt.tail = tail;
@@ -501,6 +587,7 @@ fn add_file(
                 .in_file(path)
                 .suggest(Some(format!("set them in {DEFAULTS_DIR}/{id}.md"))));
             }
+            warnings.extend(prompt_file_warnings(&doc, text, path, &[&body]));
             let key = locale.key().to_owned();
             if let Some(existing) = entry.variants.get(&key) {
                 return Err(duplicate(format!(
@@ -539,7 +626,7 @@ fn classify(
         .unwrap_or_else(|| format!("add `{key}` to `keys` in {MANIFEST}"));
     Err(Diagnostic::error(
         DiagnosticCode::UndeclaredId,
-        format!("default file `{name}` is for `{key}`, which {MANIFEST} does not declare"),
+        format!("this default file is for `{key}`, which {MANIFEST} does not declare"),
     )
     .in_file(path)
     .suggest(Some(hint)))
