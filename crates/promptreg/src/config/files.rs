@@ -33,7 +33,7 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, D
 
 /// [`read_text`], through the path resolved: with a `boundary`, a file
 /// that resolves outside it is refused before a byte of it is read (`what`
-/// says what it is in the refusal: "a prompt file").
+/// says what it is in the refusal: "prompt file").
 pub(crate) fn read_file(
     path: &Path,
     max_bytes: u64,

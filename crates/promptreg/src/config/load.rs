@@ -208,7 +208,7 @@ impl Loader<'_> {
             .boundary
             .as_ref()
             .filter(|_| which == SettingsFile::Local);
-        let within = boundary.map(|b| (b, "the project's settings file"));
+        let within = boundary.map(|b| (b, "settings file of the project"));
         let text = match files::read_file(path, self.spec.max_file_size(), within) {
             Ok(Some(file)) if !file.text.trim().is_empty() => file.text,
             Ok(None) if which == SettingsFile::Env => {
@@ -297,7 +297,7 @@ impl Loader<'_> {
         let mut found: HashMap<PromptId, KeyFiles> = HashMap::new();
         let Some(dir) = dir else { return found };
         let boundary = self.boundary.as_ref().filter(|_| confined);
-        let resolved = match files::resolve_dir(dir, boundary.map(|b| (b, "the prompts folder"))) {
+        let resolved = match files::resolve_dir(dir, boundary.map(|b| (b, "prompts folder"))) {
             Ok(Some(resolved)) => resolved,
             Ok(None) => return found,
             Err(d) => {
@@ -330,7 +330,7 @@ impl Loader<'_> {
             let Some((key, locale)) = self.classify(&name, &path) else {
                 continue;
             };
-            let confined = confined.then_some("a prompt file");
+            let confined = confined.then_some("prompt file");
             let Some(file) = self.prompt_file(&path, Some(scope), locale.clone(), confined) else {
                 continue;
             };
@@ -483,7 +483,7 @@ impl Loader<'_> {
             };
             self.watched.files.push(path.clone());
             let what = format!(
-                "named by `{}` in {}",
+                "file named by `{}` in {}",
                 block.source.key_path,
                 block.source.file.display()
             );
@@ -529,7 +529,7 @@ impl Loader<'_> {
             for (root, scope) in roots {
                 let Some(root) = root else { continue };
                 self.watched.files.push(root.join(&legacy.path));
-                let confined = (scope == Scope::Local).then_some("a legacy prompt file");
+                let confined = (scope == Scope::Local).then_some("legacy prompt file");
                 let path = root.join(&legacy.path);
                 if let Some(file) = self.prompt_file(&path, Some(scope), None, confined) {
                     found

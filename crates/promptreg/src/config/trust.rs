@@ -59,7 +59,7 @@ impl Boundary {
     }
 
     /// `Ok` when `target` (resolved) is inside the project; otherwise the
-    /// refusal, naming `path` as found, `what` it is ("a prompt file") and
+    /// refusal, naming `path` as found, `what` it is ("prompt file") and
     /// `target`.
     pub(crate) fn admit(&self, what: &str, path: &Path, target: &Path) -> Result<(), Diagnostic> {
         if target.starts_with(&self.root) {
@@ -69,13 +69,13 @@ impl Boundary {
         // it leads.
         let message = if files::leads_elsewhere(path, target) {
             format!(
-                "this file ({what}) leads to {}, outside the project {}, and was not read",
+                "this {what} leads to {}, outside the project {}, and was not read",
                 target.display(),
                 self.root.display()
             )
         } else {
             format!(
-                "this file ({what}) is outside the project {} and was not read",
+                "this {what} is outside the project {} and was not read",
                 self.root.display()
             )
         };
