@@ -14,6 +14,7 @@ mod style;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    let json = cli.global.json;
     match commands::execute(cli) {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
@@ -22,6 +23,10 @@ fn main() -> ExitCode {
                 .write_all(output.stdout.as_bytes())
                 .and_then(|()| stdout.flush());
             ExitCode::from(output.code)
+        }
+        Err(failure) if json => {
+            eprintln!("{}", failure.to_json());
+            failure.exit_code()
         }
         Err(failure) => {
             eprintln!("{failure}");

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
 use crate::renderer::Renderer;
 use crate::template::{Template, Variable};
 
@@ -113,7 +113,7 @@ impl<'a> Document<'a> {
             "front matter is not closed: add a `---` line after it",
         )
         .in_file(path)
-        .at(text, 0..3))
+        .at(&LineIndex::new(text), 0..3))
     }
 
     /// The declared variables.

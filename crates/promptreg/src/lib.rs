@@ -226,7 +226,10 @@ mod watch;
 /// The hash map of the render path: a fast, seeded hasher.
 pub(crate) type Map<K, V> = foldhash::HashMap<K, V>;
 
-pub use diagnostic::{Diagnostic, DiagnosticCode, Position, Severity};
+pub use diagnostic::{
+    Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,
+    abbreviate, printable,
+};
 pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};
 pub use locale::{IntoLocale, Locale};
