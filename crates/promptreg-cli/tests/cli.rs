@@ -772,6 +772,40 @@ fn an_error_past_column_65535_is_shown_not_a_crash() {
 }
 
 #[test]
+fn render_watch_survives_a_minified_file_with_an_error_past_column_65535() {
+    let s = Sandbox::new();
+    s.local(".pi/pi-goal-xx/prompts/auditor.md", "First rule.");
+    let mut child = s
+        .with_pack("goal-agent")
+        .args(["render", "auditor", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    wait_for(&stdout, "First rule.");
+
+    let inline = "A".repeat(70_000);
+    s.local(
+        SETTINGS,
+        &format!(r#"{{"prompts":{{"auditor":{{"inline":"{inline}","mode":"apend"}}}}}}"#),
+    );
+    wait_for(&stderr, "the previous configuration stays in force");
+    wait_for(&stderr, "invalid mode `apend`");
+
+    // Still following: a fixed file is picked up.
+    s.local(
+        SETTINGS,
+        r#"{ "prompts": { "auditor": { "inline": "Fixed." } } }"#,
+    );
+    wait_for(&stdout, "Fixed.");
+    assert!(child.try_wait().unwrap().is_none(), "the watcher exited");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
 fn a_nul_byte_65536_characters_into_a_file_target_is_shown_not_a_crash() {
     let s = Sandbox::new();
     s.local("rules/goal.md", &format!("{}\0tail", "B".repeat(65_536)));
