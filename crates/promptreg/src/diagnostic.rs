@@ -511,6 +511,26 @@ impl Diagnostic {
         self
     }
 
+    /// Records an [`Excerpt`] at the position already recorded, for a
+    /// problem located by line and column only. `lines` indexes the part of
+    /// the file that starts after its first `line_offset` lines (a template
+    /// body after its front matter). Nothing changes without a position or
+    /// when there is an excerpt already.
+    pub fn with_excerpt(mut self, lines: &LineIndex<'_>, line_offset: usize) -> Self {
+        let (None, Some(position)) = (&self.excerpt, self.position) else {
+            return self;
+        };
+        let local = Position {
+            line: position.line.saturating_sub(line_offset).max(1),
+            column: position.column,
+        };
+        let offset = lines.offset(local);
+        let mut excerpt = lines.excerpt(offset..offset);
+        excerpt.first_line += line_offset;
+        self.excerpt = Some(excerpt);
+        self
+    }
+
     /// Records the key path.
     pub fn key_path(mut self, path: impl Into<String>) -> Self {
         self.key_path = Some(path.into());
@@ -633,6 +653,18 @@ mod tests {
             "two \\u{1b}]0;x\\u{7}\tthree"
         );
         assert_eq!(excerpt.first_line, 1);
+    }
+
+    #[test]
+    fn an_excerpt_for_a_position_counts_lines_from_the_whole_file() {
+        let body = "line one\n{% if %}\n";
+        let mut d = Diagnostic::error(DiagnosticCode::TemplateSyntax, "bad");
+        d.position = Some(Position { line: 5, column: 1 });
+        let d = d.with_excerpt(&LineIndex::new(body), 3);
+        let excerpt = d.excerpt.unwrap();
+        assert_eq!(excerpt.first_line, 4);
+        assert_eq!(excerpt.text, "line one\n{% if %}\n");
+        assert_eq!(excerpt.span, 9..9);
     }
 
     #[test]

@@ -209,7 +209,7 @@ fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
                     column: location.column() as usize,
                 });
             }
-            d
+            d.with_excerpt(&LineIndex::new(yaml), 1)
         })
 }
 
