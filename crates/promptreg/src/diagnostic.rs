@@ -505,10 +505,17 @@ impl Diagnostic {
     /// Records the byte range in the file indexed by `lines`, the position
     /// it starts at and an [`Excerpt`] of the source around it.
     pub fn at(mut self, lines: &LineIndex<'_>, span: Range<usize>) -> Self {
-        self.position = Some(lines.position(span.start));
-        self.excerpt = Some(lines.excerpt(span.clone()));
         self.span = Some(span);
+        self.locate(lines);
         self
+    }
+
+    /// Records the position and the excerpt of the span already recorded.
+    pub(crate) fn locate(&mut self, lines: &LineIndex<'_>) {
+        if let Some(span) = &self.span {
+            self.position = Some(lines.position(span.start));
+            self.excerpt = Some(lines.excerpt(span.clone()));
+        }
     }
 
     /// Records an [`Excerpt`] at the position already recorded, for a

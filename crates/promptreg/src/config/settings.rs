@@ -158,6 +158,11 @@ pub(crate) fn parse(
     v.diagnostics
         .sort_by_key(|d| d.span.as_ref().map(|s| s.start));
     diagnostic::cap_per_file(&mut v.diagnostics, path);
+    // Only the diagnostics kept are located: a file with thousands of
+    // problems pays for the positions and excerpts of the first hundred.
+    for d in &mut v.diagnostics {
+        d.locate(&v.lines);
+    }
     (parsed, v.diagnostics)
 }
 
@@ -172,7 +177,9 @@ struct Validator<'a> {
 impl<'a> Validator<'a> {
     fn report(&mut self, d: Diagnostic, range: &impl Ranged, key_path: &str) {
         let range = range.range();
-        let mut d = d.in_file(self.path).at(&self.lines, range.start..range.end);
+        let mut d = d.in_file(self.path);
+        // Located once the diagnostics are sorted and capped.
+        d.span = Some(range.start..range.end);
         if !key_path.is_empty() {
             d = d.key_path(key_path);
         }
