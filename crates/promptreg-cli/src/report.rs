@@ -309,6 +309,15 @@ mod tests {
     }
 
     #[test]
+    fn only_a_terminal_wraps_and_at_its_width() {
+        use terminal_size::{Height, Width};
+        let size = Some((Width(120), Height(40)));
+        assert_eq!(Wrap::for_terminal(true, size), Wrap::At(120));
+        assert_eq!(Wrap::for_terminal(false, size), Wrap::Never);
+        assert_eq!(Wrap::for_terminal(true, None), Wrap::Never);
+    }
+
+    #[test]
     fn without_wrapping_each_message_is_one_line() {
         let text = render(&sample(), false, Wrap::Never);
         assert!(text.contains(

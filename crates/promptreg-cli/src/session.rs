@@ -249,3 +249,28 @@ fn find_pack(start: &Path) -> Result<PathBuf, Failure> {
             ))
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_size("512K"), Ok(512 << 10));
+        assert_eq!(parse_size("1 GiB"), Ok(1 << 30));
+        assert!(parse_size("MiB").is_err());
+        assert!(parse_size("12 parsecs").unwrap_err().contains("`parsecs`"));
+        assert!(parse_size("99999999999999999999G").is_err());
+        assert!(parse_size("18446744073709551615G").is_err());
+    }
+
+    #[test]
+    fn sizes_are_shown_in_the_largest_whole_unit() {
+        assert_eq!(show_size(16 << 20), "16 MiB");
+        assert_eq!(show_size(2048), "2 KiB");
+        assert_eq!(show_size(1536), "1536 bytes");
+        assert_eq!(show_size(0), "0 bytes");
+    }
+}
