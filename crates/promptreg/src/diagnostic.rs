@@ -208,6 +208,8 @@ impl<'a> LineIndex<'a> {
         let start = self.char_boundary(span.start);
         let line = self.line_of(start);
         let (line_start, line_end) = self.shown_line_bounds(line);
+        // A span starting on a line break is shown at the end of its line.
+        let start = start.min(line_end);
         let end = self.char_boundary(span.end).clamp(start, line_end);
         let end = advance_chars(self.text, start, end, EXCERPT_SPAN);
         let from = retreat_chars(self.text, line_start, start, EXCERPT_BEFORE);
@@ -672,6 +674,16 @@ mod tests {
         assert_eq!(excerpt.first_line, 4);
         assert_eq!(excerpt.text, "line one\n{% if %}\n");
         assert_eq!(excerpt.span, 9..9);
+    }
+
+    #[test]
+    fn a_span_on_a_line_break_is_shown_at_the_end_of_its_line() {
+        let text = "ab\r\ncd";
+        for start in [2, 3] {
+            let excerpt = LineIndex::new(text).excerpt(start..start);
+            assert_eq!(excerpt.text, "ab\ncd");
+            assert_eq!(excerpt.span, 2..2);
+        }
     }
 
     #[test]
