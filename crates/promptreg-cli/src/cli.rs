@@ -7,6 +7,8 @@ use clap_complete::ArgValueCandidates;
 
 use crate::complete;
 
+use crate::session::parse_size;
+
 /// List, render and explain the prompts of an application built on
 /// promptreg, and check its users' configuration.
 #[derive(Debug, Parser)]
@@ -84,6 +86,10 @@ pub struct RenderArgs {
     /// The render context: a JSON file, or `-` for standard input
     #[arg(long, value_name = "FILE|-")]
     pub ctx: Option<PathBuf>,
+    /// The most the context may hold, in bytes or with a unit (`64MiB`); a
+    /// larger context is refused, so a huge or endless input cannot fill memory
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
+    pub max_ctx_size: u64,
     /// Print again each time the user's files change, until interrupted
     #[arg(long)]
     pub watch: bool,
@@ -97,6 +103,10 @@ pub struct DiffArgs {
     /// The render context: a JSON file, or `-` for standard input
     #[arg(long, value_name = "FILE|-")]
     pub ctx: Option<PathBuf>,
+    /// The most the context may hold, in bytes or with a unit (`64MiB`); a
+    /// larger context is refused, so a huge or endless input cannot fill memory
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
+    pub max_ctx_size: u64,
 }
 
 #[derive(Debug, Args)]

@@ -1,24 +1,42 @@
-//! Failures and diagnostics as a person reads them: one message on
-//! standard error, source snippets with a caret (miette), an exit code.
+//! Failures and diagnostics as a person or a program reads them: source
+//! snippets with a caret (miette), or JSON; an exit code.
+//!
+//! Snippets come from the [`Excerpt`] each diagnostic carries: the library
+//! cuts a bounded, printable window around the span when it locates the
+//! problem, so a report never reads a file again, never shows more than a
+//! few hundred characters of it and cannot be steered by what the file
+//! holds. Everything else printed from a file or a name goes through
+//! [`printable`] too.
 
+use std::borrow::Cow;
 use std::fmt;
-use std::path::Path;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use miette::{
-    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report,
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError,
+    MietteSpanContents, Report, SourceCode, SourceSpan, SpanContents,
 };
-use promptreg::{Diagnostic, Severity};
+use promptreg::{Diagnostic, Excerpt, Severity, printable};
+use serde_json::{Value, json};
+use textwrap::core::Word;
+use textwrap::{WordSeparator, WordSplitter};
 
 /// Exit code for usage and configuration errors.
 pub const USAGE: u8 = 2;
 /// Exit code for `check` findings.
 pub const FINDINGS: u8 = 1;
 
-/// Why a command stopped: the text for standard error and the exit code.
+/// Why a command stopped: what it says and the exit code.
 #[derive(Debug)]
 pub struct Failure {
-    pub message: String,
+    /// A stable, kebab-case name of what went wrong (`usage`,
+    /// `unknown-id`, or a diagnostic's code).
+    kind: Cow<'static, str>,
+    /// One sentence, printable.
+    message: String,
+    /// Every problem found, when the failure is an invalid configuration.
+    diagnostics: Vec<Diagnostic>,
     pub code: u8,
 }
 
@@ -26,7 +44,9 @@ impl Failure {
     /// A usage or configuration error (exit 2).
     pub fn usage(message: impl Into<String>) -> Self {
         Failure {
-            message: format!("error: {}", message.into()),
+            kind: Cow::Borrowed("usage"),
+            message: printable(&message.into()).into_owned(),
+            diagnostics: Vec::new(),
             code: USAGE,
         }
     }
@@ -34,35 +54,136 @@ impl Failure {
     pub fn exit_code(&self) -> ExitCode {
         ExitCode::from(self.code)
     }
+
+    /// The failure for a program (`--json`): `{"error": {...}}`, with every
+    /// diagnostic under `"diagnostics"` when there are any.
+    pub fn to_json(&self) -> Value {
+        let Some(first) = self.diagnostics.first() else {
+            return json!({ "error": {
+                "code": self.kind,
+                "message": self.message,
+                "file": null,
+                "line": null,
+                "column": null,
+                "key_path": null,
+            }});
+        };
+        json!({
+            "error": diagnostic_json(first),
+            "diagnostics": self.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The failure for a person, as standard error shows it.
+    pub fn to_text(&self) -> String {
+        if self.diagnostics.is_empty() {
+            return format!("error: {}", self.message);
+        }
+        let text = render(&self.diagnostics, false, Wrap::stderr());
+        text.trim_end().to_owned()
+    }
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message.trim_end())
+        f.write_str(&self.to_text())
     }
 }
 
 impl From<promptreg::Error> for Failure {
     fn from(err: promptreg::Error) -> Self {
-        if err.diagnostics().is_empty() {
-            return Failure::usage(err.to_string());
-        }
+        let diagnostics = err.diagnostics().to_vec();
+        let kind = match diagnostics.first() {
+            Some(first) => first.code.as_str(),
+            None => err.kind().as_str(),
+        };
         Failure {
-            message: render(err.diagnostics(), false),
+            kind: Cow::Borrowed(kind),
+            message: printable(&err.to_string()).into_owned(),
+            diagnostics,
             code: USAGE,
         }
     }
 }
 
-/// Every diagnostic, each as a report with a source snippet when the file
-/// and position are known.
-pub fn render(diagnostics: &[Diagnostic], color: bool) -> String {
+/// One diagnostic for a program; names and messages are printable (control
+/// characters escaped) like the text a person sees.
+pub fn diagnostic_json(d: &Diagnostic) -> Value {
+    let text = |s: &str| printable(s).into_owned();
+    json!({
+        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+        "code": d.code.as_str(),
+        "message": text(&d.message),
+        "file": d.file.as_ref().map(|f| text(&f.display().to_string())),
+        "line": d.position.map(|p| p.line),
+        "column": d.position.map(|p| p.column),
+        "key_path": d.key_path.as_deref().map(text),
+        "suggestion": d.suggestion.as_deref().map(text),
+    })
+}
+
+/// How reports wrap their messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wrap {
+    /// Not at all: one line per message, whole, for pipes and files.
+    Never,
+    /// At this many columns, never inside a word, a path or a code span.
+    At(usize),
+}
+
+impl Wrap {
+    /// For standard error: see [`Wrap::for_terminal`].
+    pub fn stderr() -> Wrap {
+        let stream = std::io::stderr();
+        Wrap::for_terminal(
+            stream.is_terminal(),
+            terminal_size::terminal_size_of(stream),
+        )
+    }
+
+    /// For standard output: see [`Wrap::for_terminal`].
+    pub fn stdout() -> Wrap {
+        let stream = std::io::stdout();
+        Wrap::for_terminal(
+            stream.is_terminal(),
+            terminal_size::terminal_size_of(stream),
+        )
+    }
+
+    /// The terminal's width on a terminal; no wrapping elsewhere, so a
+    /// message piped to a file or `grep` stays on one line.
+    fn for_terminal(
+        is_terminal: bool,
+        size: Option<(terminal_size::Width, terminal_size::Height)>,
+    ) -> Wrap {
+        match size {
+            Some((terminal_size::Width(width), _)) if is_terminal && width > 0 => {
+                Wrap::At(width.into())
+            }
+            _ => Wrap::Never,
+        }
+    }
+}
+
+/// Every diagnostic, each as a report with a source snippet when it carries
+/// an excerpt.
+pub fn render(diagnostics: &[Diagnostic], color: bool, wrap: Wrap) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()
     };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    let handler = GraphicalReportHandler::new_themed(theme)
+        // The header names the file with the library's line:column, which
+        // count in the whole file, not in the excerpt.
+        .without_primary_span_start()
+        .with_break_words(false)
+        .with_word_splitter(WordSplitter::NoHyphenation)
+        .with_word_separator(WordSeparator::Custom(words_outside_code_spans));
+    let handler = match wrap {
+        Wrap::Never => handler.with_wrap_lines(false),
+        Wrap::At(width) => handler.with_width(width),
+    };
     let mut out = String::new();
     for d in diagnostics {
         // Writing to a String cannot fail.
@@ -76,10 +197,10 @@ fn report(d: &Diagnostic) -> Report {
         Severity::Error => miette::Severity::Error,
         Severity::Warning => miette::Severity::Warning,
     };
-    let source = d.file.as_deref().and_then(|file| snippet(file, d));
-    let message = match (&source, &d.key_path) {
-        (Some(_), Some(key)) => format!("{} at `{key}`", d.message),
-        (Some(_), None) => d.message.clone(),
+    let snippet = d.excerpt.as_ref().zip(d.file.as_ref());
+    let message = match (snippet, &d.key_path) {
+        (Some(_), Some(key)) => format!("{} at `{}`", printable(&d.message), printable(key)),
+        (Some(_), None) => printable(&d.message).into_owned(),
         (None, _) => {
             let mut plain = d.clone();
             plain.suggestion = None;
@@ -88,42 +209,170 @@ fn report(d: &Diagnostic) -> Report {
     };
     let mut diagnostic = MietteDiagnostic::new(message).with_severity(severity);
     if let Some(help) = &d.suggestion {
-        diagnostic = diagnostic.with_help(help.clone());
+        diagnostic = diagnostic.with_help(printable(help));
     }
-    match source {
-        Some((name, text, span)) => {
-            let label = d.key_path.clone().unwrap_or_else(|| "here".to_owned());
-            let diagnostic = diagnostic.with_labels([LabeledSpan::at(span, label)]);
-            Report::new(diagnostic).with_source_code(NamedSource::new(name, text))
-        }
-        None => Report::new(diagnostic),
+    let Some((excerpt, file)) = snippet else {
+        return Report::new(diagnostic);
+    };
+    let label = d
+        .key_path
+        .as_deref()
+        .map_or(Cow::Borrowed("here"), printable);
+    let diagnostic =
+        diagnostic.with_labels([LabeledSpan::at(excerpt.span.clone(), label.into_owned())]);
+    let mut name = printable(&file.display().to_string()).into_owned();
+    if let Some(p) = d.position {
+        name.push_str(&format!(":{}:{}", p.line, p.column));
+    }
+    Report::new(diagnostic).with_source_code(Snippet {
+        name,
+        excerpt: excerpt.clone(),
+    })
+}
+
+/// An [`Excerpt`] as miette reads source: its lines numbered as in the file.
+#[derive(Debug)]
+struct Snippet {
+    name: String,
+    excerpt: Excerpt,
+}
+
+impl SourceCode for Snippet {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self
+            .excerpt
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.excerpt.first_line - 1,
+            inner.column(),
+            inner.line_count(),
+        )))
     }
 }
 
-/// The file's text and the span to underline, when there is a position.
-fn snippet(file: &Path, d: &Diagnostic) -> Option<(String, String, std::ops::Range<usize>)> {
-    let position = d.position?;
-    let text = std::fs::read_to_string(file).ok()?;
-    let span = match &d.span {
-        Some(span) if span.end <= text.len() => span.clone(),
-        _ => {
-            let start = offset_of(&text, position.line, position.column)?;
-            start..start
+/// Splits a message into words at spaces, except inside a `code span`: a
+/// key, an id or a file name quoted in backticks stays on one line.
+fn words_outside_code_spans(line: &str) -> Box<dyn Iterator<Item = Word<'_>> + '_> {
+    let mut words = Vec::new();
+    let mut start = 0;
+    let mut in_code = false;
+    let bytes = line.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'`' => in_code = !in_code,
+            b' ' if !in_code && bytes.get(i + 1).is_some_and(|&next| next != b' ') => {
+                words.push(Word::from(&line[start..=i]));
+                start = i + 1;
+            }
+            _ => {}
         }
-    };
-    Some((file.display().to_string(), text, span))
+    }
+    if start < line.len() {
+        words.push(Word::from(&line[start..]));
+    }
+    Box::new(words.into_iter())
 }
 
-fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
-    let line_start = if line <= 1 {
-        0
-    } else {
-        text.match_indices('\n').nth(line - 2)?.0 + 1
-    };
-    let rest = &text[line_start..];
-    let within = rest
-        .char_indices()
-        .nth(column.saturating_sub(1))
-        .map_or(rest.len(), |(i, _)| i);
-    Some(line_start + within)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use promptreg::{DiagnosticCode, LineIndex};
+
+    fn sample() -> Vec<Diagnostic> {
+        let text = "{\n  \"prompts\": { \"goal-tweak\": { \"mode\": \"apend\" } }\n}\n";
+        let start = text.find("\"apend\"").unwrap();
+        let lines = LineIndex::new(text);
+        vec![
+            Diagnostic::error(
+                DiagnosticCode::InvalidMode,
+                "invalid mode `apend`; valid modes are `override`, `append`, `global-local`, `local`, `global-local-merge`, `off`",
+            )
+            .in_file("/home/someone/projects/a-long-project-name/.pi/pi-goal-xx/prompts/goal-tweak.md")
+            .at(&lines, start..start + 7)
+            .key_path("prompts.goal-tweak.mode")
+            .suggest(Some("did you mean `append`? see `promptreg schema --help`".to_owned())),
+            Diagnostic::warning(
+                DiagnosticCode::UnknownPromptFile,
+                "prompt file `goal-tweak-with-a-long-name.md` matches no prompt key and is never read",
+            )
+            .in_file("/home/someone/projects/a-long-project-name/.pi/pi-goal-xx/prompts/goal-tweak-with-a-long-name.md"),
+        ]
+    }
+
+    #[test]
+    fn only_a_terminal_wraps_and_at_its_width() {
+        use terminal_size::{Height, Width};
+        let size = Some((Width(120), Height(40)));
+        assert_eq!(Wrap::for_terminal(true, size), Wrap::At(120));
+        assert_eq!(Wrap::for_terminal(false, size), Wrap::Never);
+        assert_eq!(Wrap::for_terminal(true, None), Wrap::Never);
+    }
+
+    #[test]
+    fn without_wrapping_each_message_is_one_line() {
+        let text = render(&sample(), false, Wrap::Never);
+        assert!(text.contains(
+            "  × invalid mode `apend`; valid modes are `override`, `append`, `global-local`, `local`, `global-local-merge`, `off` at `prompts.goal-tweak.mode`\n"
+        ), "{text}");
+        assert!(
+            text.contains("prompts/goal-tweak-with-a-long-name.md\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn wrapping_never_breaks_a_path_a_key_or_a_code_span() {
+        for width in [30, 50, 80, 100] {
+            let text = render(&sample(), false, Wrap::At(width));
+            for whole in [
+                "/home/someone/projects/a-long-project-name/.pi/pi-goal-xx/prompts/goal-tweak-with-a-long-name.md",
+                "`prompts.goal-tweak.mode`",
+                "`promptreg schema --help`",
+                "`goal-tweak-with-a-long-name.md`",
+                "`global-local-merge`",
+            ] {
+                assert!(
+                    text.contains(whole),
+                    "width {width}: `{whole}` broken in\n{text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_span_far_along_a_line_renders_a_bounded_snippet() {
+        let text = format!(
+            "{{\"prompts\":{{\"x\":{{\"inline\":\"{}\",\"mode\":\"apend\"}}}}}}",
+            "A".repeat(70_000)
+        );
+        let start = text.find("\"apend\"").unwrap();
+        let d = Diagnostic::error(DiagnosticCode::InvalidMode, "invalid mode `apend`")
+            .in_file("s.json")
+            .at(&LineIndex::new(&text), start..start + 7);
+        let shown = render(&[d], false, Wrap::Never);
+        assert!(shown.contains("[s.json:1:70037]"), "{shown}");
+        assert!(shown.len() < 2000, "{}", shown.len());
+    }
+
+    #[test]
+    fn json_names_the_first_error_and_lists_every_diagnostic() {
+        let failure = Failure::from(promptreg::Error::from_diagnostics(sample()));
+        let value = failure.to_json();
+        assert_eq!(value["error"]["code"], "invalid-mode");
+        assert_eq!(value["error"]["line"], 2);
+        assert_eq!(value["error"]["key_path"], "prompts.goal-tweak.mode");
+        assert_eq!(value["diagnostics"].as_array().unwrap().len(), 2);
+        let usage = Failure::usage("no pack at \u{1b}]0;x\u{7}").to_json();
+        assert_eq!(usage["error"]["code"], "usage");
+        assert_eq!(usage["error"]["message"], "no pack at \\u{1b}]0;x\\u{7}");
+    }
 }

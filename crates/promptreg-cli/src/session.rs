@@ -114,26 +114,23 @@ impl Session {
     }
 }
 
-/// The render context: JSON from a file or standard input, `{}` without.
-pub fn read_context(path: Option<&Path>) -> Result<serde_json::Value, Failure> {
+/// The render context: JSON from a regular file or standard input (`-`),
+/// `{}` without; at most `max_bytes` are read.
+pub fn read_context(path: Option<&Path>, max_bytes: u64) -> Result<serde_json::Value, Failure> {
     let Some(path) = path else {
         return Ok(serde_json::Value::Object(Default::default()));
     };
-    let (name, text) = if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| {
-            Failure::usage(format!("cannot read the context from standard input: {e}"))
-        })?;
-        ("standard input".to_owned(), text)
+    let (name, bytes) = if path == Path::new("-") {
+        let name = "standard input".to_owned();
+        let bytes = read_at_most(std::io::stdin().lock(), max_bytes, &name)?;
+        (name, bytes)
     } else {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Failure::usage(format!(
-                "cannot read the context file {}: {e}",
-                path.display()
-            ))
-        })?;
-        (path.display().to_string(), text)
+        let described = format!("the context file {}", path.display());
+        let bytes = read_context_file(path, max_bytes, &described)?;
+        (path.display().to_string(), bytes)
     };
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Failure::usage(format!("the context in {name} is not UTF-8: {e}")))?;
     serde_json::from_str(&text).map_err(|e| {
         Failure::usage(format!(
             "the context in {name} is not valid JSON: {} at line {} column {}",
@@ -142,6 +139,82 @@ pub fn read_context(path: Option<&Path>) -> Result<serde_json::Value, Failure> {
             e.column()
         ))
     })
+}
+
+/// A regular file's bytes; anything else (a device such as `/dev/zero`, a
+/// FIFO, a directory) is refused before it is opened, since reading it may
+/// never end.
+fn read_context_file(path: &Path, max_bytes: u64, name: &str) -> Result<Vec<u8>, Failure> {
+    let unreadable = |e: std::io::Error| Failure::usage(format!("cannot read {name}: {e}"));
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(Failure::usage(format!(
+            "{name} is not a regular file; pass a JSON file, or `-` to read standard input"
+        )));
+    }
+    if meta.len() > max_bytes {
+        return Err(too_large(name, max_bytes));
+    }
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    read_at_most(file, max_bytes, name)
+}
+
+/// Reads at most `max_bytes` (one more to tell that there was more).
+fn read_at_most(reader: impl Read, max_bytes: u64, name: &str) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    reader
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::usage(format!("cannot read {name}: {e}")))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(name, max_bytes));
+    }
+    Ok(bytes)
+}
+
+fn too_large(name: &str, max_bytes: u64) -> Failure {
+    Failure::usage(format!(
+        "{name} is larger than the context limit of {}; pass --max-ctx-size to raise it",
+        show_size(max_bytes)
+    ))
+}
+
+/// `16 MiB`, `512 KiB` or `1000 bytes`: the unit the size is a whole number of.
+fn show_size(bytes: u64) -> String {
+    match bytes {
+        0 => "0 bytes".to_owned(),
+        b if b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// A size in bytes, with an optional binary unit: `4096`, `512KiB`, `16MiB`,
+/// `1GiB` (`K`, `M`, `G` alone mean the same).
+pub fn parse_size(value: &str) -> Result<u64, String> {
+    let value = value.trim();
+    let digits = value
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(value.len());
+    let (number, unit) = value.split_at(digits);
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "K" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}`; use bytes, KiB, MiB or GiB"
+            ));
+        }
+    };
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{value}` is not a size such as `16MiB` or `4096`"))?;
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("`{value}` is too large"))
 }
 
 /// serde_json appends " at line L column C" itself; the message says it once.
@@ -197,4 +270,29 @@ pub fn find_pack(start: &Path) -> Result<PathBuf, Failure> {
                 start.display()
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_size("512K"), Ok(512 << 10));
+        assert_eq!(parse_size("1 GiB"), Ok(1 << 30));
+        assert!(parse_size("MiB").is_err());
+        assert!(parse_size("12 parsecs").unwrap_err().contains("`parsecs`"));
+        assert!(parse_size("99999999999999999999G").is_err());
+        assert!(parse_size("18446744073709551615G").is_err());
+    }
+
+    #[test]
+    fn sizes_are_shown_in_the_largest_whole_unit() {
+        assert_eq!(show_size(16 << 20), "16 MiB");
+        assert_eq!(show_size(2048), "2 KiB");
+        assert_eq!(show_size(1536), "1536 bytes");
+        assert_eq!(show_size(0), "0 bytes");
+    }
 }

@@ -1004,7 +1004,7 @@ fn check_reports_a_declared_key_without_a_default_once() {
     let diagnostics = value["diagnostics"].as_array().unwrap();
     let missing = diagnostics
         .iter()
-        .find(|d| d["code"] == "MissingDefault")
+        .find(|d| d["code"] == "missing-default")
         .unwrap();
     assert_eq!(
         missing["message"],
@@ -1022,7 +1022,7 @@ fn check_reports_a_declared_key_without_a_default_once() {
     // registry problem, with the nearest default.
     let orphan = diagnostics
         .iter()
-        .find(|d| d["code"] == "NoDefault")
+        .find(|d| d["code"] == "no-default")
         .unwrap();
     assert_eq!(
         orphan["message"],
@@ -1070,4 +1070,311 @@ fn list_render_and_explain_agree_about_a_declared_key_without_a_default() {
         stderr.contains("unknown prompt id `goal-twaek`"),
         "{stderr}"
     );
+}
+
+// --- Hostile input: never a crash, never unbounded or raw output --------------------------------
+
+const SETTINGS: &str = ".pi/pi-goal-xx-settings.json";
+
+/// Runs `args` on the goal agent; asserts no panic and output of at most
+/// `max` bytes on each stream, and returns (code, stdout, stderr).
+fn bounded(s: &Sandbox, args: &[&str], max: usize) -> (i32, String, String) {
+    let (code, stdout, stderr) = run(s.with_pack("goal-agent").args(args));
+    assert!(
+        !stderr.contains("panicked") && code != 101,
+        "{args:?} crashed: {stderr}"
+    );
+    assert!(stdout.len() <= max, "{args:?}: {} bytes out", stdout.len());
+    assert!(
+        stderr.len() <= max,
+        "{args:?}: {} bytes on stderr",
+        stderr.len()
+    );
+    (code, stdout, stderr)
+}
+
+#[test]
+fn an_error_past_column_65535_is_shown_not_a_crash() {
+    let s = Sandbox::new();
+    let inline = "A".repeat(70_000);
+    s.local(
+        SETTINGS,
+        &format!(r#"{{"prompts":{{"goal-running":{{"inline":"{inline}","mode":"apend"}}}}}}"#),
+    );
+    let (code, stdout, _) = bounded(&s, &["check"], 3000);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("pi-goal-xx-settings.json:1:70048]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("help: did you mean `append`?"), "{stdout}");
+    for command in ["render", "explain"] {
+        let (code, _, stderr) = bounded(&s, &[command, "goal-running"], 3000);
+        assert_eq!(code, 2, "{command}");
+        assert!(
+            stderr.contains("invalid mode `apend`"),
+            "{command}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn render_watch_survives_a_minified_file_with_an_error_past_column_65535() {
+    let s = Sandbox::new();
+    s.local(".pi/pi-goal-xx/prompts/auditor.md", "First rule.");
+    let mut child = s
+        .with_pack("goal-agent")
+        .args(["render", "auditor", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    wait_for(&stdout, "First rule.");
+
+    let inline = "A".repeat(70_000);
+    s.local(
+        SETTINGS,
+        &format!(r#"{{"prompts":{{"auditor":{{"inline":"{inline}","mode":"apend"}}}}}}"#),
+    );
+    wait_for(&stderr, "the previous configuration stays in force");
+    wait_for(&stderr, "invalid mode `apend`");
+
+    // Still following: a fixed file is picked up.
+    s.local(
+        SETTINGS,
+        r#"{ "prompts": { "auditor": { "inline": "Fixed." } } }"#,
+    );
+    wait_for(&stdout, "Fixed.");
+    assert!(child.try_wait().unwrap().is_none(), "the watcher exited");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_nul_byte_65536_characters_into_a_file_target_is_shown_not_a_crash() {
+    let s = Sandbox::new();
+    s.local("rules/goal.md", &format!("{}\0tail", "B".repeat(65_536)));
+    s.local(
+        SETTINGS,
+        r#"{ "prompts": { "goal-running": { "file": "rules/goal.md" } } }"#,
+    );
+    let (code, stdout, _) = bounded(&s, &["check"], 3000);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("NUL byte at byte offset 65536"), "{stdout}");
+    assert!(stdout.contains("rules/goal.md:1:65537]"), "{stdout}");
+    assert!(
+        stdout.contains(r"\0tail"),
+        "the NUL is shown escaped: {stdout}"
+    );
+    let (code, _, stderr) = bounded(&s, &["render", "goal-running"], 3000);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("NUL byte"), "{stderr}");
+}
+
+#[test]
+fn a_600_kb_line_shows_a_window_around_the_error() {
+    let s = Sandbox::new();
+    let filler = "x".repeat(600_000);
+    s.local(
+        SETTINGS,
+        &format!(r#"{{ "$schema": "{filler}", "prompts": {{ "auditor": {{ "mode": 7 }} }} }}"#),
+    );
+    let (code, stdout, _) = bounded(&s, &["check"], 2000);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("expected a string, found a number"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("…"), "the line is cut: {stdout}");
+}
+
+#[test]
+fn a_1_mb_key_is_cut_in_every_message() {
+    let s = Sandbox::new();
+    let key = "k".repeat(1_000_000);
+    for settings in [
+        format!(r#"{{ "{key}": 1 }}"#),
+        format!(r#"{{ "prompts": {{ "{key}": {{}} }} }}"#),
+        format!(r#"{{ "prompts": {{ "auditor": {{ "{key}": 2 }} }} }}"#),
+        format!(r#"{{ "prompts": {{ "auditor": {{ "mode": "{key}" }} }} }}"#),
+    ] {
+        s.local(SETTINGS, &settings);
+        let (code, stdout, _) = bounded(&s, &["check"], 4000);
+        assert_eq!(code, 1);
+        assert!(stdout.contains("kkk…"), "{stdout}");
+        let (code, _, stderr) = bounded(&s, &["--json", "render", "auditor"], 4000);
+        assert_eq!(code, 2);
+        let error: Value = serde_json::from_str(&stderr).unwrap();
+        assert!(error.to_string().contains("kkk…"), "{error}");
+    }
+}
+
+#[test]
+fn control_characters_in_a_file_name_are_escaped_everywhere() {
+    let s = Sandbox::new();
+    s.local(
+        ".pi/pi-goal-xx/prompts/goal-running.\u{1b}]0;PWNED\u{7}.md",
+        "Hi.",
+    );
+    s.local(
+        SETTINGS,
+        r#"{ "prompts": { "auditor": { "file": "\u001b]0;PWNED\u0007.md" } } }"#,
+    );
+    let escaped = r"goal-running.\u{1b}]0;PWNED\u{7}.md";
+    let (_, stdout, _) = bounded(&s, &["check"], 4000);
+    assert!(stdout.contains(escaped), "{stdout}");
+    let (_, stdout, _) = bounded(&s, &["--json", "check"], 8000);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let first = &report["diagnostics"][0];
+    assert!(
+        first["file"].as_str().unwrap().ends_with(escaped),
+        "{report}"
+    );
+    let second = &report["diagnostics"][1];
+    assert!(
+        second["message"]
+            .as_str()
+            .unwrap()
+            .contains(r"\u{1b}]0;PWNED\u{7}.md"),
+        "{report}"
+    );
+    let (_, list, _) = bounded(&s, &["list"], 8000);
+    assert!(list.contains(r"\u{1b}]0;PWNED\u{7}.md"), "{list}");
+    let (_, explain, _) = bounded(&s, &["explain", "auditor"], 8000);
+    for out in [stdout, list, explain] {
+        assert!(
+            !out.contains(['\u{1b}', '\u{7}']),
+            "raw control character in {out}"
+        );
+    }
+}
+
+#[test]
+fn json_errors_go_to_standard_error_as_json() {
+    let s = Sandbox::new();
+    let (code, stdout, stderr) =
+        run(s
+            .with_pack("goal-agent")
+            .args(["--json", "render", "goal-runing"]));
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    let error: Value = serde_json::from_str(&stderr).unwrap();
+    assert_eq!(error["error"]["code"], "unknown-id");
+    assert_eq!(
+        error["error"]["message"],
+        "unknown prompt id `goal-runing` (did you mean `goal-running`?)"
+    );
+    assert!(error["error"]["file"].is_null() && error.get("diagnostics").is_none());
+
+    s.local(
+        SETTINGS,
+        "{\n  \"prompts\": { \"auditor\": { \"mode\": 3 } },\n  \"nope\": 1\n}\n",
+    );
+    let (code, _, stderr) = run(s
+        .with_pack("goal-agent")
+        .args(["--json", "render", "auditor"]));
+    assert_eq!(code, 2);
+    let error: Value = serde_json::from_str(&stderr).unwrap();
+    let first = &error["error"];
+    assert_eq!(first["code"], "wrong-type");
+    assert_eq!(first["message"], "expected a string, found a number");
+    assert!(first["file"].as_str().unwrap().ends_with(SETTINGS));
+    assert_eq!(
+        (first["line"].as_u64(), first["column"].as_u64()),
+        (Some(2), Some(37))
+    );
+    assert_eq!(first["key_path"], "prompts.auditor.mode");
+    let all = error["diagnostics"].as_array().unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[1]["code"], "unknown-key");
+
+    for args in [
+        &["--json", "--pack", "nowhere", "list"][..],
+        &["--json", "list", "--bogus"],
+    ] {
+        let (code, _, stderr) = run(s.cmd().args(args));
+        assert_eq!(code, 2, "{args:?}");
+        let error: Value =
+            serde_json::from_str(&stderr).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        assert_eq!(error["error"]["code"], "usage", "{args:?}");
+    }
+}
+
+#[test]
+fn messages_are_not_wrapped_off_a_terminal() {
+    let s = Sandbox::new();
+    let dir = ".pi/pi-goal-xx/prompts/a-rather-long-folder-name-that-goes-past-any-width";
+    s.local(SETTINGS, &format!(r#"{{ "promptsDir": "{dir}/" }}"#));
+    s.local(&format!("{dir}/goal-tweak-extra.md"), "Tweak.");
+    let (_, stdout, _) = bounded(&s, &["check"], 4000);
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("the file name matches no prompt key"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.ends_with(&format!("{dir}/goal-tweak-extra.md")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_context_is_read_up_to_a_limit_and_only_from_a_file_or_stdin() {
+    use std::io::Write;
+    let s = Sandbox::new();
+    let render = |extra: &[&str]| {
+        let mut cmd = s.with_pack("goal-agent");
+        cmd.args(["render", "auditor"]).args(extra);
+        run(&mut cmd)
+    };
+    let (code, _, stderr) = render(&["--ctx", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("/dev/zero is not a regular file; pass a JSON file, or `-`"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = render(&["--ctx", "project"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("is not a regular file"), "{stderr}");
+
+    s.local("big.json", &format!("{{\"a\": \"{}\"}}", "x".repeat(2048)));
+    let (code, _, stderr) = render(&["--ctx", "project/big.json", "--max-ctx-size", "1KiB"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("larger than the context limit of 1 KiB; pass --max-ctx-size to raise it"),
+        "{stderr}"
+    );
+    let (code, ..) = render(&["--ctx", "project/big.json", "--max-ctx-size", "4KiB"]);
+    assert_eq!(code, 0);
+
+    // Standard input is cut at the limit too, without reading it all.
+    let mut child = s
+        .with_pack("goal-agent")
+        .args(["render", "auditor", "--ctx", "-", "--max-ctx-size", "64KiB"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let chunk = vec![b' '; 64 * 1024];
+        // Writes fail once the tool stops reading and exits: that is the point.
+        for _ in 0..64 {
+            if stdin.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("standard input is larger than the context limit of 64 KiB"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = render(&["--max-ctx-size", "12 parsecs"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown unit `parsecs`"), "{stderr}");
 }

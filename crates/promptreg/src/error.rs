@@ -36,6 +36,23 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// A stable, kebab-case name for programs (`unknown-id`), as
+    /// `promptreg --json` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidId => "invalid-id",
+            ErrorKind::InvalidLocale => "invalid-locale",
+            ErrorKind::UnknownId => "unknown-id",
+            ErrorKind::NoPromptForLocale => "no-prompt-for-locale",
+            ErrorKind::ContextType => "context-type",
+            ErrorKind::RendererPanicked => "renderer-panicked",
+            ErrorKind::Config => "config",
+            ErrorKind::NotLoaded => "not-loaded",
+            ErrorKind::Template => "template",
+            ErrorKind::Watch => "watch",
+        }
+    }
+
     fn describe(self) -> &'static str {
         match self {
             ErrorKind::InvalidId => "invalid prompt id",

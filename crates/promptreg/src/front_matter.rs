@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
 use crate::renderer::Renderer;
 use crate::suggest;
 use crate::template::{Template, Variable};
@@ -120,7 +120,7 @@ impl<'a> Document<'a> {
             "front matter is not closed: add a `---` line after it",
         )
         .in_file(path)
-        .at(text, 0..3))
+        .at(&LineIndex::new(text), 0..3))
     }
 
     /// The declared variables.
@@ -226,7 +226,7 @@ fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
                     column: location.column() as usize,
                 });
             }
-            d
+            d.with_excerpt(&LineIndex::new(yaml), 1)
         })
 }
 

@@ -5,6 +5,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use crate::diagnostic::{NAME_MAX, abbreviate};
 use crate::error::{Error, ErrorKind};
 
 /// The longest id accepted, in bytes (ids are ASCII, so also in characters).
@@ -59,7 +60,10 @@ pub(crate) fn validate(id: &str) -> Result<(), Error> {
         None => Ok(()),
         Some(rule) => Err(Error::new(
             ErrorKind::InvalidId,
-            format!("invalid prompt id `{}`: {rule}", id.escape_debug()),
+            format!(
+                "invalid prompt id `{}`: {rule}",
+                abbreviate(id, NAME_MAX).escape_debug()
+            ),
         )
         .with_id(id)),
     }

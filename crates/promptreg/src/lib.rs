@@ -181,6 +181,15 @@
 //! a key, an invalid mode, a file that is not UTF-8) is a
 //! [`Diagnostic`] with its file, line:column and key path.
 //!
+//! Diagnostics are safe to show whatever the file holds: each carries an
+//! [`Excerpt`], a window of at most a few hundred characters around the
+//! problem cut when it was found (so showing it never reads the file
+//! again), names and values quoted in messages are cut to 160 characters,
+//! control characters are escaped ([`printable`]), and one file reports at
+//! most [`MAX_DIAGNOSTICS_PER_FILE`] problems, then one that counts the
+//! rest. Positions come from a [`LineIndex`] built once per file, so a file
+//! with thousands of problems is checked in linear time.
+//!
 //! # Packs and templates
 //!
 //! An application can declare its prompts and its user configuration in
@@ -243,7 +252,10 @@ mod watch;
 /// The hash map of the render path: a fast, seeded hasher.
 pub(crate) type Map<K, V> = foldhash::HashMap<K, V>;
 
-pub use diagnostic::{Diagnostic, DiagnosticCode, Position, Severity};
+pub use diagnostic::{
+    Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,
+    abbreviate, printable,
+};
 pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};
 pub use locale::{IntoLocale, Locale};

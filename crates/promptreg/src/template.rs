@@ -12,7 +12,7 @@ use std::sync::Arc;
 use minijinja::value::{Object, Serde, Value};
 use minijinja::{AutoEscape, Environment, ErrorKind as TemplateErrorKind, UndefinedBehavior};
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
 use crate::locale::Locale;
 
 /// The most instructions one render of a template may run; a runaway loop
@@ -83,7 +83,7 @@ impl Template {
                 )
                 .in_file(path);
                 d.position = Some(Position { line, column: 1 });
-                d
+                d.with_excerpt(&LineIndex::new(source), line_offset)
             })?;
         let defaults = variables
             .iter()

@@ -9,7 +9,10 @@
 //! file makes what git cannot hold, one instruction per line:
 //! `huge PATH BYTES`, `dir PATH`, `file PATH`, `symlink-loop PATH`,
 //! `fifo PATH`, `symlink PATH TARGET` (a link at PATH, replacing a file or
-//! folder there, to TARGET: absolute, or relative to the sandbox).
+//! folder there, to TARGET: absolute, or relative to the sandbox), and
+//! `write PATH TEXT` (the rest of the line), where the path and the text
+//! may hold `[TEXT*N]` for TEXT repeated N times and the escapes `\0`,
+//! `\e` (ESC), `\a` (BEL) and `\n`.
 
 mod support;
 
@@ -56,7 +59,7 @@ fn set_up(case: &Path, root: &Path) {
     };
     for line in setup.lines().filter(|l| !l.trim().is_empty()) {
         let words: Vec<&str> = line.split_whitespace().collect();
-        let path = root.join(words[1]);
+        let path = root.join(expand(words[1]));
         let _ = fs::remove_file(&path);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         match words[0] {
@@ -71,12 +74,67 @@ fn set_up(case: &Path, root: &Path) {
                 let _ = fs::remove_dir_all(&path);
                 std::os::unix::fs::symlink(root.join(words[2]), &path).unwrap();
             }
+            "write" => {
+                let text = line.splitn(3, ' ').nth(2).unwrap_or_default();
+                fs::write(&path, expand(text)).unwrap();
+            }
             "fifo" => {
                 let made = std::process::Command::new("mkfifo").arg(&path).status();
                 assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
             }
             other => panic!("unknown setup instruction `{other}`"),
         }
+    }
+}
+
+/// A setup text with its repetitions and escapes expanded.
+fn expand(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('[') {
+        out.push_str(&unescape(&rest[..start]));
+        let token = &rest[start + 1..];
+        let repeated = token.find(']').and_then(|end| {
+            let (unit, count) = token[..end].rsplit_once('*')?;
+            Some((unescape(unit).repeat(count.parse().ok()?), end))
+        });
+        match repeated {
+            Some((text, end)) => {
+                out.push_str(&text);
+                rest = &token[end + 1..];
+            }
+            None => {
+                out.push('[');
+                rest = token;
+            }
+        }
+    }
+    out.push_str(&unescape(rest));
+    out
+}
+
+fn unescape(text: &str) -> String {
+    text.replace("\\0", "\0")
+        .replace("\\e", "\u{1b}")
+        .replace("\\a", "\u{7}")
+        .replace("\\n", "\n")
+}
+
+/// What a report may show of any one diagnostic, whatever the input.
+fn assert_bounded(d: &promptreg::Diagnostic) {
+    let shown = d.to_string();
+    assert!(shown.len() <= 2000, "a message of {} bytes", shown.len());
+    assert!(
+        !shown.contains(['\u{1b}', '\u{7}', '\0']),
+        "a raw control character in {shown}"
+    );
+    if let Some(excerpt) = &d.excerpt {
+        assert!(excerpt.text.lines().count() <= 3, "{excerpt:?}");
+        assert!(excerpt.text.chars().count() <= 1000, "{excerpt:?}");
+        assert!(
+            !excerpt.text.contains(['\u{1b}', '\u{7}', '\0']),
+            "{excerpt:?}"
+        );
     }
 }
 
@@ -107,6 +165,7 @@ fn bad_inputs() {
                 for d in error.diagnostics().iter().filter(|d| d.is_error()) {
                     assert!(d.file.is_some(), "every error names its file: {d}");
                 }
+                error.diagnostics().iter().for_each(assert_bounded);
                 // Nothing half-applied, nothing lost.
                 assert_eq!(
                     state(&registry),
@@ -124,6 +183,7 @@ fn bad_inputs() {
             }
             Ok(loaded) => {
                 let mut out = "loaded\n".to_owned();
+                loaded.warnings.iter().for_each(assert_bounded);
                 for w in &loaded.warnings {
                     out.push_str(&format!(
                         "warning {:?}: {}\n",

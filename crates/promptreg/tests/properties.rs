@@ -1,7 +1,7 @@
-//! Properties of id validation and locale normalisation over generated
-//! input.
+//! Properties of id validation, locale normalisation and diagnostic
+//! positions over generated input.
 
-use promptreg::{Locale, PromptId, PromptRegistry};
+use promptreg::{LineIndex, Locale, Position, PromptId, PromptRegistry};
 use proptest::prelude::*;
 
 /// The id rules, written independently of the implementation.
@@ -26,7 +26,64 @@ fn scramble(tag: &str, flips: &[bool]) -> String {
         .collect()
 }
 
+/// Line and column of byte `offset`, counted from the start of `text`.
+fn naive_position(text: &str, offset: usize) -> Position {
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Position {
+        line: before.matches('\n').count() + 1,
+        column: before[line_start..].chars().count() + 1,
+    }
+}
+
+/// Text with long lines, several scripts and control characters.
+fn source_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            "[a-z\" :{},]{0,40}",
+            "[é日\u{1b}\u{7}\t\r\u{202e}]{0,8}",
+            Just("\n".to_owned()),
+            (1usize..2000).prop_map(|n| "x".repeat(n)),
+        ],
+        0..40,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
 proptest! {
+    #[test]
+    fn positions_from_the_line_index_are_the_counted_ones(
+        text in source_text(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let lines = LineIndex::new(&text);
+        let boundaries: Vec<usize> = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([text.len()])
+            .collect();
+        let offset = *pick.get(&boundaries);
+        prop_assert_eq!(lines.position(offset), naive_position(&text, offset));
+    }
+
+    #[test]
+    fn excerpts_are_bounded_printable_and_hold_their_span(
+        text in source_text(),
+        start in any::<prop::sample::Index>(),
+        len in 0usize..5000,
+    ) {
+        let lines = LineIndex::new(&text);
+        let start = start.index(text.len() + 1);
+        let excerpt = lines.excerpt(start..start.saturating_add(len));
+        prop_assert!(excerpt.text.lines().count() <= 3, "{:?}", excerpt);
+        // Three lines of at most 280 characters, each escape at most 8 wide.
+        prop_assert!(excerpt.text.chars().count() <= 3 * 280 * 8 + 10);
+        let raw = ['\u{1b}', '\u{7}', '\r', '\u{202e}'];
+        prop_assert!(!excerpt.text.contains(raw), "{:?}", excerpt);
+        prop_assert!(excerpt.text.get(excerpt.span.clone()).is_some());
+        prop_assert!(excerpt.first_line >= 1);
+    }
+
     #[test]
     fn id_validation_matches_the_rules(id in "\\PC{0,140}|[a-zA-Z0-9._/ -]{0,140}") {
         prop_assert_eq!(PromptId::new(&id).is_ok(), is_valid_id(&id), "{:?}", id);

@@ -112,7 +112,11 @@ fn a_project_prompts_folder_linked_outside_is_not_even_listed() {
     let diagnostics = check(&support::goal_agent_spec(), &sandbox.options());
     let codes: Vec<_> = diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(codes, [DiagnosticCode::OutsideProject], "{diagnostics:?}");
-    assert!(diagnostics[0].message.contains("this prompts folder leads to"));
+    assert!(
+        diagnostics[0]
+            .message
+            .contains("this prompts folder leads to")
+    );
 
     trust(&sandbox);
     assert_eq!(

@@ -1,9 +1,9 @@
 //! `promptreg check`: every problem of the pack and of the user's
 //! configuration, at once.
 
+use promptreg::Diagnostic;
 use promptreg::config::check;
 use promptreg::pack::Pack;
-use promptreg::{Diagnostic, Severity};
 use serde_json::json;
 
 use super::Output;
@@ -24,13 +24,13 @@ pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
     let failed = errors > 0 || (args.deny_warnings && warnings > 0);
     let code = if failed { FINDINGS } else { 0 };
     if session.args.json {
-        let items: Vec<_> = diagnostics.iter().map(to_json).collect();
+        let items: Vec<_> = diagnostics.iter().map(report::diagnostic_json).collect();
         let mut output =
             Output::json(&json!({ "errors": errors, "warnings": warnings, "diagnostics": items }));
         output.code = code;
         return Ok(output);
     }
-    let mut text = report::render(&diagnostics, session.color);
+    let mut text = report::render(&diagnostics, session.color, report::Wrap::stdout());
     text.push_str(&summary(errors, warnings));
     Ok(Output { stdout: text, code })
 }
@@ -58,17 +58,4 @@ fn summary(errors: usize, warnings: usize) -> String {
         plural(errors, "error"),
         plural(warnings, "warning")
     )
-}
-
-fn to_json(d: &Diagnostic) -> serde_json::Value {
-    json!({
-        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
-        "code": format!("{:?}", d.code),
-        "message": d.message,
-        "file": d.file.as_ref().map(|f| f.display().to_string()),
-        "line": d.position.map(|p| p.line),
-        "column": d.position.map(|p| p.column),
-        "key_path": d.key_path,
-        "suggestion": d.suggestion,
-    })
 }

@@ -12,7 +12,7 @@ use crate::style::Paint;
 pub fn run(session: &Session, args: &DiffArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;
     let locale = session.locale(&pack)?;
-    let ctx = read_context(args.ctx.as_deref())?;
+    let ctx = read_context(args.ctx.as_deref(), args.max_ctx_size)?;
     let host = session
         .host_registry(&pack)?
         .render_in(&args.id, &ctx, &locale)?;

@@ -16,7 +16,7 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;
     let registry = session.registry(&pack)?;
     let locale = session.locale(&pack)?;
-    let ctx = read_context(args.ctx.as_deref())?;
+    let ctx = read_context(args.ctx.as_deref(), args.max_ctx_size)?;
     let explainer = Explainer {
         prompt: pack.prompt(&args.id),
         pack: &pack,
@@ -122,7 +122,9 @@ impl Explainer<'_> {
             self.chain().join(" → ")
         )));
         for part in &rendered.parts {
-            out.push_str(&paint.origin(&format!("── {}\n", self.describe(&part.origin))));
+            // Printable: an origin names files and settings from the user's files.
+            let origin = promptreg::printable(&self.describe(&part.origin)).into_owned();
+            out.push_str(&paint.origin(&format!("── {origin}\n")));
             out.push_str(rendered.part_text(part));
             out.push('\n');
         }

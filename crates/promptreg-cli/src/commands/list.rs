@@ -73,7 +73,7 @@ impl Row {
                 layers.push("user inline".to_owned());
             }
             if let Some(file) = &s.file {
-                layers.push(format!("user file setting {file}"));
+                layers.push(format!("user file setting {}", promptreg::printable(file)));
             }
         }
         let files = snapshot.user_files(id);

@@ -12,7 +12,7 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;
     let registry = session.registry(&pack)?;
     let locale = session.locale(&pack)?;
-    let ctx = read_context(args.ctx.as_deref())?;
+    let ctx = read_context(args.ctx.as_deref(), args.max_ctx_size)?;
     let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
         let text = registry
             .render_in(&args.id, &ctx, &locale)

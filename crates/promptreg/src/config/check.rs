@@ -11,7 +11,7 @@ use super::layer::UserLayer;
 use super::options::LoadOptions;
 use super::settings;
 use super::spec::ConfigSpec;
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 use crate::front_matter::Document;
 use crate::id::PromptId;
 use crate::locale::Locale;
@@ -98,7 +98,7 @@ fn literal_template_syntax(doc: &Document<'_>, text: &str, path: &Path) -> Optio
         format!("`{marker}` is sent as written: the file is not marked as a template"),
     )
     .in_file(path)
-    .at(text, start..start + marker.len())
+    .at(&LineIndex::new(text), start..start + marker.len())
     .suggest(Some(
         "to fill it in, give the file front matter with `template: true`; to send the braces as they are, say `template: false`".to_owned(),
     ));
@@ -121,6 +121,7 @@ fn unused_variables(
         true => "use it in the text, or remove its declaration",
         false => "the file is not a template: add `template: true` to use it, or remove it",
     };
+    let lines = LineIndex::new(text);
     doc.variables()
         .into_iter()
         .filter(|v| !used.contains(&v.name))
@@ -134,7 +135,7 @@ fn unused_variables(
                 ),
             )
             .in_file(path)
-            .at(text, start..start + v.name.len())
+            .at(&lines, start..start + v.name.len())
             .key_path(format!("variables.{}", v.name))
             .suggest(Some(suggestion.to_owned()))
         })

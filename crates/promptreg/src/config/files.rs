@@ -7,7 +7,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use super::trust::Boundary;
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 
 const BOM: &str = "\u{feff}";
 
@@ -184,12 +184,16 @@ fn decode(bytes: Vec<u8>) -> Result<String, Diagnostic> {
     }
 }
 
-/// Records the line and column of byte `offset` (the text before it is read
-/// leniently: it is only counted).
-fn at_byte(mut d: Diagnostic, bytes: &[u8], offset: usize) -> Diagnostic {
-    let before = String::from_utf8_lossy(&bytes[..offset]);
-    d.position = Some(Position::of_offset(&before, before.len()));
-    d
+/// Locates byte `offset`, the first that is not text (the bytes are read
+/// leniently: an invalid sequence shows as one replacement character).
+fn at_byte(d: Diagnostic, bytes: &[u8], offset: usize) -> Diagnostic {
+    let text = String::from_utf8_lossy(bytes);
+    let start = String::from_utf8_lossy(&bytes[..offset]).len();
+    let end = text[start..]
+        .chars()
+        .next()
+        .map_or(start, |c| start + c.len_utf8());
+    d.at(&LineIndex::new(&text), start..end)
 }
 
 /// Resolves a path written by a user: `~` and `~/...` under home, an

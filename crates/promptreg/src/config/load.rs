@@ -16,7 +16,7 @@ use super::settings::{self, ParsedSettings, Settings, SettingsBlock};
 use super::spec::{ConfigSpec, FileKey};
 use super::trust::{Boundary, TRUSTED_PROJECTS};
 use crate::Map;
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 use crate::error::Error;
 use crate::front_matter::Document;
 use crate::id::PromptId;
@@ -268,7 +268,7 @@ impl Loader<'_> {
                 ),
             )
             .in_file(path)
-            .at(text, span)
+            .at(&LineIndex::new(text), span)
             .key_path(TRUSTED_PROJECTS)
             .suggest(Some(hint)),
         );

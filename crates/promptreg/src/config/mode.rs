@@ -74,7 +74,7 @@ impl fmt::Display for UnknownMode {
         write!(
             f,
             "invalid mode `{}`; valid modes are {}",
-            self.0,
+            crate::diagnostic::quoted(&self.0),
             Mode::valid_names()
         )
     }

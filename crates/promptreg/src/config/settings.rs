@@ -24,7 +24,7 @@ use serde::Serialize;
 use super::mode::Mode;
 use super::spec::{ConfigSpec, LegacyField};
 use super::trust::{self, TRUSTED_PROJECTS};
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
+use crate::diagnostic::{self, Diagnostic, DiagnosticCode, LineIndex, Position, quoted};
 use crate::id::PromptId;
 use crate::suggest;
 
@@ -211,6 +211,7 @@ pub(crate) fn parse(
 ) -> (ParsedSettings, Vec<Diagnostic>) {
     let mut v = Validator {
         text,
+        lines: LineIndex::new(text),
         path,
         spec,
         diagnostics: Vec::new(),
@@ -227,11 +228,18 @@ pub(crate) fn parse(
     }
     v.diagnostics
         .sort_by_key(|d| d.span.as_ref().map(|s| s.start));
+    diagnostic::cap_per_file(&mut v.diagnostics, path);
+    // Only the diagnostics kept are located: a file with thousands of
+    // problems pays for the positions and excerpts of the first hundred.
+    for d in &mut v.diagnostics {
+        d.locate(&v.lines);
+    }
     (parsed, v.diagnostics)
 }
 
 struct Validator<'a> {
     text: &'a str,
+    lines: LineIndex<'a>,
     path: &'a Path,
     spec: &'a ConfigSpec,
     diagnostics: Vec<Diagnostic>,
@@ -242,7 +250,9 @@ struct Validator<'a> {
 impl<'a> Validator<'a> {
     fn report(&mut self, d: Diagnostic, range: &impl Ranged, key_path: &str) {
         let range = range.range();
-        let mut d = d.in_file(self.path).at(self.text, range.start..range.end);
+        let mut d = d.in_file(self.path);
+        // Located once the diagnostics are sorted and capped.
+        d.span = Some(range.start..range.end);
         if !key_path.is_empty() {
             d = d.key_path(key_path);
         }
@@ -260,7 +270,7 @@ impl<'a> Validator<'a> {
     }
 
     fn position(&self, range: &impl Ranged) -> Position {
-        Position::of_offset(self.text, range.start())
+        self.lines.position(range.start())
     }
 
     fn parse_root(&mut self) -> Option<Value<'a>> {
@@ -317,10 +327,10 @@ impl<'a> Validator<'a> {
         let hint = suggest::did_you_mean(name, known);
         let d = Diagnostic::error(
             DiagnosticCode::UnknownKey,
-            format!("unknown settings key `{name}`"),
+            format!("unknown settings key `{}`", quoted(name)),
         )
         .suggest(hint.or_else(|| Some("the settings keys are `prompts` and `promptsDir`".into())));
-        self.report(d, &prop.name, name);
+        self.report(d, &prop.name, &quoted(name));
     }
 
     fn prompts(&mut self, value: &Value<'a>, out: &mut ParsedSettings) {
@@ -329,8 +339,8 @@ impl<'a> Validator<'a> {
         };
         for prop in self.unique_props(object, "prompts") {
             let key = prop.name.as_str();
-            // Escaped, so a control character in a key stays visible.
-            let key_path = format!("prompts.{}", key.escape_debug());
+            // Cut and escaped: a key may be long or hold control characters.
+            let key_path = format!("prompts.{}", quoted(key));
             let id = match PromptId::new(key) {
                 Ok(id) => id,
                 Err(e) => {
@@ -347,7 +357,7 @@ impl<'a> Validator<'a> {
             if !self.spec.is_known_key(key) {
                 let d = Diagnostic::error(
                     DiagnosticCode::UnknownPromptKey,
-                    format!("unknown prompt key `{key}`"),
+                    format!("unknown prompt key `{}`", quoted(key)),
                 )
                 .suggest(
                     self.spec
@@ -439,7 +449,7 @@ impl<'a> Validator<'a> {
         let mut file_value = None;
         for prop in self.unique_props(object, key_path) {
             let field = prop.name.as_str();
-            let field_path = format!("{key_path}.{field}");
+            let field_path = format!("{key_path}.{}", quoted(field));
             let setting = match field {
                 "mode" => {
                     mode_value = Some(&prop.value);
@@ -453,7 +463,7 @@ impl<'a> Validator<'a> {
                 _ => {
                     let d = Diagnostic::error(
                         DiagnosticCode::UnknownKey,
-                        format!("unknown prompt setting `{field}`"),
+                        format!("unknown prompt setting `{}`", quoted(field)),
                     )
                     .suggest(
                         suggest::did_you_mean(field, PROMPT_FIELDS).or_else(|| {
@@ -596,10 +606,10 @@ impl<'a> Validator<'a> {
             if seen.insert(name) {
                 props.push(prop);
             } else {
-                let path = join_path(key_path, name);
+                let path = join_path(key_path, &quoted(name));
                 let d = Diagnostic::error(
                     DiagnosticCode::DuplicateKey,
-                    format!("duplicate key `{name}`"),
+                    format!("duplicate key `{}`", quoted(name)),
                 )
                 .suggest(Some(
                     "remove one of them; JSON keys must be unique".to_owned(),

@@ -27,7 +27,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::{ConfigSpec, ConfigSpecBuilder};
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 use crate::id::PromptId;
 use crate::locale::Locale;
 
@@ -85,6 +85,7 @@ pub(crate) struct Manifest {
 /// Parses `text`, the manifest at `path`, reporting every problem found
 /// once it parses as TOML.
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>> {
+    let lines = LineIndex::new(text);
     let raw: RawManifest = toml::from_str(text).map_err(|e| {
         let d = Diagnostic::error(
             DiagnosticCode::Manifest,
@@ -92,7 +93,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>
         )
         .in_file(path);
         vec![match e.span() {
-            Some(span) => d.at(text, span),
+            Some(span) => d.at(&lines, span),
             None => d,
         }]
     })?;
@@ -101,7 +102,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>
         problems.push(
             Diagnostic::error(DiagnosticCode::Manifest, message)
                 .in_file(path)
-                .at(text, span),
+                .at(&lines, span),
         );
     };
 

@@ -57,7 +57,7 @@ pub use manifest::MANIFEST;
 use crate::config::{
     ConfigSpec, DEFAULT_MAX_FILE_SIZE, FileKey, file_locale_warning, prompt_file_warnings,
 };
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 use crate::error::Error;
 use crate::front_matter::Document;
 use crate::id::PromptId;
@@ -517,6 +517,7 @@ fn missing_defaults(
     with_default_file: &BTreeSet<PromptId>,
 ) -> BTreeMap<PromptId, Diagnostic> {
     let manifest_path = root.join(MANIFEST);
+    let lines = LineIndex::new(manifest_text);
     manifest
         .spec
         .keys()
@@ -533,7 +534,7 @@ fn missing_defaults(
                 "create {file}, or remove `{id}` from `keys` unless the application registers its default in code"
             )));
             if let Some(span) = manifest.key_spans.get(id) {
-                d = d.at(manifest_text, span.clone());
+                d = d.at(&lines, span.clone());
             }
             (id.clone(), d)
         })
