@@ -230,11 +230,11 @@ pub use diagnostic::{Diagnostic, DiagnosticCode, Position, Severity};
 pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};
 pub use locale::{IntoLocale, Locale};
-pub use prompt::Prompt;
+pub use prompt::{Pin, Prompt};
 pub use registry::PromptRegistry;
-pub use render::{Origin, Part, Rendered};
+pub use render::{LocaleMatch, LocaleStep, Origin, Part, Rendered};
 pub use renderer::{IntoRenderer, Renderer, markers};
 pub use snapshot::Snapshot;
-pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable};
+pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableType};
 #[cfg(feature = "watch")]
 pub use watch::{DEFAULT_DEBOUNCE, ReloadEvent, WatchHandle};

@@ -92,3 +92,15 @@ impl Prompt {
         self.description.as_deref()
     }
 }
+
+/// One pinned block of a prompt's default, by side and position (counted
+/// from 0 in the order the blocks were pinned): what
+/// [`translate_pin`](crate::PromptRegistry::translate_pin) gives a locale's
+/// text for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pin {
+    /// A block before the body ([`Prompt::pin_head`]).
+    Head(usize),
+    /// A block after the body ([`Prompt::pin_tail`]).
+    Tail(usize),
+}

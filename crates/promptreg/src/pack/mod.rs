@@ -57,10 +57,10 @@ pub use manifest::MANIFEST;
 use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE, FileKey};
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
-use crate::front_matter::Document;
+use crate::front_matter::{Document, PIN_HEAD, PIN_TAIL};
 use crate::id::PromptId;
 use crate::locale::Locale;
-use crate::prompt::Prompt;
+use crate::prompt::{Pin, Prompt};
 use crate::registry::PromptRegistry;
 use crate::renderer::Renderer;
 use crate::suggest;
@@ -107,12 +107,15 @@ pub struct PackPrompt {
     variants: BTreeMap<String, Variant>,
 }
 
-/// A locale variant of a pack prompt.
+/// A locale variant of a pack prompt: its body and its translations of
+/// the default's pinned blocks (empty when it gives none for that side).
 #[derive(Debug, Clone)]
 struct Variant {
     locale: Locale,
     file: PathBuf,
     renderer: Renderer,
+    head: Vec<Renderer>,
+    tail: Vec<Renderer>,
 }
 
 impl PackPrompt {
@@ -298,6 +301,19 @@ impl Pack {
             }
             for variant in prompt.variants.values() {
                 registry.set_override(&prompt.id, &variant.locale, variant.renderer.clone())?;
+                let head = variant
+                    .head
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (Pin::Head(i), r));
+                let tail = variant
+                    .tail
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (Pin::Tail(i), r));
+                for (pin, text) in head.chain(tail) {
+                    registry.translate_pin(&prompt.id, &variant.locale, pin, text.clone())?;
+                }
             }
         }
         registry.set_fallback_locale(&self.fallback_locale)?;
@@ -412,14 +428,23 @@ fn add_file(
             entry.default = Some((path.to_path_buf(), prompt, doc.variables()));
         }
         Some(locale) => {
-            if doc.has_pins() || doc.meta.description.is_some() {
+            if doc.meta.description.is_some() {
                 return Err(Diagnostic::error(
                     DiagnosticCode::FrontMatter,
-                    "a locale variant cannot set `description`, `pin_head` or `pin_tail`",
+                    "a locale variant cannot set `description`",
                 )
                 .in_file(path)
-                .suggest(Some(format!("set them in {DEFAULTS_DIR}/{id}.md"))));
+                .at_key(&doc, "description")
+                .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))));
             }
+            let default = entry.default_prompt();
+            for (key, declared) in [
+                (PIN_HEAD, default.map_or(0, |d| d.head().len())),
+                (PIN_TAIL, default.map_or(0, |d| d.tail().len())),
+            ] {
+                check_pin_count(&doc, key, declared, &id, path)?;
+            }
+            let (head, tail) = doc.pin_renderers_with(path, entry.variables())?;
             let key = locale.key().to_owned();
             if let Some(existing) = entry.variants.get(&key) {
                 return Err(duplicate(format!(
@@ -434,11 +459,63 @@ fn add_file(
                     locale,
                     file: path.to_path_buf(),
                     renderer: body,
+                    head,
+                    tail,
                 },
             );
         }
     }
     Ok(())
+}
+
+/// A variant translates the pinned blocks of one side all or not at all:
+/// `declared` blocks in the default, matched by position.
+fn check_pin_count(
+    doc: &Document<'_>,
+    key: &str,
+    declared: usize,
+    id: &PromptId,
+    path: &Path,
+) -> Result<(), Diagnostic> {
+    let given = doc.pin_count(key);
+    if given == 0 || given == declared {
+        return Ok(());
+    }
+    let blocks = |n: usize| match n {
+        1 => "1 block".to_owned(),
+        n => format!("{n} blocks"),
+    };
+    let hint = match declared {
+        0 => format!("remove `{key}`, or declare the pinned blocks in {DEFAULTS_DIR}/{id}.md"),
+        _ => format!(
+            "give one translation per block of {DEFAULTS_DIR}/{id}.md, in the same order, or leave `{key}` out to keep the default's text"
+        ),
+    };
+    Err(Diagnostic::error(
+        DiagnosticCode::FrontMatter,
+        format!(
+            "`{key}` gives {} but the default of `{id}` pins {}: a variant translates the pinned blocks by position",
+            blocks(given),
+            blocks(declared)
+        ),
+    )
+    .in_file(path)
+    .at_key(doc, key)
+    .suggest(Some(hint)))
+}
+
+/// Points a diagnostic at a front matter key of the file, when present.
+trait AtKey {
+    fn at_key(self, doc: &Document<'_>, key: &str) -> Self;
+}
+
+impl AtKey for Diagnostic {
+    fn at_key(self, doc: &Document<'_>, key: &str) -> Self {
+        match doc.key_span(key) {
+            Some(span) => self.at(doc.text(), span),
+            None => self,
+        }
+    }
 }
 
 /// `<id>.md` or `<id>.<locale>.md`, for a declared id.
