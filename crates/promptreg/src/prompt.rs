@@ -13,6 +13,14 @@ use crate::renderer::{IntoRenderer, Renderer};
 /// when a locale override or a user's file replaces the body, and after
 /// [`reset`](crate::PromptRegistry::reset).
 ///
+/// A pinned block can be worded per locale without being removable:
+/// [`PromptRegistry::translate_pin`](crate::PromptRegistry::translate_pin)
+/// gives one block (a [`Pin`], by side and position) its text for a
+/// locale, found by the same locale matching as a body override; locales
+/// without a translation keep the text given here. In a pack, a
+/// `<id>.<locale>.md` variant translates the blocks of its default with
+/// `pin_head` and `pin_tail`, matched by position.
+///
 /// ```
 /// use promptreg::{Locale, Prompt, PromptRegistry};
 ///

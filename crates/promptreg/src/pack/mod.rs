@@ -17,8 +17,8 @@
 //! description: Active-goal agent system prompt
 //! template: true
 //! variables:
-//!   goal_id: { required: true }
-//!   tasks: { default: [] }
+//!   goal_id: { required: true, type: string }
+//!   tasks: { default: [], type: list }
 //! pin_head: "[PI GOAL ACTIVE goalId={{ goal_id }}]"
 //! pin_tail: Verify every task before you complete the goal.
 //! ---
@@ -29,11 +29,21 @@
 //! - `template`: whether the file is a minijinja template. Files are literal
 //!   text unless this is `true`, since prompts often contain `{{` for code;
 //! - `variables`: what the template uses; each is required unless it has a
-//!   `default` or says `required: false`. A required variable missing from
-//!   the context is an error at render; a variable used but not declared is
-//!   reported by [`Pack::check`];
-//! - `pin_head`, `pin_tail`: pinned blocks, one text or a list (default
-//!   files only), templates too when `template` is `true`.
+//!   `default` or says `required: false`, and may declare a `type`
+//!   (`string`, `number`, `boolean`, `list`, `object`;
+//!   [`VariableType`](crate::VariableType)); a bare `name:` declares a
+//!   required variable of any type. A required variable missing from the
+//!   context, or a value of another type than declared, is an error at
+//!   render naming the variable (and both types); a `null` counts as absent
+//!   for a variable that is not required. A default of another type than
+//!   declared is an error at load. A variable used but not declared is
+//!   reported by [`Pack::check`] with the line of its first use;
+//! - `pin_head`, `pin_tail`: pinned blocks, one text or a list, templates
+//!   too when `template` is `true`. In a default file they declare the
+//!   blocks; in a locale variant they translate them, matched by position:
+//!   a variant gives as many blocks as the default declares on that side,
+//!   or leaves the key out to keep the default's text (a different count
+//!   is an error with the file and line). A variant never removes a pin.
 //!
 //! Templates see the render's context by field name (the context type
 //! implements `serde::Serialize`), the declared defaults, and `locale`.
