@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::ArgValueCandidates;
+
+use crate::complete;
 
 /// List, render and explain the prompts of an application built on
 /// promptreg, and check its users' configuration.
@@ -74,6 +77,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// The prompt id
+    #[arg(add = ArgValueCandidates::new(complete::prompt_ids))]
     pub id: String,
     /// The render context: a JSON file, or `-` for standard input
     #[arg(long, value_name = "FILE|-")]
@@ -86,6 +90,7 @@ pub struct RenderArgs {
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The prompt id
+    #[arg(add = ArgValueCandidates::new(complete::prompt_ids))]
     pub id: String,
     /// The render context: a JSON file, or `-` for standard input
     #[arg(long, value_name = "FILE|-")]
@@ -107,7 +112,7 @@ pub struct ResolveArgs {
     #[arg(long, allow_hyphen_values = true, value_name = "TEXT")]
     pub default: String,
     /// The mode: override, append, global-local, local, global-local-merge, off
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", add = ArgValueCandidates::new(complete::modes))]
     pub mode: Option<String>,
     /// Inline text, which wins in every mode
     #[arg(long, allow_hyphen_values = true, value_name = "TEXT")]

@@ -8,11 +8,13 @@ use clap::Parser;
 
 mod cli;
 mod commands;
+mod complete;
 mod report;
 mod session;
 mod style;
 
 fn main() -> ExitCode {
+    complete::answer_the_shell();
     let cli = cli::Cli::parse();
     match commands::execute(cli) {
         Ok(output) => {

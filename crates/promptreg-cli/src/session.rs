@@ -35,6 +35,8 @@ impl Session {
             Some(cwd) => cwd.clone(),
             None => current_dir()?,
         };
+        existing_dir("--home", args.home.as_deref())?;
+        existing_dir("--cwd", args.cwd.as_deref())?;
         let color = match args.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
@@ -158,13 +160,33 @@ pub fn ensure_pack(dir: &Path) -> Result<(), Failure> {
     )))
 }
 
+/// A usage error when a folder named on the command line is missing: a
+/// typo would otherwise read as "no configuration". `--cwd=` (empty) means
+/// no project and is fine.
+fn existing_dir(option: &str, dir: Option<&Path>) -> Result<(), Failure> {
+    match dir {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            let what = if dir.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            };
+            Err(Failure::usage(format!(
+                "{option} {}: the folder {what}",
+                dir.display()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn current_dir() -> Result<PathBuf, Failure> {
     std::env::current_dir()
         .map_err(|e| Failure::usage(format!("cannot read the current directory: {e}")))
 }
 
 /// The nearest folder from `start` upward that holds a manifest.
-fn find_pack(start: &Path) -> Result<PathBuf, Failure> {
+pub fn find_pack(start: &Path) -> Result<PathBuf, Failure> {
     start
         .ancestors()
         .find(|dir| dir.join(MANIFEST).is_file())

@@ -596,6 +596,102 @@ fn init_creates_a_valid_configuration_and_never_overwrites() {
 }
 
 #[test]
+fn a_home_or_cwd_that_does_not_exist_is_an_error() {
+    let s = Sandbox::new();
+    s.local("a-file", "x");
+    let bare = || {
+        let mut cmd = Command::new(get_cargo_bin("promptreg"));
+        cmd.current_dir(s.root.path())
+            .args(["--pack", "goal-agent"]);
+        cmd
+    };
+    for (args, expected) in [
+        (
+            ["--home", "hom", "--cwd", "project"],
+            "error: --home hom: the folder does not exist",
+        ),
+        (
+            ["--home", "home", "--cwd", "projet"],
+            "error: --cwd projet: the folder does not exist",
+        ),
+        (
+            ["--home", "home", "--cwd", "project/a-file"],
+            "error: --cwd project/a-file: the folder is not a directory",
+        ),
+    ] {
+        let (code, stdout, stderr) = run(bare().args(args).arg("list"));
+        assert_eq!((code, stdout.as_str()), (2, ""), "{args:?}");
+        assert_eq!(stderr.trim_end(), expected);
+    }
+    // `--cwd=` still means "no project".
+    let (code, ..) = run(bare().args(["--home", "home", "--cwd=", "list"]));
+    assert_eq!(code, 0);
+}
+
+/// What the shell gets when it asks for completions of `line` (fish's
+/// protocol: one candidate a line, a tab before its description).
+fn complete(s: &Sandbox, line: &[&str]) -> Vec<String> {
+    let output = Command::new(get_cargo_bin("promptreg"))
+        .current_dir(s.root.path())
+        .env("COMPLETE", "fish")
+        .arg("--")
+        .args(line)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn completions_offer_modes_and_prompt_ids() {
+    let s = Sandbox::new();
+    assert_eq!(
+        complete(&s, &["promptreg", "resolve", "auditor", "--mode", "glo"]),
+        ["global-local", "global-local-merge"]
+    );
+    for command in ["render", "explain", "diff"] {
+        assert_eq!(
+            complete(
+                &s,
+                &["promptreg", "--pack", "goal-agent", command, "goal-t"]
+            ),
+            ["goal-tweak"],
+            "{command}"
+        );
+    }
+    let ids = complete(&s, &["promptreg", "--pack=web-agent", "render", ""]);
+    assert!(ids.contains(&"planner.system".to_owned()), "{ids:?}");
+}
+
+#[test]
+fn render_ends_with_a_newline_on_a_terminal_only() {
+    let s = Sandbox::new();
+    let (_, piped, _) = run(s.with_pack("goal-agent").args(["render", "auditor"]));
+    assert!(!piped.ends_with('\n'), "piped output is byte for byte");
+    // `script` runs the command on a pseudo-terminal.
+    let binary = get_cargo_bin("promptreg");
+    let line = format!(
+        "{} --pack goal-agent --home home --cwd project render auditor; echo '<end>'",
+        binary.display()
+    );
+    let output = Command::new("script")
+        .current_dir(s.root.path())
+        .args(["-qec", &line, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("`script` (util-linux) runs a command on a terminal");
+    let text = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
+    assert!(
+        text.contains(&format!("{}\n<end>", piped.trim_end())),
+        "{text:?}"
+    );
+}
+
+#[test]
 fn completions_for_each_shell() {
     let s = Sandbox::new();
     for shell in ["bash", "zsh", "fish"] {
@@ -761,6 +857,29 @@ fn render_watch_prints_again_when_a_file_changes() {
     s.local(".pi/pi-goal-xx-settings.json", "{ broken");
     wait_for(&stderr, "the previous configuration stays in force");
 
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn render_watch_follows_the_pack_too() {
+    let s = Sandbox::new();
+    let mut child = s
+        .with_pack("goal-agent")
+        .args(["render", "goal-stale", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    wait_for(&stdout, "");
+    s.write(
+        &s.pack("goal-agent").join("defaults/goal-stale.md"),
+        "---\ndescription: Notice for a stale checkpoint\n---\nThe checkpoint is stale; ask before resuming.",
+    );
+    wait_for(&stdout, "ask before resuming");
+    wait_for(&stderr, "reloaded; changed: goal-stale");
     child.kill().unwrap();
     child.wait().unwrap();
 }

@@ -84,7 +84,7 @@ fn main() -> Result<(), promptreg::Error> {
     // One compliance block after every prompt, including later ones.
     registry.append_all(
         "Compliance:\n- Never disclose personal data.\n- Cite a source for every fact.",
-    );
+    )?;
 
     let site = Site {
         brand: "Acme".into(),

@@ -111,7 +111,7 @@
 //!     "auditor",
 //!     Prompt::new("Audit the work.").pin_tail("Reply with PASS or FAIL."),
 //! )?;
-//! registry.append_all("Never reveal personal data.");
+//! registry.append_all("Never reveal personal data.")?;
 //! registry.set_override("auditor", "en", "Reject unless the verifier hash is present.")?;
 //!
 //! assert_eq!(
@@ -210,6 +210,17 @@
 //! instructions. The [`pack`] module documents the format;
 //! `promptreg check` validates it.
 //!
+//! # Optional features
+//!
+//! | feature | default | what it adds | dependencies |
+//! |---|---|---|---|
+//! | `watch` | off | `PromptRegistry::watch`: follow the user's files and the packs installed from folders, and reload when they change | `notify` |
+//!
+//! A host that never reloads files at run time builds no file watcher; the
+//! `promptreg` tool always has it. CI checks with `cargo tree` that the
+//! default build does not depend on `notify`. The published documentation
+//! shows every feature's items, each marked with the feature it needs.
+//!
 //! # One registry per process
 //!
 //! [`PromptRegistry::global`] is a process-level registry that subsystems
@@ -223,6 +234,7 @@
 //! renderers; it is cheap enough for every turn) or store credentials.
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Internal readers return a `Diagnostic` as their error: it is the cold
 // path, and the diagnostic is what callers collect and report.
 #![allow(clippy::result_large_err)]
@@ -259,4 +271,5 @@ pub use renderer::{IntoRenderer, Renderer, markers};
 pub use snapshot::Snapshot;
 pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableType};
 #[cfg(feature = "watch")]
+#[cfg_attr(docsrs, doc(cfg(feature = "watch")))]
 pub use watch::{DEFAULT_DEBOUNCE, ReloadEvent, WatchHandle};

@@ -1,6 +1,7 @@
 //! [`PromptRegistry`]: where prompts are declared, changed and rendered.
 
 use std::any::Any;
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use arc_swap::{ArcSwap, Guard};
@@ -10,6 +11,7 @@ use crate::config::{ConfigSpec, LoadOptions, LoadReport, UserLayer};
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::locale::{IntoLocale, Locale};
+use crate::pack::Pack;
 use crate::prompt::{Pin, Prompt};
 use crate::render::Rendered;
 use crate::renderer::IntoRenderer;
@@ -36,7 +38,9 @@ pub struct PromptRegistry {
 /// watcher).
 pub(crate) struct Shared {
     state: ArcSwap<Snapshot>,
-    writer: Mutex<()>,
+    /// Serialises writers; holds the packs installed from folders, which a
+    /// reload reads again.
+    writer: Mutex<Vec<Pack>>,
 }
 
 impl Shared {
@@ -50,9 +54,18 @@ impl Shared {
         &self,
         change: impl FnOnce(&mut Snapshot) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        self.try_update_with_packs(|next, _| change(next))
+    }
+
+    /// [`try_update`](Self::try_update), also handing `change` the packs
+    /// installed from folders.
+    fn try_update_with_packs(
+        &self,
+        change: impl FnOnce(&mut Snapshot, &mut Vec<Pack>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut packs = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut next = Snapshot::clone(&self.current());
-        change(&mut next)?;
+        change(&mut next, &mut packs)?;
         self.state.store(Arc::new(next));
         Ok(())
     }
@@ -65,17 +78,106 @@ impl Shared {
         });
     }
 
-    pub(crate) fn reload(&self) -> Result<LoadReport, Error> {
+    /// Installs `pack` in one change, and remembers it when it can be read
+    /// again.
+    pub(crate) fn install_pack(&self, pack: Pack) {
+        let _ = self.try_update_with_packs(|s, packs| {
+            pack.apply(s);
+            s.set_fallback_locale(pack.fallback_locale().clone());
+            s.set_locale(pack.default_locale().clone());
+            packs.retain(|p| p.root() != pack.root());
+            if pack.is_on_disk() {
+                packs.push(pack);
+            }
+            Ok(())
+        });
+    }
+
+    /// Every path the registry's sources read: the packs installed from
+    /// folders and the user configuration. `None` when there is none.
+    #[cfg(feature = "watch")]
+    pub(crate) fn source_paths(&self) -> Option<crate::config::ConfigPaths> {
+        let packs = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let current = self.current();
-        let Some(layer) = current.user_layer() else {
+        if packs.is_empty() && current.config_paths().is_none() {
+            return None;
+        }
+        let mut paths = current.config_paths().cloned().unwrap_or_default();
+        for pack in packs.iter() {
+            let more = pack.paths();
+            paths.files.extend(more.files);
+            paths.dirs.extend(more.dirs);
+        }
+        Some(paths)
+    }
+
+    /// Reads every source again (the packs installed from folders, then the
+    /// user configuration) and publishes the result in one change; on error
+    /// nothing is published.
+    pub(crate) fn reload(&self) -> Result<LoadReport, Error> {
+        let installed = self
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let current = self.current();
+        let layer = current
+            .user_layer()
+            .map(|l| (Arc::clone(l.spec()), l.options().clone()));
+        drop(current);
+        if installed.is_empty() && layer.is_none() {
             return Err(Error::new(
                 ErrorKind::NotLoaded,
-                "no user configuration is loaded; call `load_config` first",
+                "no user configuration is loaded and no pack was installed from a folder; call `load_config` first",
             ));
+        }
+        // Files are read before taking the writer lock: other writers are
+        // not held up by I/O, and a failure publishes nothing.
+        let fresh: Vec<Pack> = installed
+            .iter()
+            .map(|p| Pack::load(p.root()))
+            .collect::<Result<_, _>>()?;
+        let (layer, warnings) = match layer {
+            Some((spec, options)) => {
+                // A configuration declared by a pack follows its manifest.
+                let spec = installed
+                    .iter()
+                    .zip(&fresh)
+                    .find(|(old, _)| old.spec() == &*spec)
+                    .map_or(spec, |(_, new)| Arc::new(new.spec().clone()));
+                let (layer, warnings) = UserLayer::try_load(spec, options)?;
+                (Some(Arc::new(layer)), warnings)
+            }
+            None => (None, Vec::new()),
         };
-        let (spec, options) = (layer.spec().clone(), layer.options().clone());
-        drop(current);
-        self.load_layer(spec, options)
+        let mut changed = BTreeSet::new();
+        self.try_update_with_packs(|s, packs| {
+            for (old, new) in installed.iter().zip(&fresh) {
+                changed.extend(new.changed_since(old));
+                old.retract(s);
+                new.apply(s);
+                if new.default_locale() != old.default_locale() {
+                    s.set_locale(new.default_locale().clone());
+                }
+                if new.fallback_locale() != old.fallback_locale() {
+                    s.set_fallback_locale(new.fallback_locale().clone());
+                }
+            }
+            for new in fresh {
+                if let Some(slot) = packs.iter_mut().find(|p| p.root() == new.root()) {
+                    *slot = new;
+                }
+            }
+            if let Some(layer) = layer {
+                changed.extend(layer.changed_since(s.user_layer().map(|l| &**l)));
+                s.set_user_layer(Some(layer));
+            }
+            Ok(())
+        })?;
+        Ok(LoadReport {
+            changed: changed.into_iter().collect(),
+            warnings,
+        })
     }
 
     fn load_layer(&self, spec: Arc<ConfigSpec>, options: LoadOptions) -> Result<LoadReport, Error> {
@@ -122,7 +224,7 @@ impl PromptRegistry {
         PromptRegistry {
             shared: Arc::new(Shared {
                 state: ArcSwap::from_pointee(Snapshot::new(english())),
-                writer: Mutex::new(()),
+                writer: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -142,7 +244,6 @@ impl PromptRegistry {
         self.shared.state.load_full()
     }
 
-    #[cfg_attr(not(feature = "watch"), allow(dead_code))]
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
@@ -286,9 +387,16 @@ impl PromptRegistry {
     ///
     /// [`reset`](Self::reset) of one id keeps these rules (they belong to no
     /// single prompt); [`reset_all`](Self::reset_all) removes them.
-    pub fn append_all<M>(&self, block: impl IntoRenderer<M>) {
+    ///
+    /// # Errors
+    ///
+    /// None today. It returns a `Result` like every other writer, so that
+    /// callers treat them alike and a limit added later is not a breaking
+    /// change.
+    pub fn append_all<M>(&self, block: impl IntoRenderer<M>) -> Result<(), Error> {
         let block = block.into_renderer();
         self.update(|s| s.append_all(block));
+        Ok(())
     }
 
     /// Clears the overrides, pin translations and appenders of `id`; its
@@ -364,14 +472,18 @@ impl PromptRegistry {
         self.shared.load_layer(Arc::new(spec), options)
     }
 
-    /// Re-reads the loaded configuration's files and publishes the result
-    /// atomically. On failure the previous configuration stays in force and
-    /// the error is returned.
+    /// Re-reads what the registry was loaded from, the packs installed from
+    /// folders (see [`Pack::install`]) and the user configuration, and
+    /// publishes the result atomically. A reloaded pack replaces the
+    /// defaults and locale variants it had registered; a configuration
+    /// declared by a pack follows the pack's new manifest. On failure
+    /// everything stays as it was and the error is returned.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Config`] as for [`load_config`](Self::load_config);
-    /// [`ErrorKind::NotLoaded`] when no configuration was loaded.
+    /// [`ErrorKind::Config`] as for [`load_config`](Self::load_config) and
+    /// [`Pack::load`]; [`ErrorKind::NotLoaded`] when no configuration was
+    /// loaded and no pack was installed from a folder.
     pub fn reload(&self) -> Result<LoadReport, Error> {
         self.shared.reload()
     }
@@ -401,6 +513,20 @@ impl PromptRegistry {
     /// Static text is copied; every other renderer runs now. The render
     /// reads no files and takes no lock.
     ///
+    /// A prompt that needs no context renders with `&()`, or with
+    /// [`render_plain`](Self::render_plain).
+    ///
+    /// # The context type
+    ///
+    /// Typed renderers receive the context by downcasting it, so its type
+    /// must be `'static`: it may own data or hold `Arc`s, but not borrow.
+    /// A context that borrows, such as `struct Page<'a> { title: &'a str }`,
+    /// fails to compile with "borrowed value does not live long enough ...
+    /// argument requires that `page` is borrowed for `'static`". Give the
+    /// struct owned fields (`String`, `Arc<str>`), or pass a
+    /// `serde_json::Value` to templates. It must also implement
+    /// `serde::Serialize`, which is how templates see its fields.
+    ///
     /// # Errors
     ///
     /// - [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId) or
@@ -414,6 +540,34 @@ impl PromptRegistry {
     ///   naming the part whose renderer panicked. The registry stays usable.
     pub fn render<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<String, Error> {
         self.current().render(id, ctx)
+    }
+
+    /// Renders `id`, a prompt that needs no context, for the current
+    /// locale: `render(id, &())`.
+    ///
+    /// ```
+    /// # use promptreg::PromptRegistry;
+    /// let registry = PromptRegistry::new();
+    /// registry.register_default("translate.system", "Translate the page faithfully.")?;
+    /// assert_eq!(registry.render_plain("translate.system")?, "Translate the page faithfully.");
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`render`](Self::render); a renderer that needs a context fails
+    /// with [`ErrorKind::ContextType`](crate::ErrorKind::ContextType).
+    pub fn render_plain(&self, id: &str) -> Result<String, Error> {
+        self.render(id, &())
+    }
+
+    /// [`render_plain`](Self::render_plain) for `locale`.
+    ///
+    /// # Errors
+    ///
+    /// As [`render_in`](Self::render_in).
+    pub fn render_plain_in(&self, id: &str, locale: impl IntoLocale) -> Result<String, Error> {
+        self.render_in(id, &(), locale)
     }
 
     /// Renders `id` for `locale`; see [`render`](Self::render).

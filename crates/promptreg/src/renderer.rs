@@ -23,6 +23,7 @@ type LocaleFn = dyn Fn(&Locale) -> String + Send + Sync;
 /// | you pass | kind | context |
 /// |---|---|---|
 /// | `"text"`, `String` | static text, stored once | any |
+/// | `\|\| ...` | computed per render | any (ignored) |
 /// | `\|locale: &Locale\| ...` | computed per render | any (ignored) |
 /// | `\|ctx: &MyCtx, locale: &Locale\| ...` | computed per render | must be `MyCtx` |
 ///
@@ -228,10 +229,38 @@ impl fmt::Debug for Renderer {
 }
 
 /// Conversion into a [`Renderer`]: implemented for static text, for
-/// `Fn(&Locale) -> String` and for `Fn(&C, &Locale) -> String`.
+/// `Fn() -> String`, `Fn(&Locale) -> String` and `Fn(&C, &Locale) -> String`.
 ///
 /// The `Marker` parameter only tells the implementations apart; it is
-/// inferred and never written by callers.
+/// inferred and never written by callers. Closures must write their
+/// parameter types out (`|locale: &Locale| ...`): Rust infers a closure's
+/// signature from the one trait it must implement, and here it may
+/// implement three. Without them the compiler says the closure "cannot be a
+/// prompt renderer" and lists the accepted shapes:
+///
+/// ```compile_fail
+/// # use promptreg::PromptRegistry;
+/// struct Page { title: String }
+/// let registry = PromptRegistry::new();
+/// // The locale's type is left out.
+/// registry.register_default("planner.system", |page: &Page, _| format!("Plan {}.", page.title))?;
+/// # Ok::<(), promptreg::Error>(())
+/// ```
+///
+/// ```
+/// # use promptreg::{Locale, PromptRegistry};
+/// struct Page { title: String }
+/// let registry = PromptRegistry::new();
+/// registry.register_default("planner.system", |page: &Page, _: &Locale| format!("Plan {}.", page.title))?;
+/// registry.register_default("clock.system", || "Mind the time.".to_owned())?;
+/// # Ok::<(), promptreg::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a prompt renderer",
+    label = "expected text or a closure returning `String`",
+    note = "a renderer is text (`&str`, `String`, `Arc<str>`, `Renderer`) or a closure: `|| -> String`, `|locale: &Locale| -> String` or `|ctx: &MyContext, locale: &Locale| -> String`",
+    note = "write the closure's parameter types out: `|ctx: &MyContext, _: &Locale| ...`, not `|ctx, _| ...`"
+)]
 pub trait IntoRenderer<Marker> {
     /// Performs the conversion.
     fn into_renderer(self) -> Renderer;
@@ -243,6 +272,8 @@ pub mod markers {
 
     /// Marks static text and ready-made renderers.
     pub struct Text;
+    /// Marks `Fn() -> String` closures.
+    pub struct NoArgs;
     /// Marks `Fn(&Locale) -> String` closures.
     pub struct LocaleFn;
     /// Marks `Fn(&C, &Locale) -> String` closures.
@@ -270,6 +301,15 @@ impl IntoRenderer<markers::Text> for String {
 impl IntoRenderer<markers::Text> for Arc<str> {
     fn into_renderer(self) -> Renderer {
         Renderer::text(self)
+    }
+}
+
+impl<F> IntoRenderer<markers::NoArgs> for F
+where
+    F: Fn() -> String + Send + Sync + 'static,
+{
+    fn into_renderer(self) -> Renderer {
+        Renderer::from_locale_fn(move |_: &Locale| self())
     }
 }
 

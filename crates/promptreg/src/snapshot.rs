@@ -196,6 +196,15 @@ impl Snapshot {
         self.compose(id, ctx, &self.locale, None)
     }
 
+    /// Renders `id`, a prompt that needs no context, for the current locale.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render_plain`](crate::PromptRegistry::render_plain).
+    pub fn render_plain(&self, id: &str) -> Result<String, Error> {
+        self.render(id, &())
+    }
+
     /// Renders `id` for `locale` with context `ctx`.
     ///
     /// # Errors
@@ -462,6 +471,18 @@ impl Snapshot {
                 return Err(no_such_pin(&id, &locale, pin, blocks));
             }
         }
+        self.set_pin_translation(id, locale, pin, renderer);
+        Ok(())
+    }
+
+    /// Sets the text of pinned block `pin` for `locale`, unchecked.
+    pub(crate) fn set_pin_translation(
+        &mut self,
+        id: PromptId,
+        locale: Locale,
+        pin: Pin,
+        renderer: Renderer,
+    ) {
         let entry = self.entry_mut(id);
         let variant = entry
             .pins
@@ -480,7 +501,31 @@ impl Snapshot {
         }
         blocks[index] = Some(renderer);
         entry.index_scripts();
-        Ok(())
+    }
+
+    /// Removes the default of `id`; its overrides and appenders stay.
+    pub(crate) fn unregister(&mut self, id: &str) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            Arc::make_mut(entry).default = None;
+        }
+    }
+
+    /// Removes the override of `id` for exactly `locale`.
+    pub(crate) fn remove_override(&mut self, id: &str, locale: &Locale) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            let entry = Arc::make_mut(entry);
+            entry.overrides.remove(locale.key());
+            entry.index_scripts();
+        }
+    }
+
+    /// Removes every pin translation of `id` for exactly `locale`.
+    pub(crate) fn remove_pin_translations(&mut self, id: &str, locale: &Locale) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            let entry = Arc::make_mut(entry);
+            entry.pins.remove(locale.key());
+            entry.index_scripts();
+        }
     }
 
     pub(crate) fn append(&mut self, id: PromptId, renderer: Renderer) {

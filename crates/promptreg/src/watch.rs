@@ -1,6 +1,16 @@
-//! Following the user's files (feature `watch`): the registry reloads its
-//! configuration when a settings or prompt file changes, so the next render
-//! uses it, and a broken edit never replaces the last good configuration.
+//! Following files (feature `watch`): the registry reloads the user's
+//! configuration when a settings or prompt file changes, and a pack
+//! installed from a folder when its manifest or defaults change, so the
+//! next render uses them, and a broken edit never replaces the last good
+//! state.
+//!
+//! Only events that can change what is read start a reload: creating,
+//! writing, renaming or removing a file, or changing its attributes.
+//! Opening and reading a file (an editor, `cat`, the reload's own reads) do
+//! not. A reload waits until the files have been quiet for the debounce
+//! delay, so a save written in several parts is read once, whole; and it is
+//! reported only when it changed something: the prompts, the warnings, or
+//! the outcome of the previous reload.
 //!
 //! ```no_run
 //! use promptreg::{PromptRegistry, ReloadEvent};
@@ -22,21 +32,27 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use notify::RecursiveMode;
-use notify_debouncer_full::{DebounceEventResult, RecommendedCache, new_debouncer};
+use notify::event::{MetadataKind, ModifyKind};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::config::{ConfigPaths, LoadReport};
+use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::registry::{PromptRegistry, Shared};
 
-/// How long the watcher waits for a burst of changes (an editor's
-/// save-by-rename, a `git checkout`) to settle before reloading once.
+/// How long the files must stay quiet after a change (an editor's
+/// save-by-rename, a save in several writes, a `git checkout`) before the
+/// watcher reloads, once.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// Files that never stop changing are still reloaded after this many
+/// debounce delays.
+const MAX_WAIT_IN_DELAYS: u32 = 20;
 
 /// What happened when the watcher reloaded.
 #[derive(Debug)]
@@ -67,22 +83,27 @@ impl Drop for WatchHandle {
 }
 
 enum Message {
-    Changed(DebounceEventResult),
+    Changed(notify::Result<notify::Event>),
     Stop,
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "watch")))]
 impl PromptRegistry {
     /// Follows the loaded configuration's settings files, prompt
-    /// directories and legacy files, and reloads when they change, with
-    /// [`DEFAULT_DEBOUNCE`]. `on_event` hears of every reload, successful or
-    /// not, on the watcher's thread.
+    /// directories and legacy files, and the manifest and defaults of every
+    /// pack installed from a folder, and [reloads](Self::reload) when they
+    /// change, once
+    /// they have been quiet for [`DEFAULT_DEBOUNCE`]. `on_event` hears of
+    /// every reload that changed something, successful or not, on the
+    /// watcher's thread.
     ///
     /// Files and directories that do not exist yet are followed through
     /// their nearest existing parent, so creating them later is seen too.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::NotLoaded`] without a loaded configuration;
+    /// [`ErrorKind::NotLoaded`] without a loaded configuration or a pack
+    /// installed from a folder;
     /// [`ErrorKind::Watch`] when the operating system's watcher cannot start.
     pub fn watch<F>(&self, on_event: F) -> Result<WatchHandle, Error>
     where
@@ -101,15 +122,15 @@ impl PromptRegistry {
         F: FnMut(ReloadEvent) + Send + 'static,
     {
         let shared = Arc::clone(self.shared());
-        let Some(paths) = shared.current().config_paths().cloned() else {
+        let Some(paths) = shared.source_paths() else {
             return Err(Error::new(
                 ErrorKind::NotLoaded,
-                "no user configuration is loaded; call `load_config` before `watch`",
+                "nothing to follow: no user configuration is loaded and no pack was installed from a folder; call `load_config` before `watch`",
             ));
         };
         let (messages, inbox) = mpsc::channel();
         let sender = messages.clone();
-        let debouncer = new_debouncer(debounce, None, move |result| {
+        let watcher = notify::recommended_watcher(move |result| {
             let _ = sender.send(Message::Changed(result));
         })
         .map_err(|e| {
@@ -121,9 +142,11 @@ impl PromptRegistry {
         })?;
         let mut worker = Worker {
             shared,
-            debouncer,
+            watcher,
+            debounce,
             paths: absolute(&paths),
             watched: BTreeSet::new(),
+            last: Outcome::Loaded(Vec::new()),
             on_event,
         };
         worker.rewatch();
@@ -143,49 +166,106 @@ impl PromptRegistry {
     }
 }
 
-type Debouncer = notify_debouncer_full::Debouncer<notify::RecommendedWatcher, RecommendedCache>;
-
 struct Worker<F> {
     shared: Arc<Shared>,
-    debouncer: Debouncer,
+    watcher: RecommendedWatcher,
+    debounce: Duration,
     paths: ConfigPaths,
     watched: BTreeSet<PathBuf>,
+    /// What the last reload reported, to stay silent when a reload finds
+    /// the same.
+    last: Outcome,
     on_event: F,
+}
+
+#[derive(PartialEq)]
+enum Outcome {
+    Loaded(Vec<Diagnostic>),
+    Failed(String, Vec<Diagnostic>),
+}
+
+/// What the next message asks of the worker.
+enum Next {
+    Change,
+    Ignore,
+    Report(Error),
+    Stop,
 }
 
 impl<F: FnMut(ReloadEvent)> Worker<F> {
     fn run(mut self, inbox: Receiver<Message>) {
-        while let Ok(Message::Changed(result)) = inbox.recv() {
-            match result {
-                Ok(events)
-                    if events
-                        .iter()
-                        .any(|e| e.paths.iter().any(|p| self.concerns(p))) =>
-                {
-                    let event = self.reload();
-                    (self.on_event)(event);
-                }
-                Ok(_) => {}
-                Err(errors) => {
-                    let detail = errors
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    let error = Error::new(
-                        ErrorKind::Watch,
-                        format!("watching the prompt files failed: {detail}"),
-                    );
+        loop {
+            match self.classify(inbox.recv().ok()) {
+                Next::Change => {}
+                Next::Ignore => continue,
+                Next::Report(error) => {
                     (self.on_event)(ReloadEvent::Failed(error));
+                    continue;
+                }
+                Next::Stop => return,
+            }
+            if !self.settle(&inbox) {
+                return;
+            }
+            if let Some(event) = self.reload() {
+                (self.on_event)(event);
+            }
+        }
+    }
+
+    /// Waits until no change has arrived for the debounce delay (or the
+    /// longest wait has passed); returns `false` when asked to stop.
+    fn settle(&mut self, inbox: &Receiver<Message>) -> bool {
+        let give_up = Instant::now() + self.debounce * MAX_WAIT_IN_DELAYS;
+        let mut quiet_at = Instant::now() + self.debounce;
+        loop {
+            let now = Instant::now();
+            let deadline = quiet_at.min(give_up);
+            if now >= deadline {
+                return true;
+            }
+            let message = match inbox.recv_timeout(deadline - now) {
+                Ok(message) => Some(message),
+                Err(RecvTimeoutError::Timeout) => return true,
+                Err(RecvTimeoutError::Disconnected) => None,
+            };
+            match self.classify(message) {
+                Next::Change => quiet_at = Instant::now() + self.debounce,
+                Next::Ignore | Next::Report(_) => {}
+                Next::Stop => return false,
+            }
+        }
+    }
+
+    fn classify(&self, message: Option<Message>) -> Next {
+        match message {
+            None | Some(Message::Stop) => Next::Stop,
+            Some(Message::Changed(Ok(event))) => {
+                let rescan = event.need_rescan();
+                if rescan
+                    || (can_change_content(&event.kind)
+                        && event.paths.iter().any(|p| self.concerns(p)))
+                {
+                    Next::Change
+                } else {
+                    Next::Ignore
                 }
             }
+            Some(Message::Changed(Err(error))) => Next::Report(
+                Error::new(
+                    ErrorKind::Watch,
+                    format!("watching the prompt files failed: {error}"),
+                )
+                .with_source(error),
+            ),
         }
     }
 
     /// Reloads, then follows the paths of the new configuration. A
     /// directory created between two reloads is caught by reloading again
-    /// once its watch is in place.
-    fn reload(&mut self) -> ReloadEvent {
+    /// once its watch is in place. `None` when nothing changed since the
+    /// last report.
+    fn reload(&mut self) -> Option<ReloadEvent> {
         let mut changed: BTreeSet<PromptId> = BTreeSet::new();
         let mut warnings = Vec::new();
         for _ in 0..3 {
@@ -194,19 +274,32 @@ impl<F: FnMut(ReloadEvent)> Worker<F> {
                     changed.extend(report.changed);
                     warnings = report.warnings;
                 }
-                Err(error) => return ReloadEvent::Failed(error),
+                Err(error) => {
+                    let outcome = Outcome::Failed(error.to_string(), error.diagnostics().to_vec());
+                    return self.report(outcome).then_some(ReloadEvent::Failed(error));
+                }
             }
-            if let Some(paths) = self.shared.current().config_paths() {
-                self.paths = absolute(paths);
+            if let Some(paths) = self.shared.source_paths() {
+                self.paths = absolute(&paths);
             }
             if !self.rewatch() {
                 break;
             }
         }
-        ReloadEvent::Reloaded(LoadReport {
-            changed: changed.into_iter().collect(),
-            warnings,
+        let news = self.report(Outcome::Loaded(warnings.clone())) || !changed.is_empty();
+        news.then(|| {
+            ReloadEvent::Reloaded(LoadReport {
+                changed: changed.into_iter().collect(),
+                warnings,
+            })
         })
+    }
+
+    /// Records `outcome`; whether it differs from the last one.
+    fn report(&mut self, outcome: Outcome) -> bool {
+        let news = outcome != self.last;
+        self.last = outcome;
+        news
     }
 
     /// Watches the directories the configuration needs now; returns whether
@@ -217,11 +310,11 @@ impl<F: FnMut(ReloadEvent)> Worker<F> {
             return false;
         }
         for gone in self.watched.difference(&wanted) {
-            let _ = self.debouncer.unwatch(gone);
+            let _ = self.watcher.unwatch(gone);
         }
         for new in wanted.difference(&self.watched) {
             // A directory removed meanwhile is picked up at the next change.
-            let _ = self.debouncer.watch(new, RecursiveMode::NonRecursive);
+            let _ = self.watcher.watch(new, RecursiveMode::NonRecursive);
         }
         self.watched = wanted;
         true
@@ -239,6 +332,19 @@ impl<F: FnMut(ReloadEvent)> Worker<F> {
                 .iter()
                 .any(|d| path.starts_with(d) || on_the_way(d))
     }
+}
+
+/// Whether an event of this kind can change what a reload reads. Opening,
+/// reading and closing a file cannot, nor can a new access time; anything
+/// else (data, names, permissions, creation, removal, or a kind the
+/// platform does not say) can.
+fn can_change_content(kind: &EventKind) -> bool {
+    !matches!(
+        kind,
+        EventKind::Access(_)
+            | EventKind::Other
+            | EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime))
+    )
 }
 
 /// The existing directories to watch: each prompt directory, and the
@@ -267,5 +373,38 @@ fn absolute(paths: &ConfigPaths) -> ConfigPaths {
     ConfigPaths {
         files: paths.files.iter().map(abs).collect(),
         dirs: paths.dirs.iter().map(abs).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{AccessKind, AccessMode, CreateKind, DataChange, RenameMode};
+
+    #[test]
+    fn reading_a_file_is_not_a_change() {
+        assert!(!can_change_content(&EventKind::Access(AccessKind::Open(
+            AccessMode::Any
+        ))));
+        assert!(!can_change_content(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(!can_change_content(&EventKind::Modify(
+            ModifyKind::Metadata(MetadataKind::AccessTime)
+        )));
+    }
+
+    #[test]
+    fn writing_renaming_creating_and_chmod_are_changes() {
+        for kind in [
+            EventKind::Modify(ModifyKind::Data(DataChange::Any)),
+            EventKind::Modify(ModifyKind::Name(RenameMode::To)),
+            EventKind::Modify(ModifyKind::Metadata(MetadataKind::Permissions)),
+            EventKind::Create(CreateKind::File),
+            EventKind::Remove(notify::event::RemoveKind::Any),
+            EventKind::Any,
+        ] {
+            assert!(can_change_content(&kind), "{kind:?}");
+        }
     }
 }

@@ -52,7 +52,7 @@ fn a_user_file_is_appended_after_the_body_and_before_tail_pins_and_appenders() {
     let sandbox = Sandbox::new();
     sandbox.cwd_file(&format!("{DIR}/goal-running.md"), "Delegate to a team.\n");
     let registry = loaded(&sandbox);
-    registry.append_all("Compliance.");
+    registry.append_all("Compliance.").unwrap();
     assert_eq!(
         render(&registry, "goal-running"),
         "[PI GOAL ACTIVE]\n\nWork on the goal.\n\nDelegate to a team.\n\nVerification contract.\n\nCompliance."

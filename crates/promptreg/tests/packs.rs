@@ -319,6 +319,36 @@ fn a_variant_with_the_wrong_number_of_pins_is_an_error_with_file_and_line() {
 }
 
 #[test]
+fn a_reload_drops_the_pin_translations_a_variant_no_longer_gives() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().join("pack");
+    support::write(
+        &root.join("promptreg.toml"),
+        "name = \"t\"\nkeys = [\"p\"]\n[user]\nprompts_dir = \".t\"\n",
+    );
+    support::write(
+        &root.join("defaults/p.md"),
+        "---\npin_tail: Pin.\n---\nBody.",
+    );
+    support::write(
+        &root.join("defaults/p.ja.md"),
+        "---\npin_tail: ピン。\n---\n本文。",
+    );
+    let registry = PromptRegistry::new();
+    Pack::load(&root).unwrap().install(&registry).unwrap();
+    assert_eq!(
+        registry.render_in("p", &(), "ja").unwrap(),
+        "本文。\n\nピン。"
+    );
+    std::fs::write(root.join("defaults/p.ja.md"), "本文。").unwrap();
+    registry.reload().unwrap();
+    assert_eq!(
+        registry.render_in("p", &(), "ja").unwrap(),
+        "本文。\n\nPin."
+    );
+}
+
+#[test]
 fn the_goal_agent_pack_ends_a_japanese_render_with_japanese_pins() {
     let (_, registry) = installed("goal-agent");
     let ctx = context("goal-agent");

@@ -38,6 +38,56 @@ fn static_text_is_a_renderer() {
 }
 
 #[test]
+fn closures_without_arguments_are_renderers() {
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("clock.system", || "Mind the time.".to_owned())
+        .unwrap();
+    registry
+        .append("clock.system", || "Be brief.".to_owned())
+        .unwrap();
+    assert_eq!(
+        registry.render("clock.system", &acme()).unwrap(),
+        "Mind the time.\n\nBe brief."
+    );
+}
+
+#[test]
+fn render_plain_needs_no_context() {
+    let registry = registry_with("translate.system", "Translate faithfully.");
+    registry
+        .set_override("translate.system", "ja", "忠実に翻訳してください。")
+        .unwrap();
+    assert_eq!(
+        registry.render_plain("translate.system").unwrap(),
+        "Translate faithfully."
+    );
+    assert_eq!(
+        registry
+            .render_plain_in("translate.system", "ja-JP")
+            .unwrap(),
+        "忠実に翻訳してください。"
+    );
+    assert_eq!(
+        registry
+            .snapshot()
+            .render_plain("translate.system")
+            .unwrap(),
+        "Translate faithfully."
+    );
+    // A prompt that needs a context says so.
+    registry
+        .register_default("webagent-narrator.system", |n: &Narration, _: &Locale| {
+            n.brand.clone()
+        })
+        .unwrap();
+    let err = registry
+        .render_plain("webagent-narrator.system")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ContextType);
+}
+
+#[test]
 fn a_later_default_replaces_the_earlier_one_and_keeps_overrides() {
     let registry = registry_with("task.system", "v1");
     registry
@@ -81,10 +131,10 @@ fn appenders_stack_in_registration_order() {
 fn append_all_reaches_prompts_registered_later_and_interleaves_by_order() {
     let registry = registry_with("a", "A.");
     registry.append("a", "a-1").unwrap();
-    registry.append_all("global-1");
+    registry.append_all("global-1").unwrap();
     registry.append("a", "a-2").unwrap();
     registry.register_default("b", "B.").unwrap();
-    registry.append_all("global-2");
+    registry.append_all("global-2").unwrap();
 
     assert_eq!(
         registry.render("a", &()).unwrap(),
@@ -135,7 +185,7 @@ fn reset_clears_overrides_and_appenders_but_keeps_default_and_pins() {
 #[test]
 fn reset_keeps_append_all_rules_and_reset_all_removes_everything_but_defaults() {
     let registry = registry_with("x", "body");
-    registry.append_all("global");
+    registry.append_all("global").unwrap();
     registry.append("x", "own").unwrap();
     registry
         .set_override("y", "ja", "only an override")
@@ -467,7 +517,7 @@ fn context_free_renderers_attach_to_any_prompt() {
     registry
         .append("narrator", |locale: &Locale| format!("Answer in {locale}."))
         .unwrap();
-    registry.append_all("Global rule.");
+    registry.append_all("Global rule.").unwrap();
     assert_eq!(
         registry.render("narrator", &acme()).unwrap(),
         "Acme\n\nStatic rule.\n\nAnswer in en.\n\nGlobal rule."
@@ -633,7 +683,7 @@ fn blank_parts_add_nothing_and_blank_lines_around_parts_are_dropped() {
         .unwrap();
     registry.append("x", "\n- rule one\n- rule two\n").unwrap();
     registry.append("x", |_: &Locale| String::new()).unwrap();
-    registry.append_all(" \n\t\n");
+    registry.append_all(" \n\t\n").unwrap();
     assert_eq!(
         registry.render("x", &()).unwrap(),
         "  body line\n\n- rule one\n- rule two"
@@ -701,7 +751,7 @@ fn render_traced_records_origin_and_range_of_every_part() {
         .register("x", Prompt::new("body").pin_head("HEAD").pin_tail("TAIL"))
         .unwrap();
     registry.set_override("x", "zh-Hant", "正體").unwrap();
-    registry.append_all("global");
+    registry.append_all("global").unwrap();
     registry.append("x", "own").unwrap();
     registry.append("x", "").unwrap();
 

@@ -241,3 +241,258 @@ fn watching_needs_a_loaded_configuration() {
     let err = registry.watch(|_| {}).unwrap_err();
     assert_eq!(err.kind(), promptreg::ErrorKind::NotLoaded);
 }
+
+/// Every event that arrives within `window`.
+fn events_within(events: &Receiver<ReloadEvent>, window: Duration) -> Vec<ReloadEvent> {
+    let until = Instant::now() + window;
+    let mut seen = Vec::new();
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match events.recv_timeout(left) {
+            Ok(event) => seen.push(event),
+            Err(_) => break,
+        }
+    }
+    seen
+}
+
+/// A sandbox whose every kind of watched file exists: settings and prompt
+/// files, global and local.
+fn busy_sandbox() -> (Sandbox, Vec<std::path::PathBuf>) {
+    let sandbox = Sandbox::new();
+    let files = vec![
+        sandbox.home_file(
+            SETTINGS,
+            r#"{ "prompts": { "goal-stale": { "mode": "append" } } }"#,
+        ),
+        sandbox.home_file(&format!("{DIR}/goal-stale.md"), "Global."),
+        sandbox.cwd_file(
+            SETTINGS,
+            r#"{ "prompts": { "auditor": { "mode": "override" } } }"#,
+        ),
+        sandbox.cwd_file(&format!("{DIR}/auditor.md"), "Local."),
+        sandbox.cwd_file(&format!("{DIR}/auditor.ja.md"), "ローカル。"),
+    ];
+    (sandbox, files)
+}
+
+#[test]
+fn reading_the_watched_files_never_reloads() {
+    let (sandbox, files) = busy_sandbox();
+    let registry = registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        for file in &files {
+            let _ = fs::read_to_string(file).unwrap();
+            let _ = fs::read_dir(file.parent().unwrap()).unwrap().count();
+        }
+        // What a reload reads is read again by `check` or an editor.
+        registry.snapshot().render("auditor", &()).unwrap();
+    }
+    let seen = events_within(&events, Duration::from_millis(500));
+    assert!(seen.is_empty(), "reads caused reloads: {seen:?}");
+}
+
+#[test]
+fn one_edit_is_one_reload() {
+    let (sandbox, files) = busy_sandbox();
+    let registry = registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+    fs::write(&files[3], "Edited.").unwrap();
+    let first = next_event(&events);
+    let ReloadEvent::Reloaded(report) = first else {
+        panic!("expected a reload, got {first:?}")
+    };
+    assert_eq!(report.changed.len(), 1, "{:?}", report.changed);
+    // The reload's own reads must not start another one.
+    let more = events_within(&events, Duration::from_secs(1));
+    assert!(more.is_empty(), "one edit, more reloads: {more:?}");
+}
+
+#[test]
+fn a_change_that_changes_nothing_is_not_reported() {
+    let (sandbox, files) = busy_sandbox();
+    let registry = registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+    // Same bytes written again, and attributes touched: no news.
+    fs::write(&files[3], "Local.").unwrap();
+    let file = fs::File::options().append(true).open(&files[0]).unwrap();
+    file.set_modified(std::time::SystemTime::now()).unwrap();
+    drop(file);
+    let seen = events_within(&events, Duration::from_secs(1));
+    assert!(seen.is_empty(), "nothing changed, yet: {seen:?}");
+}
+
+#[test]
+fn a_broken_file_is_reported_once_and_its_fix_is_reported() {
+    let (sandbox, files) = busy_sandbox();
+    let registry = registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+    fs::write(&files[2], r#"{ "prompts": { "#).unwrap();
+    assert!(matches!(next_event(&events), ReloadEvent::Failed(_)));
+    // Opened, read, written again the same: still broken, not news.
+    let _ = fs::read_to_string(&files[2]).unwrap();
+    fs::write(&files[2], r#"{ "prompts": { "#).unwrap();
+    let seen = events_within(&events, Duration::from_secs(1));
+    assert!(seen.is_empty(), "the same failure again: {seen:?}");
+    // Restoring the last good file changes no prompt, but ends the failure.
+    fs::write(
+        &files[2],
+        r#"{ "prompts": { "auditor": { "mode": "override" } } }"#,
+    )
+    .unwrap();
+    assert!(matches!(next_event(&events), ReloadEvent::Reloaded(_)));
+}
+
+#[test]
+fn a_save_in_several_writes_is_read_whole() {
+    use std::io::Write;
+    let sandbox = Sandbox::new();
+    let file = sandbox.cwd_file(&format!("{DIR}/auditor.md"), "First.");
+    let registry = support::goal_registry();
+    registry
+        .load_config(support::goal_agent_spec(), sandbox.options())
+        .unwrap();
+    let (seen_tx, seen) = mpsc::channel();
+    let registry = std::sync::Arc::new(registry);
+    let renders = std::sync::Arc::clone(&registry);
+    // A delay much longer than the gaps between writes, yet shorter than
+    // the whole save: only a quiet period covers it.
+    let debounce = Duration::from_millis(150);
+    let _handle = registry
+        .watch_with(debounce, move |event| {
+            if let ReloadEvent::Reloaded(_) = event {
+                let _ = seen_tx.send(renders.render("auditor", &()).unwrap());
+            }
+        })
+        .unwrap();
+    // An editor that truncates, then writes in parts.
+    let mut out = fs::File::create(&file).unwrap();
+    for part in [
+        "Part one. ",
+        "Part two. ",
+        "Part three. ",
+        "Part four. ",
+        "End.",
+    ] {
+        std::thread::sleep(Duration::from_millis(40));
+        out.write_all(part.as_bytes()).unwrap();
+        out.flush().unwrap();
+    }
+    drop(out);
+    let whole = "Audit the work.\n\nPart one. Part two. Part three. Part four. End.";
+    let first = seen.recv_timeout(DEADLINE).expect("a reload");
+    assert_eq!(first, whole, "a half-written file was loaded");
+}
+
+// --- Packs installed from a folder ---------------------------------------------------------
+
+const MANIFEST: &str = "name = \"demo\"\nkeys = [\"greeting\", \"farewell\"]\n[user]\nprompts_dir = \".demo/prompts\"\n";
+
+/// A pack in the sandbox, installed with its user configuration loaded.
+fn pack_registry(sandbox: &Sandbox) -> (PromptRegistry, std::path::PathBuf) {
+    let root = sandbox.root().join("pack");
+    support::write(&root.join("promptreg.toml"), MANIFEST);
+    support::write(&root.join("defaults/greeting.md"), "Hello.");
+    support::write(&root.join("defaults/farewell.md"), "Goodbye.");
+    let pack = promptreg::pack::Pack::load(&root).unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    registry
+        .load_config(pack.spec().clone(), sandbox.options())
+        .unwrap();
+    (registry, root)
+}
+
+fn changed(event: ReloadEvent) -> Vec<String> {
+    match event {
+        ReloadEvent::Reloaded(report) => report.changed.iter().map(|id| id.to_string()).collect(),
+        other => panic!("expected a reload, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_pack_s_defaults_and_variants_are_followed() {
+    let sandbox = Sandbox::new();
+    let (registry, root) = pack_registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+
+    fs::write(root.join("defaults/greeting.md"), "Hello again.").unwrap();
+    assert_eq!(changed(next_event(&events)), ["greeting"]);
+    assert_eq!(registry.render("greeting", &()).unwrap(), "Hello again.");
+
+    support::write(&root.join("defaults/greeting.fr.md"), "Bonjour.");
+    assert_eq!(changed(next_event(&events)), ["greeting"]);
+    assert_eq!(
+        registry.render_in("greeting", &(), "fr").unwrap(),
+        "Bonjour."
+    );
+
+    // A variant removed from the pack is removed from the registry.
+    fs::remove_file(root.join("defaults/greeting.fr.md")).unwrap();
+    assert_eq!(changed(next_event(&events)), ["greeting"]);
+    assert_eq!(
+        registry.render_in("greeting", &(), "fr").unwrap(),
+        "Hello again."
+    );
+    assert_eq!(registry.render("farewell", &()).unwrap(), "Goodbye.");
+}
+
+#[test]
+fn a_broken_pack_file_keeps_the_last_good_pack() {
+    let sandbox = Sandbox::new();
+    let (registry, root) = pack_registry(&sandbox);
+    let (_handle, events) = watching(&registry);
+    fs::write(
+        root.join("defaults/greeting.md"),
+        "---\ntemplate: [\n---\nBroken.",
+    )
+    .unwrap();
+    let ReloadEvent::Failed(error) = next_event(&events) else {
+        panic!("expected a failed reload")
+    };
+    assert!(error.to_string().contains("greeting.md"), "{error}");
+    assert_eq!(registry.render("greeting", &()).unwrap(), "Hello.");
+}
+
+#[test]
+fn a_manifest_edit_reaches_the_user_configuration() {
+    let sandbox = Sandbox::new();
+    let (registry, root) = pack_registry(&sandbox);
+    sandbox.cwd_file(".demo/prompts/welcome.md", "Welcome, user.");
+    let (_handle, events) = watching(&registry);
+    // A new key, with its default: the user's file for it is read now.
+    support::write(&root.join("defaults/welcome.md"), "Welcome.");
+    let manifest = MANIFEST.replace("\"farewell\"]", "\"farewell\", \"welcome\"]");
+    fs::write(root.join("promptreg.toml"), manifest).unwrap();
+    let start = Instant::now();
+    while registry.render("welcome", &()).ok().as_deref() != Some("Welcome.\n\nWelcome, user.") {
+        let _ = events.recv_timeout(Duration::from_millis(100));
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{:?}",
+            registry.render("welcome", &())
+        );
+    }
+}
+
+#[test]
+fn a_pack_alone_can_be_followed_and_reloaded() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().join("pack");
+    support::write(&root.join("promptreg.toml"), MANIFEST);
+    support::write(&root.join("defaults/greeting.md"), "Hello.");
+    let registry = PromptRegistry::new();
+    promptreg::pack::Pack::load(&root)
+        .unwrap()
+        .install(&registry)
+        .unwrap();
+    fs::write(root.join("defaults/greeting.md"), "Hi.").unwrap();
+    let report = registry.reload().unwrap();
+    assert_eq!(report.changed.len(), 1);
+    assert_eq!(registry.render("greeting", &()).unwrap(), "Hi.");
+    assert!(registry.reload().unwrap().changed.is_empty(), "nothing new");
+    let (_handle, events) = watching(&registry);
+    fs::write(root.join("defaults/greeting.md"), "Hey.").unwrap();
+    assert_eq!(changed(next_event(&events)), ["greeting"]);
+}

@@ -12,8 +12,6 @@ mod resolve;
 
 use std::io::IsTerminal;
 
-use clap::CommandFactory;
-
 use crate::cli::{Cli, Command};
 use crate::report::Failure;
 use crate::session::Session;
@@ -55,11 +53,9 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Diff(args) => diff::run(&session, &args),
         Command::Schema => schema(&session),
         Command::Init(args) => init::run(&session, &args),
-        Command::Completions(args) => {
-            let mut script = Vec::new();
-            clap_complete::generate(args.shell, &mut Cli::command(), "promptreg", &mut script);
-            Ok(Output::text(String::from_utf8_lossy(&script).into_owned()))
-        }
+        Command::Completions(args) => crate::complete::registration(args.shell)
+            .map(Output::text)
+            .map_err(Failure::usage),
     }
 }
 

@@ -19,6 +19,30 @@
 //! not yet saved; [`settings_schema`] describes the settings file for
 //! editors.
 //!
+//! # Modes
+//!
+//! | mode | files consulted | where the user's block goes |
+//! |---|---|---|
+//! | `global-local` (default) | the local file, else the global one | after the application's body |
+//! | `append` | the local file, else the global one | after the application's body |
+//! | `override` | the local file, else the global one | in place of the body (pinned blocks stay) |
+//! | `local` | the local file only; the global one is never read | after the body |
+//! | `global-local-merge` | both, global first, joined by a blank line | after the body |
+//! | `off` | none | nothing is added |
+//!
+//! **Inline text** (`prompts.<key>.inline`) is not a file: it wins over
+//! every file and takes the body's place in every mode, `off` included,
+//! so `"mode": "append"` beside an `inline` has no effect (`check` warns
+//! about it). To add a sentence after the application's text, put it in a
+//! prompt file, or use a `file` setting, with mode `append`.
+//!
+//! **Why both `append` and `global-local`.** They behave the same. The
+//! default is named for where the block is read from (local over global);
+//! `append` is named for what happens to the text, so a settings file that
+//! means "add to the prompt" says so, and stays right if the default ever
+//! changes. Both come from the settings format this one continues, where
+//! `append` was an explicit alias of `global-local`.
+//!
 //! # Settings files and precedence
 //!
 //! The global settings file (under home), the local one (under the project)
@@ -68,5 +92,5 @@ pub use spec::{
 };
 
 pub(crate) use files::read_text;
-pub(crate) use layer::{UserChoice, UserLayer, UserPart};
+pub(crate) use layer::{UserChoice, UserLayer, UserPart, digest};
 pub(crate) use spec::FileKey;

@@ -150,7 +150,7 @@ pub(crate) enum FileKey<'a> {
 /// assert_eq!(spec.legacy_aliases()[0].field, LegacyField::Inline);
 /// # Ok::<(), promptreg::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigSpec {
     name: String,
     keys: BTreeSet<PromptId>,

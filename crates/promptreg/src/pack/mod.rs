@@ -73,6 +73,7 @@ use crate::locale::Locale;
 use crate::prompt::{Pin, Prompt};
 use crate::registry::PromptRegistry;
 use crate::renderer::Renderer;
+use crate::snapshot::Snapshot;
 use crate::suggest;
 use crate::template::Variable;
 
@@ -107,6 +108,17 @@ pub struct Pack {
     spec: ConfigSpec,
     prompts: BTreeMap<PromptId, PackPrompt>,
     warnings: Vec<Diagnostic>,
+    /// A hash of the manifest's text, and of every prompt's files, to tell
+    /// which prompts a reload changed.
+    digests: Digests,
+    /// Read from a folder (not [`Pack::from_files`]): it can be reloaded.
+    on_disk: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Digests {
+    manifest: u64,
+    prompts: BTreeMap<PromptId, u64>,
 }
 
 /// One prompt of a pack: its default file and locale variants.
@@ -179,7 +191,9 @@ impl Pack {
     /// template does not compile, or two files define the same prompt.
     pub fn load(dir: impl AsRef<Path>) -> Result<Pack, Error> {
         let (pack, diagnostics) = Pack::read(dir.as_ref());
-        pack.ok_or_else(|| Error::from_diagnostics(diagnostics))
+        let mut pack = pack.ok_or_else(|| Error::from_diagnostics(diagnostics))?;
+        pack.on_disk = true;
+        Ok(pack)
     }
 
     /// Every diagnostic of the pack in `dir`, errors and warnings (such as
@@ -299,35 +313,94 @@ impl Pack {
 
     /// Registers every default (with its pins and description) and every
     /// locale variant (as a locale override) in `registry`, and sets its
-    /// locale and fallback locale to the pack's.
+    /// locale and fallback locale to the pack's, in one change: a render
+    /// sees the whole pack or none of it.
+    ///
+    /// A pack loaded from a folder is remembered, so that
+    /// `PromptRegistry::watch` (feature `watch`) follows its files and
+    /// replaces it when they change.
     ///
     /// # Errors
     ///
     /// None in practice: ids and locales were validated at load.
     pub fn install(&self, registry: &PromptRegistry) -> Result<(), Error> {
+        registry.shared().install_pack(self.clone());
+        Ok(())
+    }
+
+    /// Adds the pack's prompts and locales to `snapshot`.
+    pub(crate) fn apply(&self, snapshot: &mut Snapshot) {
         for prompt in self.prompts.values() {
             if let Some((_, default, _)) = &prompt.default {
-                registry.register(&prompt.id, default.clone())?;
+                snapshot.register(prompt.id.clone(), default.clone());
             }
             for variant in prompt.variants.values() {
-                registry.set_override(&prompt.id, &variant.locale, variant.renderer.clone())?;
-                let head = variant
-                    .head
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| (Pin::Head(i), r));
-                let tail = variant
-                    .tail
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| (Pin::Tail(i), r));
-                for (pin, text) in head.chain(tail) {
-                    registry.translate_pin(&prompt.id, &variant.locale, pin, text.clone())?;
+                snapshot.set_override(
+                    prompt.id.clone(),
+                    variant.locale.clone(),
+                    variant.renderer.clone(),
+                );
+                let head = variant.head.iter().enumerate();
+                let tail = variant.tail.iter().enumerate();
+                let pins = head
+                    .map(|(i, r)| (Pin::Head(i), r))
+                    .chain(tail.map(|(i, r)| (Pin::Tail(i), r)));
+                // Counts were checked against the default at load.
+                for (pin, text) in pins {
+                    snapshot.set_pin_translation(
+                        prompt.id.clone(),
+                        variant.locale.clone(),
+                        pin,
+                        text.clone(),
+                    );
                 }
             }
         }
-        registry.set_fallback_locale(&self.fallback_locale)?;
-        registry.set_locale(&self.default_locale)
+    }
+
+    /// Takes out of `snapshot` what [`apply`](Self::apply) added: the
+    /// defaults, locale overrides and pin translations of the pack's
+    /// prompts.
+    pub(crate) fn retract(&self, snapshot: &mut Snapshot) {
+        for prompt in self.prompts.values() {
+            if prompt.default.is_some() {
+                snapshot.unregister(&prompt.id);
+            }
+            for variant in prompt.variants.values() {
+                snapshot.remove_override(&prompt.id, &variant.locale);
+                snapshot.remove_pin_translations(&prompt.id, &variant.locale);
+            }
+        }
+    }
+
+    /// Whether the pack was read from a folder, and so can be read again.
+    pub(crate) fn is_on_disk(&self) -> bool {
+        self.on_disk
+    }
+
+    /// The pack's manifest and its defaults folder: what to follow.
+    #[cfg(feature = "watch")]
+    pub(crate) fn paths(&self) -> crate::config::ConfigPaths {
+        crate::config::ConfigPaths {
+            files: vec![self.root.join(MANIFEST)],
+            dirs: vec![self.root.join(DEFAULTS_DIR)],
+        }
+    }
+
+    /// The prompts whose files differ between `before` and `self`; every
+    /// prompt of both when the manifest changed.
+    pub(crate) fn changed_since(&self, before: &Pack) -> Vec<PromptId> {
+        let (new, old) = (&self.digests, &before.digests);
+        let ids = new.prompts.keys().chain(old.prompts.keys());
+        let mut changed: Vec<PromptId> = ids
+            .filter(|id| {
+                new.manifest != old.manifest || new.prompts.get(*id) != old.prompts.get(*id)
+            })
+            .cloned()
+            .collect();
+        changed.sort_unstable();
+        changed.dedup();
+        changed
     }
 }
 
@@ -380,7 +453,9 @@ fn build(
     // Defaults first: their variants inherit their variable declarations.
     classified
         .sort_by_key(|(id, locale, path, _)| (id.clone(), locale.is_some(), path.to_path_buf()));
+    let mut texts: BTreeMap<PromptId, Vec<(&Path, &str)>> = BTreeMap::new();
     for (id, locale, path, text) in classified {
+        texts.entry(id.clone()).or_default().push((path, text));
         if let Err(d) = add_file(&mut prompts, id, locale, path, text, &mut diagnostics) {
             diagnostics.push(d);
         }
@@ -388,6 +463,13 @@ fn build(
     if diagnostics.iter().any(Diagnostic::is_error) {
         return (None, diagnostics);
     }
+    let digests = Digests {
+        manifest: crate::config::digest(manifest_text),
+        prompts: texts
+            .into_iter()
+            .map(|(id, texts)| (id, crate::config::digest(&texts)))
+            .collect(),
+    };
     let pack = Pack {
         root: root.to_path_buf(),
         name: manifest.name,
@@ -397,6 +479,8 @@ fn build(
         spec: manifest.spec,
         prompts,
         warnings: diagnostics.clone(),
+        digests,
+        on_disk: false,
     };
     (Some(pack), diagnostics)
 }
