@@ -243,8 +243,7 @@ impl<'a> Document<'a> {
             false => inherited.to_vec(),
         };
         let build = |blocks: &Blocks, key: &str| -> Result<Vec<Renderer>, Diagnostic> {
-            // A block's template lines count from its key's line.
-            let line_offset = self.key_line(key).unwrap_or(1);
+            let line_offset = self.pin_line_offset(key);
             blocks
                 .texts()
                 .iter()
@@ -271,10 +270,21 @@ impl<'a> Document<'a> {
         self.text
     }
 
-    /// The line of a top-level front matter key in the file.
-    pub(crate) fn key_line(&self, key: &str) -> Option<usize> {
-        let span = self.key_span(key)?;
-        Some(Position::of_offset(self.text, span.start).line)
+    /// How many file lines precede the first line of the blocks under
+    /// `key`: a block scalar (`|`, `>`) or a list starts on the line after
+    /// the key, a plain or quoted text on the key's line. Lines of a list's
+    /// later items count from its first.
+    fn pin_line_offset(&self, key: &str) -> usize {
+        let Some(span) = self.key_span(key) else {
+            return 1;
+        };
+        let line = Position::of_offset(self.text, span.start).line;
+        let rest = self.text[span.end..].lines().next().unwrap_or_default();
+        let value = rest.trim_start().trim_start_matches(':').trim();
+        match value.is_empty() || value.starts_with(['|', '>']) {
+            true => line,
+            false => line - 1,
+        }
     }
 
     /// The byte range of a top-level front matter key in the file.
@@ -388,6 +398,25 @@ mod tests {
         assert_eq!(head.len(), 1);
         assert_eq!(tail.len(), 2);
         assert_eq!(tail[1].as_text(), Some("T2"));
+    }
+
+    #[test]
+    fn a_template_error_in_a_pin_names_the_line_of_the_pin() {
+        let path = Path::new("p.md");
+        for (text, line) in [
+            (
+                "---\ntemplate: true\npin_tail: |\n  ok\n  {% if %}\n---\nB",
+                5,
+            ),
+            ("---\ntemplate: true\npin_head: \"{% if %}\"\n---\nB", 3),
+            (
+                "---\ntemplate: true\npin_head: x\npin_tail:\n  - \"{% if %}\"\n---\nB",
+                5,
+            ),
+        ] {
+            let err = parse(text).unwrap().pin_renderers(path).unwrap_err();
+            assert_eq!(err.position.map(|p| p.line), Some(line), "{text}");
+        }
     }
 
     #[test]
