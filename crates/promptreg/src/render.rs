@@ -269,8 +269,10 @@ impl<'a> Plan<'a> {
         &'p self,
         mut visit: impl FnMut(Slot<'p>, &'p Renderer) -> Result<(), E>,
     ) -> Result<(), E> {
-        for (i, (matched, r)) in (0..self.head.len()).filter_map(|i| Some((i, self.head.get(i)?))) {
-            visit(Slot::Head(i, matched), r)?;
+        for i in 0..self.head.len() {
+            if let Some((matched, r)) = self.head.get(i) {
+                visit(Slot::Head(i, matched), r)?;
+            }
         }
         let user = self.user.as_ref();
         if !user.is_some_and(|u| u.replaces_body) {
@@ -279,8 +281,10 @@ impl<'a> Plan<'a> {
         for part in user.iter().flat_map(|u| u.parts.iter().flatten()) {
             visit(Slot::User(part), part.renderer)?;
         }
-        for (i, (matched, r)) in (0..self.tail.len()).filter_map(|i| Some((i, self.tail.get(i)?))) {
-            visit(Slot::Tail(i, matched), r)?;
+        for i in 0..self.tail.len() {
+            if let Some((matched, r)) = self.tail.get(i) {
+                visit(Slot::Tail(i, matched), r)?;
+            }
         }
         self.for_each_appender(visit)
     }
