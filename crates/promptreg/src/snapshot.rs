@@ -323,11 +323,15 @@ impl Snapshot {
             0 => (key, LocaleStep::Exact),
             _ => (key, LocaleStep::Parent),
         });
-        let same_script = locale
-            .language_script()
-            .and_then(|script| entry.by_script.get(script))
-            .into_iter()
-            .flat_map(|keys| keys.iter().map(|key| (&**key, LocaleStep::SameScript)));
+        // Looked up only when the chain found nothing: most renders stop
+        // before this step.
+        let same_script = std::iter::once(()).flat_map(move |()| {
+            let keys = locale
+                .language_script()
+                .and_then(|script| entry.by_script.get(script));
+            keys.into_iter()
+                .flat_map(|keys| keys.iter().map(|key| (&**key, LocaleStep::SameScript)))
+        });
         let fallback = self.fallback.chain().map(|key| (key, LocaleStep::Fallback));
         own.chain(same_script).chain(fallback)
     }
