@@ -70,6 +70,8 @@ pub enum Command {
     Schema,
     /// Create the user's prompt directory and a commented settings file
     Init(InitArgs),
+    /// Let a project's configuration read files outside the project
+    Trust(TrustArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
 }
@@ -130,6 +132,13 @@ pub struct InitArgs {
     /// Create the files under home instead of the current directory
     #[arg(long)]
     pub global: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The project folder [default: --cwd]
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -595,6 +595,138 @@ fn init_creates_a_valid_configuration_and_never_overwrites() {
     assert!(s.home().join(".pi/pi-goal-xx-settings.json").is_file());
 }
 
+// --- trust ---------------------------------------------------------------------------------
+
+/// A project whose auditor prompt file links to a file under home.
+fn linked_outside() -> Sandbox {
+    let s = Sandbox::new();
+    s.global("notes.md", "Private notes.");
+    s.local(
+        ".pi/pi-goal-xx-settings.json",
+        r#"{ "prompts": { "auditor": { "mode": "append" } } }"#,
+    );
+    let dir = s.cwd().join(".pi/pi-goal-xx/prompts");
+    fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(s.home().join("notes.md"), dir.join("auditor.md")).unwrap();
+    s
+}
+
+#[test]
+fn a_link_out_of_the_project_is_refused_with_the_command_that_trusts_it() {
+    let s = linked_outside();
+    let (code, stdout, stderr) = run(s.with_pack("goal-agent").args(["render", "auditor"]));
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(!stderr.contains("Private notes."), "{stderr}");
+    let root = s.cwd().canonicalize().unwrap();
+    let command = format!("promptreg trust {}", root.display());
+    assert!(stderr.contains(&command), "{stderr}");
+    assert!(stderr.contains("notes.md"), "{stderr}");
+
+    // The command it names, as a user would paste it.
+    let (code, ..) = run(s.with_pack("goal-agent").args(["trust"]).arg(&root));
+    assert_eq!(code, 0);
+    let (code, stdout, stderr) = run(s.with_pack("goal-agent").args(["render", "auditor"]));
+    assert_eq!(code, 0, "{stderr}");
+    // The user's block comes before the auditor's pinned answer format.
+    assert!(
+        stdout.contains("\n\nPrivate notes.\n\nAnswer PASS or FAIL"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn trust_adds_the_project_to_the_global_settings_once() {
+    let s = Sandbox::new();
+    let original =
+        "{\n  // my own settings\n  \"prompts\": { \"auditor\": { \"mode\": \"append\" } },\n}\n";
+    s.global(".pi/pi-goal-xx-settings.json", original);
+    s.settings().bind(|| {
+        assert_cmd_snapshot!(s.with_pack("goal-agent").arg("trust"));
+        assert_cmd_snapshot!(s.with_pack("goal-agent").arg("trust"));
+    });
+    let text = fs::read_to_string(s.home().join(".pi/pi-goal-xx-settings.json")).unwrap();
+    let root = s.cwd().canonicalize().unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "{{\n  // my own settings\n  \"prompts\": {{ \"auditor\": {{ \"mode\": \"append\" }} }},\n  \"trustedProjects\": [\n    \"{}\"\n  ],\n}}\n",
+            root.display()
+        )
+    );
+    let (code, stdout, _) = run(s.with_pack("goal-agent").arg("check"));
+    assert_eq!((code, stdout.as_str()), (0, "no problems found\n"));
+}
+
+#[test]
+fn trust_json_and_an_explicit_folder() {
+    let s = Sandbox::new();
+    fs::create_dir_all(s.root.path().join("other/sub")).unwrap();
+    let value = json(s.with_pack("goal-agent").args(["trust", "other"]));
+    let root = s.root.path().join("other").canonicalize().unwrap();
+    assert_eq!(value["root"], root.display().to_string());
+    assert_eq!(value["entry"], root.display().to_string());
+    assert_eq!(value["added"], true);
+    assert_eq!(value["settings"], "home/.pi/pi-goal-xx-settings.json");
+    // A folder below a trusted one is trusted already.
+    let value = json(s.with_pack("goal-agent").args(["trust", "other/sub"]));
+    assert_eq!(value["added"], false);
+    assert_eq!(value["entry"], root.display().to_string());
+}
+
+#[test]
+fn trust_refuses_a_missing_folder_and_a_broken_settings_file() {
+    let s = Sandbox::new();
+    let (code, _, stderr) = run(s.with_pack("goal-agent").args(["trust", "nowhere"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot trust nowhere"), "{stderr}");
+    s.global(".pi/pi-goal-xx-settings.json", "{ \"prompts\": ");
+    let (code, _, stderr) = run(s.with_pack("goal-agent").arg("trust"));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("pi-goal-xx-settings.json"), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(s.home().join(".pi/pi-goal-xx-settings.json")).unwrap(),
+        "{ \"prompts\": "
+    );
+    let mut no_project = Command::new(get_cargo_bin("promptreg"));
+    no_project.current_dir(s.root.path()).args([
+        "--home",
+        "home",
+        "--cwd=",
+        "--pack",
+        "goal-agent",
+        "trust",
+    ]);
+    let (code, _, stderr) = run(&mut no_project);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("needs a project folder"), "{stderr}");
+}
+
+#[test]
+fn explain_shows_where_a_linked_prompt_file_leads() {
+    let s = Sandbox::new();
+    s.local("rules/shared.md", "A shared rule.");
+    s.local(
+        ".pi/pi-goal-xx-settings.json",
+        r#"{ "prompts": { "auditor": { "mode": "append" } } }"#,
+    );
+    let dir = s.cwd().join(".pi/pi-goal-xx/prompts");
+    fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink("../../../rules/shared.md", dir.join("auditor.md")).unwrap();
+    let (code, stdout, stderr) = run(s.with_pack("goal-agent").args(["explain", "auditor"]));
+    assert_eq!(code, 0, "{stderr}");
+    let target = s.cwd().join("rules/shared.md").canonicalize().unwrap();
+    let line = format!(
+        "── user local file project/.pi/pi-goal-xx/prompts/auditor.md → {}, mode append",
+        target.display()
+    );
+    assert!(stdout.contains(&line), "{stdout}");
+
+    let value = json(s.with_pack("goal-agent").args(["explain", "auditor"]));
+    let user = &value["parts"][1]["origin"];
+    assert_eq!(user["target"], target.display().to_string());
+    assert_eq!(user["file"], "project/.pi/pi-goal-xx/prompts/auditor.md");
+}
+
 #[test]
 fn a_home_or_cwd_that_does_not_exist_is_an_error() {
     let s = Sandbox::new();

@@ -70,6 +70,13 @@ pub enum DiagnosticCode {
     DuplicateId,
     /// A default file for a prompt id the manifest does not declare.
     UndeclaredId,
+    /// A file or folder named by a project's configuration resolves
+    /// (symbolic links followed) outside the project, which is not trusted:
+    /// it is not read.
+    OutsideProject,
+    /// A `trustedProjects` entry that is not `~/...` or absolute, or the
+    /// list in a settings file other than the global one (ignored there).
+    TrustedProjects,
 }
 
 /// A 1-based line and column (columns count characters).

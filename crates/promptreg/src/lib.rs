@@ -187,6 +187,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! A project's configuration reads only files inside the project, symbolic
+//! links resolved, unless the user trusts the project in the global
+//! settings ([`config::trust_project`]); the [`config`] module describes
+//! this trust boundary.
+//!
 //! Files are read by [`load_config`](PromptRegistry::load_config) and
 //! [`reload`](PromptRegistry::reload), never by a render. With the `watch`
 //! feature, `PromptRegistry::watch` follows the files and reloads when they

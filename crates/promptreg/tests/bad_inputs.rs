@@ -8,7 +8,8 @@
 //! A case folder mirrors the sandbox (`home/...`, `project/...`); a `setup`
 //! file makes what git cannot hold, one instruction per line:
 //! `huge PATH BYTES`, `dir PATH`, `file PATH`, `symlink-loop PATH`,
-//! `fifo PATH`.
+//! `fifo PATH`, `symlink PATH TARGET` (a link at PATH, replacing a file or
+//! folder there, to TARGET: absolute, or relative to the sandbox).
 
 mod support;
 
@@ -66,6 +67,10 @@ fn set_up(case: &Path, root: &Path) {
                 fs::write(&path, "a file where a directory belongs").unwrap();
             }
             "symlink-loop" => std::os::unix::fs::symlink(&path, &path).unwrap(),
+            "symlink" => {
+                let _ = fs::remove_dir_all(&path);
+                std::os::unix::fs::symlink(root.join(words[2]), &path).unwrap();
+            }
             "fifo" => {
                 let made = std::process::Command::new("mkfifo").arg(&path).status();
                 assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());

@@ -225,7 +225,8 @@ fn prompts_dir_setting_moves_the_directory() {
 fn a_file_setting_reads_that_file() {
     let sandbox = Sandbox::new();
     sandbox.home_file("rules/auditor.md", "From home.");
-    sandbox.cwd_file(
+    // The user's own settings: a project's may not read home (tests/trust.rs).
+    sandbox.home_file(
         SETTINGS,
         r#"{ "prompts": { "auditor": { "file": "~/rules/auditor.md", "mode": "override" } } }"#,
     );

@@ -203,6 +203,9 @@ fn describe_user(user: &UserOrigin) -> String {
         (Some(file), None) => format!("user file {} (named by the `file` setting)", file.display()),
         (None, _) => "user inline setting".to_owned(),
     };
+    if let Some(target) = &user.target {
+        what.push_str(&format!(" → {}", target.display()));
+    }
     if let Some(locale) = &user.locale {
         what.push_str(&format!(" for `{locale}`"));
     }
@@ -253,6 +256,7 @@ fn origin_json(origin: &Origin) -> Value {
             "source": user.source,
             "mode": user.mode.as_str(),
             "file": user.file.as_ref().map(|f| f.display().to_string()),
+            "target": user.target.as_ref().map(|t| t.display().to_string()),
             "scope": user.scope,
             "locale": user.locale.as_ref().map(|l| l.as_str()),
             "settings": user.settings.as_ref().map(|s| json!({

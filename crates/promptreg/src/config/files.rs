@@ -1,13 +1,24 @@
 //! Reading the user's files: where they are, and reading one safely (UTF-8,
-//! size limit, "not found" told apart from every other failure).
+//! size limit, "not found" told apart from every other failure, and, for a
+//! project's configuration, nothing outside the project).
 
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use super::trust::Boundary;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
 
 const BOM: &str = "\u{feff}";
+
+/// A file's text and the file actually read.
+#[derive(Debug)]
+pub(crate) struct FileText {
+    pub(crate) text: String,
+    /// The path read, symbolic links and `..` resolved, when it differs
+    /// from the path the file was found at.
+    pub(crate) target: Option<PathBuf>,
+}
 
 /// Reads `path` as UTF-8 text.
 ///
@@ -17,18 +28,85 @@ const BOM: &str = "\u{feff}";
 /// or a NUL byte (with the byte offset), any other read error.
 /// A UTF-8 byte order mark is dropped.
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, Diagnostic> {
-    let io_error = |e: io::Error| {
+    Ok(read_file(path, max_bytes, None)?.map(|file| file.text))
+}
+
+/// [`read_text`], through the path resolved: with a `boundary`, a file
+/// that resolves outside it is refused before a byte of it is read (`what`
+/// says what it is in the refusal: "a prompt file").
+pub(crate) fn read_file(
+    path: &Path,
+    max_bytes: u64,
+    boundary: Option<(&Boundary, &str)>,
+) -> Result<Option<FileText>, Diagnostic> {
+    let Some(target) = resolve(path).map_err(|e| io_error(path, e))? else {
+        return Ok(None);
+    };
+    if let Some((boundary, what)) = boundary {
+        boundary.admit(what, path, &target)?;
+    }
+    // Read through the path checked, so that a link changed in between is
+    // not followed.
+    let text = read_resolved(path, &target, max_bytes, boundary)?;
+    let target = leads_elsewhere(path, &target).then_some(target);
+    Ok(Some(FileText { text, target }))
+}
+
+/// Whether resolving `path` to `target` changed more than making it
+/// absolute: a symbolic link or a `..` on the way.
+pub(crate) fn leads_elsewhere(path: &Path, target: &Path) -> bool {
+    std::path::absolute(path).map_or(true, |absolute| absolute != target)
+}
+
+/// A folder, resolved, when it exists; with a `boundary`, refused when it
+/// resolves outside it (`what` names it in the refusal).
+pub(crate) fn resolve_dir(
+    dir: &Path,
+    boundary: Option<(&Boundary, &str)>,
+) -> Result<Option<PathBuf>, Diagnostic> {
+    let unreadable = |e: io::Error| {
         Diagnostic::error(
             DiagnosticCode::Io,
-            format!("cannot read {}: {e}", path.display()),
+            format!("cannot read directory {}: {e}", dir.display()),
         )
-        .in_file(path)
+        .in_file(dir)
     };
-    let meta = match fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error(e)),
+    let Some(target) = resolve(dir).map_err(unreadable)? else {
+        return Ok(None);
     };
+    if let Some((boundary, what)) = boundary {
+        boundary.admit(what, dir, &target)?;
+    }
+    Ok(Some(target))
+}
+
+/// `path` with every symbolic link and `..` resolved; `None` when it (or
+/// what a link points to) does not exist.
+fn resolve(path: &Path) -> io::Result<Option<PathBuf>> {
+    match fs::canonicalize(path) {
+        Ok(target) => Ok(Some(target)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn io_error(path: &Path, e: io::Error) -> Diagnostic {
+    Diagnostic::error(
+        DiagnosticCode::Io,
+        format!("cannot read {}: {e}", path.display()),
+    )
+    .in_file(path)
+}
+
+/// Reads the resolved `target` of `path` (diagnostics name `path`, as the
+/// user wrote or placed it).
+fn read_resolved(
+    path: &Path,
+    target: &Path,
+    max_bytes: u64,
+    boundary: Option<(&Boundary, &str)>,
+) -> Result<String, Diagnostic> {
+    let meta = fs::metadata(target).map_err(|e| io_error(path, e))?;
     if meta.is_dir() {
         return Err(Diagnostic::error(
             DiagnosticCode::Io,
@@ -57,16 +135,32 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, D
     if meta.len() > max_bytes {
         return Err(too_large());
     }
+    let file = fs::File::open(target).map_err(|e| io_error(path, e))?;
+    if let (Some((boundary, what)), Some(opened)) = (boundary, opened_path(&file)) {
+        // A folder on the way replaced by a link since it was resolved.
+        boundary.admit(what, path, &opened)?;
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    let file = fs::File::open(path).map_err(io_error)?;
     // The file may grow between the size check and the read.
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
-        .map_err(io_error)?;
+        .map_err(|e| io_error(path, e))?;
     if bytes.len() as u64 > max_bytes {
         return Err(too_large());
     }
-    decode(bytes).map(Some).map_err(|d| d.in_file(path))
+    decode(bytes).map_err(|d| d.in_file(path))
+}
+
+/// The path of the file `file` is open on, where the system tells it.
+#[cfg(target_os = "linux")]
+fn opened_path(file: &fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn opened_path(_file: &fs::File) -> Option<PathBuf> {
+    None
 }
 
 /// UTF-8 text without a leading byte order mark and without NUL bytes.

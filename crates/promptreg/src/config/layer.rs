@@ -34,6 +34,8 @@ pub struct LoadReport {
 #[derive(Debug)]
 pub(crate) struct UserFile {
     pub(crate) path: Box<Path>,
+    /// The file read, when `path` leads elsewhere (a symbolic link).
+    pub(crate) target: Option<Box<Path>>,
     pub(crate) scope: Option<Scope>,
     pub(crate) locale: Option<Locale>,
     pub(crate) renderer: Renderer,
@@ -97,8 +99,11 @@ pub struct ConfigPaths {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserFileInfo {
-    /// The file.
+    /// The file, where it was found.
     pub path: PathBuf,
+    /// The file actually read, symbolic links and `..` resolved, when it
+    /// is not `path` itself.
+    pub target: Option<PathBuf>,
     /// Under home or cwd; `None` for a file named by a `file` setting.
     pub scope: Option<Scope>,
     /// The locale of a `<key>.<locale>.md` file.
@@ -127,8 +132,11 @@ pub struct UserOrigin {
     pub mode: Mode,
     /// The settings file and key that configured the prompt, if any.
     pub settings: Option<SettingsSource>,
-    /// The prompt file, for blocks read from one.
+    /// The prompt file, for blocks read from one, where it was found.
     pub file: Option<PathBuf>,
+    /// The file actually read, symbolic links and `..` resolved, when it
+    /// is not `file` itself.
+    pub target: Option<PathBuf>,
     /// Whether that file is under home or cwd (`None` for a file named by
     /// the `file` setting).
     pub scope: Option<Scope>,
@@ -159,6 +167,9 @@ impl UserPart<'_> {
             mode: self.mode,
             settings: self.settings.cloned(),
             file: self.file.map(|f| f.path.to_path_buf()),
+            target: self
+                .file
+                .and_then(|f| f.target.as_deref().map(Path::to_path_buf)),
             scope: self.file.and_then(|f| f.scope),
             locale: self.file.and_then(|f| f.locale.clone()),
         }
@@ -231,6 +242,7 @@ impl UserLayer {
             .files()
             .map(|(f, legacy)| UserFileInfo {
                 path: f.path.to_path_buf(),
+                target: f.target.as_deref().map(Path::to_path_buf),
                 scope: f.scope,
                 locale: f.locale.clone(),
                 legacy,

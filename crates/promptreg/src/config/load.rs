@@ -1,7 +1,7 @@
 //! Reading a configuration: settings files, prompt directories, files named
 //! by settings, legacy files; every problem collected as a diagnostic.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -11,8 +11,9 @@ use super::files;
 use super::layer::{ConfigPaths, KeyConfig, KeyFiles, UserFile, UserLayer, digest};
 use super::options::LoadOptions;
 use super::resolve::Scope;
-use super::settings::{self, Settings};
+use super::settings::{self, ParsedSettings, Settings};
 use super::spec::{ConfigSpec, FileKey};
+use super::trust::{Boundary, TRUSTED_PROJECTS};
 use crate::Map;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
@@ -34,6 +35,9 @@ impl UserLayer {
             options: &options,
             diagnostics: Vec::new(),
             watched: ConfigPaths::default(),
+            boundary: None,
+            project_keys: HashSet::new(),
+            project_prompts_dir: false,
         };
         let settings = loader.settings();
         let prompts_dir = settings
@@ -45,9 +49,10 @@ impl UserLayer {
             .watched
             .dirs
             .extend(global.iter().chain(local.iter()).cloned());
+        // The global folder is the user's own unless the project chose it.
         let dirs = [
-            loader.directory(global.as_deref(), Scope::Global),
-            loader.directory(local.as_deref(), Scope::Local),
+            loader.directory(global.as_deref(), Scope::Global, loader.project_prompts_dir),
+            loader.directory(local.as_deref(), Scope::Local, true),
         ];
         let explicit = loader.explicit_files(&settings);
         let legacy = loader.legacy_files();
@@ -124,12 +129,34 @@ struct Loader<'a> {
     options: &'a LoadOptions,
     diagnostics: Vec<Diagnostic>,
     watched: ConfigPaths,
+    /// Where the project's configuration may read; `None` when it may read
+    /// anywhere (no project, or a trusted one). Known once the global
+    /// settings are read.
+    boundary: Option<Boundary>,
+    /// The keys whose settings block comes from the project's settings.
+    project_keys: HashSet<PromptId>,
+    /// Whether the `promptsDir` in force comes from the project's settings.
+    project_prompts_dir: bool,
+}
+
+/// Which settings file: the order they are read in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SettingsFile {
+    Global,
+    /// The project's: confined to the project unless trusted.
+    Local,
+    /// Named by the environment variable: the user's choice, trusted.
+    Env,
 }
 
 impl Loader<'_> {
-    fn read(&mut self, path: &Path) -> Option<String> {
-        match files::read_text(path, self.spec.max_file_size()) {
-            Ok(text) => text,
+    /// Reads a prompt file; `what` it is, when the project's configuration
+    /// chose it and the boundary applies.
+    fn read(&mut self, path: &Path, confined: Option<&str>) -> Option<files::FileText> {
+        let boundary = self.boundary.as_ref();
+        let within = confined.and_then(|what| Some((boundary?, what)));
+        match files::read_file(path, self.spec.max_file_size(), within) {
+            Ok(file) => file,
             Err(d) => {
                 self.diagnostics.push(d);
                 None
@@ -141,40 +168,121 @@ impl Loader<'_> {
     fn settings(&mut self) -> Settings {
         let home = self.options.home();
         let cwd = self.options.cwd();
-        let mut paths: Vec<(PathBuf, bool)> = Vec::new();
+        let mut paths: Vec<(PathBuf, SettingsFile)> = Vec::new();
         if let Some(name) = self.spec.global_settings_file() {
-            paths.push((home.join(name), false));
+            paths.push((home.join(name), SettingsFile::Global));
         }
         if let (Some(name), Some(cwd)) = (self.spec.local_settings_file(), cwd) {
-            paths.push((cwd.join(name), false));
+            paths.push((cwd.join(name), SettingsFile::Local));
         }
         if let Some(raw) = self.options.settings_env() {
             let path =
                 files::expand(raw.trim(), home, cwd).unwrap_or_else(|| PathBuf::from(raw.trim()));
-            paths.push((path, true));
+            paths.push((path, SettingsFile::Env));
         }
-        let mut merged = Settings::default();
         self.watched
             .files
             .extend(paths.iter().map(|(path, _)| path.clone()));
-        for (path, required) in paths {
-            let text = match files::read_text(&path, self.spec.max_file_size()) {
-                Ok(Some(text)) if !text.trim().is_empty() => text,
-                Ok(None) if required => {
-                    self.missing_env_file(&path);
-                    continue;
-                }
-                Ok(_) => continue,
-                Err(d) => {
-                    self.diagnostics.push(d);
-                    continue;
-                }
-            };
-            let (parsed, diagnostics) = settings::parse(&text, &path, self.spec);
-            self.diagnostics.extend(diagnostics);
-            merged.layer(parsed);
+        let mut merged = Settings::default();
+        let mut trusted = Vec::new();
+        // The global file first: it says which projects are trusted.
+        let (global, others): (Vec<_>, Vec<_>) = paths
+            .into_iter()
+            .partition(|(_, which)| *which == SettingsFile::Global);
+        for (path, which) in global {
+            if let Some(mut parsed) = self.settings_file(&path, which) {
+                trusted = parsed.take_trusted_projects();
+                self.note_origin(&parsed, which);
+                merged.layer(parsed);
+            }
+        }
+        self.set_boundary(&trusted);
+        for (path, which) in others {
+            if let Some(parsed) = self.settings_file(&path, which) {
+                self.note_origin(&parsed, which);
+                merged.layer(parsed);
+            }
         }
         merged
+    }
+
+    /// The project's boundary, given the global settings' trusted projects.
+    fn set_boundary(&mut self, trusted: &[String]) {
+        let home = self.options.home();
+        let global = self.spec.global_settings_file().map(|name| home.join(name));
+        self.boundary = Boundary::of_project(self.options.cwd(), home, trusted, global);
+    }
+
+    /// One settings file, parsed; `None` when absent, blank or unreadable.
+    fn settings_file(&mut self, path: &Path, which: SettingsFile) -> Option<ParsedSettings> {
+        let boundary = self
+            .boundary
+            .as_ref()
+            .filter(|_| which == SettingsFile::Local);
+        let within = boundary.map(|b| (b, "the project's settings file"));
+        let text = match files::read_file(path, self.spec.max_file_size(), within) {
+            Ok(Some(file)) if !file.text.trim().is_empty() => file.text,
+            Ok(None) if which == SettingsFile::Env => {
+                self.missing_env_file(path);
+                return None;
+            }
+            Ok(_) => return None,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return None;
+            }
+        };
+        let (parsed, diagnostics) = settings::parse(&text, path, self.spec);
+        self.diagnostics.extend(diagnostics);
+        if which != SettingsFile::Global
+            && let Some(list) = parsed.trusted_projects()
+        {
+            self.misplaced_trust(path, &text, list.span.clone());
+        }
+        Some(parsed)
+    }
+
+    /// Records which keys (and whether `promptsDir`) the project's
+    /// settings decide: a later file's block replaces an earlier one.
+    fn note_origin(&mut self, parsed: &ParsedSettings, which: SettingsFile) {
+        let project = which == SettingsFile::Local;
+        for key in parsed.prompt_keys() {
+            if project {
+                self.project_keys.insert(key.clone());
+            } else {
+                self.project_keys.remove(key);
+            }
+        }
+        if parsed.sets_prompts_dir() {
+            self.project_prompts_dir = project;
+        }
+    }
+
+    /// A project cannot trust itself: its list is ignored, with a warning.
+    fn misplaced_trust(&mut self, path: &Path, text: &str, span: std::ops::Range<usize>) {
+        let global = self
+            .spec
+            .global_settings_file()
+            .map(|name| self.options.home().join(name));
+        let hint = match global {
+            Some(global) => format!(
+                "move it to the global settings file {}, or run `promptreg trust DIR`",
+                global.display()
+            ),
+            None => "remove it".to_owned(),
+        };
+        self.diagnostics.push(
+            Diagnostic::warning(
+                DiagnosticCode::TrustedProjects,
+                format!(
+                    "`{TRUSTED_PROJECTS}` is read only from the global settings file and is ignored here"
+                ),
+            )
+            .in_file(path)
+            .at(text, span)
+            .key_path(TRUSTED_PROJECTS)
+            .suggest(Some(hint)),
+        );
     }
 
     fn missing_env_file(&mut self, path: &Path) {
@@ -192,11 +300,27 @@ impl Loader<'_> {
         );
     }
 
-    /// Every `<key>.md` and `<key>.<locale>.md` in `dir`.
-    fn directory(&mut self, dir: Option<&Path>, scope: Scope) -> HashMap<PromptId, KeyFiles> {
+    /// Every `<key>.md` and `<key>.<locale>.md` in `dir`; `confined` when
+    /// the project's configuration chose the folder.
+    fn directory(
+        &mut self,
+        dir: Option<&Path>,
+        scope: Scope,
+        confined: bool,
+    ) -> HashMap<PromptId, KeyFiles> {
         let mut found: HashMap<PromptId, KeyFiles> = HashMap::new();
         let Some(dir) = dir else { return found };
-        let mut names: Vec<String> = match fs::read_dir(dir) {
+        let boundary = self.boundary.as_ref().filter(|_| confined);
+        let resolved = match files::resolve_dir(dir, boundary.map(|b| (b, "the prompts folder"))) {
+            Ok(Some(resolved)) => resolved,
+            Ok(None) => return found,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return found;
+            }
+        };
+        // List the folder that was checked, not whatever `dir` names now.
+        let mut names: Vec<String> = match fs::read_dir(&resolved) {
             Ok(entries) => entries
                 .filter_map(Result::ok)
                 .filter_map(|e| e.file_name().into_string().ok())
@@ -220,7 +344,8 @@ impl Loader<'_> {
             let Some((key, locale)) = self.classify(&name, &path) else {
                 continue;
             };
-            let Some(file) = self.prompt_file(&path, Some(scope), locale.clone()) else {
+            let confined = confined.then_some("a prompt file");
+            let Some(file) = self.prompt_file(&path, Some(scope), locale.clone(), confined) else {
                 continue;
             };
             let files = found.entry(key).or_default();
@@ -258,14 +383,16 @@ impl Loader<'_> {
     }
 
     /// Reads one prompt file, with its front matter; blank files are
-    /// absent, with a warning.
+    /// absent, with a warning. `confined`: what it is, when the project's
+    /// configuration chose it.
     fn prompt_file(
         &mut self,
         path: &Path,
         scope: Option<Scope>,
         locale: Option<Locale>,
+        confined: Option<&str>,
     ) -> Option<Arc<UserFile>> {
-        let text = self.read(path)?;
+        let files::FileText { text, target } = self.read(path, confined)?;
         let renderer = match self.user_renderer(&text, path) {
             Ok(renderer) => renderer?,
             Err(d) => {
@@ -275,6 +402,7 @@ impl Loader<'_> {
         };
         Some(Arc::new(UserFile {
             path: path.into(),
+            target: target.map(PathBuf::into_boxed_path),
             scope,
             locale,
             renderer,
@@ -331,7 +459,13 @@ impl Loader<'_> {
                 continue;
             };
             self.watched.files.push(path.clone());
-            if let Some(file) = self.prompt_file(&path, None, None) {
+            let what = format!(
+                "named by `{}` in {}",
+                block.source.key_path,
+                block.source.file.display()
+            );
+            let confined = self.project_keys.contains(key).then_some(what.as_str());
+            if let Some(file) = self.prompt_file(&path, None, None, confined) {
                 found.insert(key.clone(), file);
             }
         }
@@ -349,7 +483,9 @@ impl Loader<'_> {
             for (root, scope) in roots {
                 let Some(root) = root else { continue };
                 self.watched.files.push(root.join(&legacy.path));
-                if let Some(file) = self.prompt_file(&root.join(&legacy.path), Some(scope), None) {
+                let confined = (scope == Scope::Local).then_some("a legacy prompt file");
+                let path = root.join(&legacy.path);
+                if let Some(file) = self.prompt_file(&path, Some(scope), None, confined) {
                     found
                         .entry(legacy.key.clone())
                         .or_default()

@@ -67,6 +67,71 @@
 //! and a warning says so. Legacy files ([`ConfigSpecBuilder::legacy_file`])
 //! are read, local before global, only when the unified lookup for their key
 //! finds nothing, and never in mode `off`.
+//!
+//! # Trust boundary
+//!
+//! Configuration under home is the user's own and is trusted: the global
+//! settings file, the global prompts folder, legacy files under home, the
+//! settings file named by the environment variable, and every file those
+//! settings name may be anywhere. A project's configuration comes with a
+//! repository someone may have cloned, and what it reads goes into prompts
+//! sent to a model provider, so it may only read files inside the project
+//! (`cwd`), after resolving symbolic links and `..`:
+//!
+//! - the local settings file;
+//! - the project's prompts folder and each file in it;
+//! - the local legacy files;
+//! - a `file` set by the local settings (`~/...` and absolute paths
+//!   included);
+//! - the global prompts folder too when the local settings set `promptsDir`,
+//!   since the project then chose it.
+//!
+//! Links that stay inside the project are fine. A file or folder that
+//! resolves outside is not read at all: an error diagnostic
+//! ([`DiagnosticCode::OutsideProject`](crate::DiagnosticCode::OutsideProject))
+//! names it, where it leads, and the command that trusts the project, and
+//! the load fails, so the previous configuration stays in force. An error
+//! rather than a warning because skipping the file would silently send a
+//! different prompt than the project's configuration describes, as an
+//! unreadable file would; the fix is one command.
+//!
+//! The check and the read use the same resolved path, so a link changed in
+//! between is not followed (on Linux the opened file is checked again).
+//!
+//! A user trusts a project by listing its root under `trustedProjects` in
+//! the **global** settings file (as `direnv allow` or `mise trust` do);
+//! [`trust_project`] and `promptreg trust DIR` add it. Entries are `~/...`
+//! or absolute, resolved like the project, and a folder trusts every folder
+//! below it. A trusted project's configuration reads like the user's own.
+//! A `trustedProjects` list in any other settings file is ignored, with a
+//! warning: a project cannot trust itself. When the project is home itself,
+//! its configuration is the user's own.
+//!
+//! ```
+//! use promptreg::config::{check, trust_project, ConfigSpec, LoadOptions};
+//! use promptreg::DiagnosticCode;
+//! # let home = tempfile::tempdir()?;
+//! # let project = tempfile::tempdir()?;
+//! std::fs::create_dir_all(project.path().join(".app"))?;
+//! std::fs::write(home.path().join("notes.md"), "Private notes.")?;
+//! std::fs::write(
+//!     project.path().join(".app/settings.json"),
+//!     r#"{ "prompts": { "auditor": { "file": "~/notes.md" } } }"#,
+//! )?;
+//! let spec = ConfigSpec::builder("app").key("auditor").prompts_dir(".app/prompts")
+//!     .settings_file(".app/settings.json").build()?;
+//! let options = LoadOptions::new(home.path(), project.path());
+//!
+//! let refused = check(&spec, &options);
+//! assert_eq!(refused[0].code, DiagnosticCode::OutsideProject);
+//!
+//! trust_project(&spec, home.path(), project.path())?;
+//! assert!(check(&spec, &options).is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`resolve_prompt`] has no boundary: it is given the settings, and its
+//! caller decides what to trust.
 
 mod check;
 mod files;
@@ -78,6 +143,7 @@ mod resolve;
 mod schema;
 mod settings;
 mod spec;
+mod trust;
 
 pub use check::{check, check_settings};
 pub use layer::{ConfigPaths, LoadReport, UserFileInfo, UserOrigin};
@@ -90,6 +156,7 @@ pub use spec::{
     ConfigSpec, ConfigSpecBuilder, DEFAULT_MAX_FILE_SIZE, KeyPattern, LegacyAlias, LegacyField,
     LegacyFile,
 };
+pub use trust::{TrustedProject, trust_project};
 
 pub(crate) use files::read_text;
 pub(crate) use layer::{UserChoice, UserLayer, UserPart, digest};

@@ -101,6 +101,17 @@ impl ResolveOptions {
 ///    `override` or with an inline block, `final_text` is the block; in the
 ///    other modes `default + "\n\n" + block`.
 ///
+/// # No trust boundary
+///
+/// This function applies the rule exactly as written and nothing more: it
+/// reads the `file` and the prompts directories wherever they lead,
+/// symbolic links followed, whatever the project. It cannot know where
+/// `cfg` came from; its caller does, and decides what to trust before
+/// passing it (a `file` from a cloned repository's settings could name
+/// `~/.ssh/id_rsa`). [`PromptRegistry::load_config`](crate::PromptRegistry::load_config)
+/// reads the settings files itself and applies the trust boundary the
+/// [module docs](crate::config#trust-boundary) describe.
+///
 /// ```
 /// use promptreg::config::{resolve_prompt, Mode, PromptSettings, ResolveOptions, Source};
 /// # let home = tempfile::tempdir()?;

@@ -10,8 +10,8 @@ use super::settings::PromptSettings;
 use super::spec::{ConfigSpec, KeyPattern, LegacyField};
 
 /// The JSON Schema (draft 2020-12) of `spec`'s settings files: the declared
-/// keys and patterns under `prompts`, `promptsDir`, and the legacy keys
-/// (marked deprecated). Unknown keys are refused at every level, as the
+/// keys and patterns under `prompts`, `promptsDir`, `trustedProjects`, and
+/// the legacy keys (marked deprecated). Unknown keys are refused at every level, as the
 /// loader refuses them.
 ///
 /// ```
@@ -56,6 +56,14 @@ pub fn settings_schema(spec: &ConfigSpec) -> Schema {
         json!({
             "description": format!("The prompts directory (default `{}`): relative to home and to the project, `~/...` or absolute.", spec.prompts_dir()),
             "type": ["string", "null"],
+        }),
+    );
+    properties.insert(
+        "trustedProjects".into(),
+        json!({
+            "description": "Only in the global settings file: project folders (`~/...` or absolute) whose configuration may read files outside the project; a folder trusts the folders below it. `promptreg trust DIR` adds one.",
+            "type": ["array", "null"],
+            "items": { "type": "string", "minLength": 1 },
         }),
     );
     for alias in spec.legacy_aliases() {

@@ -12,6 +12,7 @@
 //! ```
 
 use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::ast::{Object, ObjectProp, Value};
@@ -22,6 +23,7 @@ use serde::Serialize;
 
 use super::mode::Mode;
 use super::spec::{ConfigSpec, LegacyField};
+use super::trust::{self, TRUSTED_PROJECTS};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Position};
 use crate::id::PromptId;
 use crate::suggest;
@@ -121,6 +123,42 @@ pub(crate) struct ParsedSettings {
     path: PathBuf,
     prompts: BTreeMap<PromptId, SettingsBlock>,
     prompts_dir: Option<String>,
+    trusted_projects: Option<TrustedList>,
+}
+
+/// The `trustedProjects` list of a settings file; only the global file's
+/// counts.
+#[derive(Debug)]
+pub(crate) struct TrustedList {
+    /// The entries as written: `~`, `~/...` or absolute.
+    pub(crate) entries: Vec<String>,
+    /// Where the key is, to report a list in the wrong file.
+    pub(crate) span: Range<usize>,
+}
+
+impl ParsedSettings {
+    /// The keys this file has a block for.
+    pub(crate) fn prompt_keys(&self) -> impl Iterator<Item = &PromptId> {
+        self.prompts.keys()
+    }
+
+    /// Whether this file sets `promptsDir`.
+    pub(crate) fn sets_prompts_dir(&self) -> bool {
+        self.prompts_dir.is_some()
+    }
+
+    /// The file's `trustedProjects`, when it has one.
+    pub(crate) fn trusted_projects(&self) -> Option<&TrustedList> {
+        self.trusted_projects.as_ref()
+    }
+
+    /// The entries of the file's `trustedProjects`, taken out.
+    pub(crate) fn take_trusted_projects(&mut self) -> Vec<String> {
+        self.trusted_projects
+            .take()
+            .map(|list| list.entries)
+            .unwrap_or_default()
+    }
 }
 
 /// A validated scalar value.
@@ -130,6 +168,8 @@ enum Setting {
 }
 
 const SCHEMA_KEY: &str = "$schema";
+/// The top-level keys of every settings file, legacy aliases aside.
+const TOP_LEVEL: [&str; 4] = ["prompts", "promptsDir", TRUSTED_PROJECTS, SCHEMA_KEY];
 const PROMPT_FIELDS: [&str; 3] = ["mode", "inline", "file"];
 
 /// Parses and validates one settings file, reporting every problem. What is
@@ -150,6 +190,7 @@ pub(crate) fn parse(
         path: path.to_path_buf(),
         prompts: BTreeMap::new(),
         prompts_dir: None,
+        trusted_projects: None,
     };
     if let Some(root) = v.parse_root() {
         v.root(&root, &mut parsed);
@@ -191,18 +232,7 @@ impl<'a> Validator<'a> {
     }
 
     fn parse_root(&mut self) -> Option<Value<'a>> {
-        let options = ParseOptions {
-            allow_comments: true,
-            allow_trailing_commas: true,
-            allow_loose_object_property_names: false,
-            allow_missing_commas: false,
-            allow_single_quoted_strings: false,
-            allow_hexadecimal_numbers: false,
-            allow_unary_plus_numbers: false,
-            allow_bare_decimal_point_numbers: false,
-            allow_non_finite_numbers: false,
-            allow_extended_string_escapes: false,
-        };
+        let options = parse_options();
         match jsonc_parser::parse_to_ast(self.text, &CollectOptions::default(), &options) {
             Ok(result) => result.value,
             Err(e) => {
@@ -230,6 +260,9 @@ impl<'a> Validator<'a> {
                 SCHEMA_KEY => {
                     self.text_value(&prop.value, SCHEMA_KEY);
                 }
+                TRUSTED_PROJECTS => {
+                    out.trusted_projects = self.trusted_projects(prop);
+                }
                 _ => match self
                     .spec
                     .legacy_aliases()
@@ -246,7 +279,7 @@ impl<'a> Validator<'a> {
 
     fn unknown_top_level(&mut self, prop: &ObjectProp<'a>) {
         let name = prop.name.as_str();
-        let known = ["prompts", "promptsDir", SCHEMA_KEY]
+        let known = TOP_LEVEL
             .into_iter()
             .chain(self.spec.legacy_aliases().iter().map(|a| a.name.as_str()));
         let hint = suggest::did_you_mean(name, known);
@@ -302,6 +335,46 @@ impl<'a> Validator<'a> {
                 out.prompts.insert(id, block);
             }
         }
+    }
+
+    /// A list of `~`, `~/...` or absolute paths (`null`: none).
+    fn trusted_projects(&mut self, prop: &ObjectProp<'a>) -> Option<TrustedList> {
+        let span = prop.name.range().start..prop.name.range().end;
+        let elements = match &prop.value {
+            Value::Array(array) => &array.elements,
+            Value::NullKeyword(_) => return None,
+            other => {
+                let message = format!("expected a list of folders, found {}", describe(other));
+                self.error(DiagnosticCode::WrongType, message, other, TRUSTED_PROJECTS);
+                return None;
+            }
+        };
+        let mut entries = Vec::new();
+        for (index, element) in elements.iter().enumerate() {
+            let key_path = format!("{TRUSTED_PROJECTS}[{index}]");
+            let Value::StringLit(s) = element else {
+                let message = format!("expected a folder path, found {}", describe(element));
+                self.error(DiagnosticCode::WrongType, message, element, &key_path);
+                continue;
+            };
+            if trust::is_rooted(s.value.trim()) {
+                entries.push(s.value.trim().to_owned());
+                continue;
+            }
+            let d = Diagnostic::error(
+                DiagnosticCode::TrustedProjects,
+                format!(
+                    "trusted project `{}` is not an absolute path",
+                    s.value.escape_debug()
+                ),
+            )
+            .suggest(Some(
+                "write it as `~/...` or from `/`; `promptreg trust DIR` writes it for you"
+                    .to_owned(),
+            ));
+            self.report(d, element, &key_path);
+        }
+        Some(TrustedList { entries, span })
     }
 
     fn known_keys_hint(&self) -> String {
@@ -463,6 +536,22 @@ impl<'a> Validator<'a> {
                 None
             }
         }
+    }
+}
+
+/// JSON with comments and trailing commas, nothing looser.
+pub(crate) fn parse_options() -> ParseOptions {
+    ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
     }
 }
 

@@ -400,7 +400,10 @@ impl ConfigSpecBuilder {
 
         let mut aliases = Vec::new();
         for (name, target) in &self.aliases {
-            if matches!(name.as_str(), "prompts" | "promptsDir" | "$schema") {
+            if matches!(
+                name.as_str(),
+                "prompts" | "promptsDir" | "trustedProjects" | "$schema"
+            ) {
                 problem(format!(
                     "legacy alias `{name}` would hide the settings key of the same name"
                 ));
