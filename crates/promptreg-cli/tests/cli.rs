@@ -230,7 +230,7 @@ fn render_prints_exactly_what_the_application_sends() {
     // No trailing newline is added when not on a terminal.
     let (_, stdout, _) = run(s.with_pack("goal-agent").args(["render", "auditor"]));
     assert!(
-        stdout.ends_with("Reject unless the verifier hash is present."),
+        stdout.ends_with("one line per task with the evidence or what is missing."),
         "{stdout:?}"
     );
 }
@@ -307,6 +307,46 @@ fn explain_shows_every_part_and_where_it_came_from() {
                 .arg(context("web-agent"))
         );
     });
+}
+
+#[test]
+fn explain_json_names_the_locale_matching_step_of_every_variant() {
+    let s = configured();
+    let value = json(
+        s.with_pack("web-agent")
+            .args([
+                "explain",
+                "webagent-narrator.system",
+                "--locale",
+                "zh-HK",
+                "--ctx",
+            ])
+            .arg(context("web-agent")),
+    );
+    assert_eq!(value["same_script"], "zh-Hant");
+    let body = &value["parts"][0]["origin"];
+    assert_eq!(body["kind"], "locale-variant");
+    assert_eq!(body["locale"], "zh-TW");
+    assert_eq!(body["step"], "same-script");
+
+    let value = json(
+        s.with_pack("goal-agent")
+            .args(["explain", "goal-running", "--locale", "ja-JP", "--ctx"])
+            .arg(context("goal-agent")),
+    );
+    let head = &value["parts"][0]["origin"];
+    assert_eq!(head["kind"], "pinned-head");
+    assert_eq!(head["translation"]["locale"], "ja");
+    assert_eq!(head["translation"]["step"], "cldr-parent");
+    let value = json(
+        s.with_pack("goal-agent")
+            .args(["explain", "goal-running", "--locale", "fr", "--ctx"])
+            .arg(context("goal-agent")),
+    );
+    assert_eq!(
+        value["parts"][0]["origin"]["translation"],
+        serde_json::Value::Null
+    );
 }
 
 #[test]
@@ -587,7 +627,11 @@ fn a_link_out_of_the_project_is_refused_with_the_command_that_trusts_it() {
     assert_eq!(code, 0);
     let (code, stdout, stderr) = run(s.with_pack("goal-agent").args(["render", "auditor"]));
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.ends_with("Private notes."), "{stdout}");
+    // The user's block comes before the auditor's pinned answer format.
+    assert!(
+        stdout.contains("\n\nPrivate notes.\n\nAnswer PASS or FAIL"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -22,6 +22,9 @@ pub enum ErrorKind {
     NoPromptForLocale,
     /// A renderer expects a context of another type than the one given.
     ContextType,
+    /// A translation names a pinned block the prompt's default does not
+    /// have.
+    UnknownPin,
     /// A renderer panicked while rendering.
     RendererPanicked,
     /// A configuration (settings files, prompt files, a declaration) has
@@ -43,6 +46,7 @@ impl ErrorKind {
             ErrorKind::InvalidId => "invalid-id",
             ErrorKind::InvalidLocale => "invalid-locale",
             ErrorKind::UnknownId => "unknown-id",
+            ErrorKind::UnknownPin => "unknown-pin",
             ErrorKind::NoPromptForLocale => "no-prompt-for-locale",
             ErrorKind::ContextType => "context-type",
             ErrorKind::RendererPanicked => "renderer-panicked",
@@ -60,6 +64,7 @@ impl ErrorKind {
             ErrorKind::UnknownId => "unknown prompt id",
             ErrorKind::NoPromptForLocale => "no prompt for locale",
             ErrorKind::ContextType => "wrong context type",
+            ErrorKind::UnknownPin => "unknown pinned block",
             ErrorKind::RendererPanicked => "renderer panicked",
             ErrorKind::Config => "invalid configuration",
             ErrorKind::NotLoaded => "no configuration loaded",

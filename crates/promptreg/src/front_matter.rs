@@ -6,7 +6,7 @@
 //! description: Active-goal agent system prompt
 //! template: true
 //! variables:
-//!   goal_id: { required: true }
+//!   goal_id: { required: true, type: string }
 //!   tone: { default: calm }
 //! pin_head: "[PI GOAL ACTIVE goalId={{ goal_id }}]"
 //! pin_tail:
@@ -23,7 +23,12 @@ use serde::Deserialize;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
 use crate::renderer::Renderer;
 use crate::suggest;
-use crate::template::{Template, Variable};
+use crate::template::{Template, Variable, VariableType};
+
+/// The front matter key of the pinned blocks before the body.
+pub(crate) const PIN_HEAD: &str = "pin_head";
+/// The front matter key of the pinned blocks after the body.
+pub(crate) const PIN_TAIL: &str = "pin_tail";
 
 /// What front matter may say.
 #[derive(Debug, Default, Deserialize)]
@@ -46,6 +51,8 @@ pub(crate) struct FrontMatter {
 struct VariableSpec {
     required: Option<bool>,
     default: Option<serde_json::Value>,
+    #[serde(rename = "type")]
+    kind: Option<VariableType>,
     #[allow(dead_code)] // Documentation for people reading the file.
     description: Option<String>,
 }
@@ -74,10 +81,11 @@ impl Blocks {
 #[derive(Debug)]
 pub(crate) struct Document<'a> {
     pub(crate) meta: FrontMatter,
-    /// The YAML between the fences (empty without front matter); it starts
-    /// on line 2 of the file.
-    pub(crate) front_matter: &'a str,
     pub(crate) body: &'a str,
+    /// The whole file.
+    text: &'a str,
+    /// Where the YAML between the fences starts and ends in `text`.
+    front_matter: std::ops::Range<usize>,
     /// How many lines precede the body in the file.
     body_line_offset: usize,
 }
@@ -96,8 +104,9 @@ impl<'a> Document<'a> {
         if !starts_with_fence {
             return Ok(Document {
                 meta: FrontMatter::default(),
-                front_matter: "",
                 body: text,
+                text,
+                front_matter: 0..0,
                 body_line_offset: 0,
             });
         }
@@ -106,12 +115,15 @@ impl<'a> Document<'a> {
         for (line_count, line) in (2..).zip(lines) {
             if is_fence(line) {
                 let yaml = &text[yaml_start..offset];
-                return Ok(Document {
+                let document = Document {
                     meta: parse_yaml(yaml, path)?,
-                    front_matter: yaml,
                     body: &text[offset + line.len()..],
+                    text,
+                    front_matter: yaml_start..offset,
                     body_line_offset: line_count,
-                });
+                };
+                document.check_defaults(path)?;
+                return Ok(document);
             }
             offset += line.len();
         }
@@ -135,6 +147,7 @@ impl<'a> Document<'a> {
                     name: name.clone(),
                     required: spec.and_then(|s| s.required).unwrap_or(default.is_none()),
                     default,
+                    kind: spec.and_then(|s| s.kind),
                 }
             })
             .collect()
@@ -149,6 +162,50 @@ impl<'a> Document<'a> {
     /// the end of the file).
     pub(crate) fn body_offset(&self, text: &str) -> usize {
         text.len() - self.body.len()
+    }
+
+    /// Every declared default has its variable's declared type.
+    fn check_defaults(&self, path: &Path) -> Result<(), Diagnostic> {
+        let mismatch = self
+            .variables()
+            .into_iter()
+            .find_map(|v| Some((v.default_mismatch()?, v.name)));
+        let Some((message, name)) = mismatch else {
+            return Ok(());
+        };
+        let d = Diagnostic::error(DiagnosticCode::FrontMatter, message)
+            .in_file(path)
+            .suggest(Some(
+                "make the default match the declared `type`, or change the type".to_owned(),
+            ));
+        Err(match self.variable_span(&name) {
+            Some(span) => d.at(&LineIndex::new(self.text), span),
+            None => d,
+        })
+    }
+
+    /// The byte range of a declared variable's name in the file: the first
+    /// indented `name:` line after the `variables` key.
+    pub(crate) fn variable_span(&self, name: &str) -> Option<std::ops::Range<usize>> {
+        let start = self.key_span("variables")?.start;
+        let mut offset = start;
+        for line in self
+            .text
+            .get(start..self.front_matter.end)?
+            .split_inclusive('\n')
+        {
+            let indented = line.trim_start();
+            let indent = line.len() - indented.len();
+            let declares = indent > 0
+                && indented
+                    .strip_prefix(name)
+                    .is_some_and(|rest| rest.trim_start().starts_with(':'));
+            if declares {
+                return Some(offset + indent..offset + indent + name.len());
+            }
+            offset += line.len();
+        }
+        None
     }
 
     /// Whether the front matter declares pinned blocks.
@@ -176,8 +233,7 @@ impl<'a> Document<'a> {
         if !self.is_template() || self.declares_variables() {
             return self.body_renderer(path);
         }
-        Template::compile(path, self.body, self.body_line_offset, variables.to_vec())
-            .map(Renderer::from_template)
+        self.compile(path, self.body, self.body_line_offset, variables)
     }
 
     /// The pinned head and tail blocks as renderers.
@@ -185,14 +241,79 @@ impl<'a> Document<'a> {
         &self,
         path: &Path,
     ) -> Result<(Vec<Renderer>, Vec<Renderer>), Diagnostic> {
-        let build = |blocks: &Blocks| -> Result<Vec<Renderer>, Diagnostic> {
+        self.pin_renderers_with(path, &self.variables())
+    }
+
+    /// The pinned blocks as renderers, using `variables` when the front
+    /// matter declares none (a locale variant inherits its default's).
+    pub(crate) fn pin_renderers_with(
+        &self,
+        path: &Path,
+        inherited: &[Variable],
+    ) -> Result<(Vec<Renderer>, Vec<Renderer>), Diagnostic> {
+        let variables = match self.declares_variables() {
+            true => self.variables(),
+            false => inherited.to_vec(),
+        };
+        let build = |blocks: &Blocks, key: &str| -> Result<Vec<Renderer>, Diagnostic> {
+            let line_offset = self.pin_line_offset(key);
             blocks
                 .texts()
                 .iter()
-                .map(|text| self.renderer(path, text, 1))
+                .map(|text| self.compile(path, text, line_offset, &variables))
                 .collect()
         };
-        Ok((build(&self.meta.pin_head)?, build(&self.meta.pin_tail)?))
+        Ok((
+            build(&self.meta.pin_head, PIN_HEAD)?,
+            build(&self.meta.pin_tail, PIN_TAIL)?,
+        ))
+    }
+
+    /// How many pinned blocks the front matter gives under `key`
+    /// (`pin_head` or `pin_tail`).
+    pub(crate) fn pin_count(&self, key: &str) -> usize {
+        match key {
+            PIN_HEAD => self.meta.pin_head.texts().len(),
+            _ => self.meta.pin_tail.texts().len(),
+        }
+    }
+
+    /// The whole file.
+    pub(crate) fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// How many file lines precede the first line of the blocks under
+    /// `key`: a block scalar (`|`, `>`) or a list starts on the line after
+    /// the key, a plain or quoted text on the key's line. Lines of a list's
+    /// later items count from its first.
+    fn pin_line_offset(&self, key: &str) -> usize {
+        let Some(span) = self.key_span(key) else {
+            return 1;
+        };
+        let line = Position::of_offset(self.text, span.start).line;
+        let rest = self.text[span.end..].lines().next().unwrap_or_default();
+        let value = rest.trim_start().trim_start_matches(':').trim();
+        match value.is_empty() || value.starts_with(['|', '>']) {
+            true => line,
+            false => line - 1,
+        }
+    }
+
+    /// The byte range of a top-level front matter key in the file.
+    pub(crate) fn key_span(&self, key: &str) -> Option<std::ops::Range<usize>> {
+        let yaml = self.text.get(self.front_matter.clone())?;
+        let mut start = self.front_matter.start;
+        for line in yaml.split_inclusive('\n') {
+            let is_key = line
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'));
+            if is_key {
+                return Some(start..start + key.len());
+            }
+            start += line.len();
+        }
+        None
     }
 
     fn renderer(
@@ -201,10 +322,20 @@ impl<'a> Document<'a> {
         text: &str,
         line_offset: usize,
     ) -> Result<Renderer, Diagnostic> {
+        self.compile(path, text, line_offset, &self.variables())
+    }
+
+    fn compile(
+        &self,
+        path: &Path,
+        text: &str,
+        line_offset: usize,
+        variables: &[Variable],
+    ) -> Result<Renderer, Diagnostic> {
         if !self.is_template() {
             return Ok(Renderer::text(text));
         }
-        Template::compile(path, text, line_offset, self.variables()).map(Renderer::from_template)
+        Template::compile(path, text, line_offset, variables.to_vec()).map(Renderer::from_template)
     }
 }
 
@@ -300,6 +431,25 @@ mod tests {
         assert_eq!(head.len(), 1);
         assert_eq!(tail.len(), 2);
         assert_eq!(tail[1].as_text(), Some("T2"));
+    }
+
+    #[test]
+    fn a_template_error_in_a_pin_names_the_line_of_the_pin() {
+        let path = Path::new("p.md");
+        for (text, line) in [
+            (
+                "---\ntemplate: true\npin_tail: |\n  ok\n  {% if %}\n---\nB",
+                5,
+            ),
+            ("---\ntemplate: true\npin_head: \"{% if %}\"\n---\nB", 3),
+            (
+                "---\ntemplate: true\npin_head: x\npin_tail:\n  - \"{% if %}\"\n---\nB",
+                5,
+            ),
+        ] {
+            let err = parse(text).unwrap().pin_renderers(path).unwrap_err();
+            assert_eq!(err.position.map(|p| p.line), Some(line), "{text}");
+        }
     }
 
     #[test]

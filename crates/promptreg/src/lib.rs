@@ -52,12 +52,24 @@
 //! # Locales
 //!
 //! [`set_override`](PromptRegistry::set_override) replaces a body for one
-//! locale. A render looks for an override along the locale's CLDR fallback
-//! chain ([`Locale::chain`]: `zh-TW -> zh-Hant`, `es-MX -> es-419 -> es`),
-//! then along the fallback locale's chain (`en` unless
-//! [set](PromptRegistry::set_fallback_locale)), and uses the default when
-//! none matches. So you can localise one prompt into Japanese and leave every
-//! other locale on the default.
+//! locale. A render looks for an override in four steps and uses the
+//! default when none matches:
+//!
+//! 1. the render locale itself (`ja-JP`);
+//! 2. its CLDR fallback chain ([`Locale::chain`]: `zh-TW -> zh-Hant`,
+//!    `es-MX -> es-419 -> es`);
+//! 3. a variant of the same language and script, from CLDR's likely
+//!    subtags ([`Locale::language_script`]): `zh-HK` is `zh-Hant` and takes
+//!    a `zh-TW` variant, `pt-PT` takes `pt-BR` rather than English, and
+//!    `zh-CN` (`zh-Hans`) never takes `zh-TW`. When several match, the one
+//!    in the script's likeliest region comes first (`zh-TW` for `zh-Hant`,
+//!    `pt-BR` for Portuguese), then the others by tag;
+//! 4. the fallback locale's chain (`en` unless
+//!    [set](PromptRegistry::set_fallback_locale)).
+//!
+//! So you can localise one prompt into Japanese and leave every other
+//! locale on the default. The trace of a render records which step matched
+//! ([`LocaleStep`]), and `promptreg explain` prints it.
 //!
 //! ```
 //! # use promptreg::PromptRegistry;
@@ -67,6 +79,11 @@
 //!
 //! assert_eq!(registry.render_in("inline-edit.system", &(), "ja-JP")?, "あなたはインライン編集アシスタントです。");
 //! assert_eq!(registry.render_in("inline-edit.system", &(), "fr")?, "You are an inline editing assistant.");
+//!
+//! // Same language and script: Hong Kong takes the Taiwan variant.
+//! registry.set_override("inline-edit.system", "zh-TW", "你是行內編輯助理。")?;
+//! assert_eq!(registry.render_in("inline-edit.system", &(), "zh-HK")?, "你是行內編輯助理。");
+//! assert_eq!(registry.render_in("inline-edit.system", &(), "zh-CN")?, "You are an inline editing assistant.");
 //!
 //! // The current locale applies to renders that do not name one; switching
 //! // takes effect on the next render.
@@ -81,8 +98,11 @@
 //! every locale; [`append_all`](PromptRegistry::append_all) adds one after
 //! every prompt, including those registered later. A [`Prompt`] can pin
 //! blocks before and after its body: they are rendered whatever replaces the
-//! body. [`reset`](PromptRegistry::reset) clears an id's overrides and
-//! appenders and keeps its default and pins.
+//! body. [`translate_pin`](PromptRegistry::translate_pin) gives a pinned
+//! block its own text in one locale (found by the same locale matching as
+//! the body): the block stays, its wording follows the language.
+//! [`reset`](PromptRegistry::reset) clears an id's overrides, pin
+//! translations and appenders and keeps its default and pins.
 //!
 //! ```
 //! # use promptreg::{Prompt, PromptRegistry};
@@ -195,11 +215,13 @@
 //! An application can declare its prompts and its user configuration in
 //! files instead of code: a [`pack::Pack`] is a folder with a
 //! `promptreg.toml` manifest and `defaults/<id>.md` files (plus
-//! `<id>.<locale>.md` variants), each with optional front matter for a
-//! description, pinned blocks and template variables. Files are literal
-//! text unless marked as minijinja templates; templates see the render
-//! context by field name, fail on undefined variables, and stop after
-//! [`TEMPLATE_FUEL`] instructions. The [`pack`] module documents the format;
+//! `<id>.<locale>.md` variants, which may translate the pinned blocks),
+//! each with optional front matter for a description, pinned blocks and
+//! template variables, optionally typed ([`VariableType`]). Files are
+//! literal text unless marked as minijinja templates; templates see the
+//! render context by field name, fail on undefined variables and on values
+//! of the wrong declared type, and stop after [`TEMPLATE_FUEL`]
+//! instructions. The [`pack`] module documents the format;
 //! `promptreg check` validates it.
 //!
 //! # Optional features
@@ -259,12 +281,12 @@ pub use diagnostic::{
 pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};
 pub use locale::{IntoLocale, Locale};
-pub use prompt::Prompt;
+pub use prompt::{Pin, Prompt};
 pub use registry::PromptRegistry;
-pub use render::{Origin, Part, Rendered};
+pub use render::{LocaleMatch, LocaleStep, Origin, Part, Rendered};
 pub use renderer::{IntoRenderer, Renderer, markers};
 pub use snapshot::{Problem, Snapshot};
-pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable};
+pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableType};
 #[cfg(feature = "watch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "watch")))]
 pub use watch::{DEFAULT_DEBOUNCE, ReloadEvent, WatchHandle};

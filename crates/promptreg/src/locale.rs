@@ -3,6 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use icu_locale::LanguageIdentifier;
+use icu_locale::LocaleExpander;
 use icu_locale::fallback::LocaleFallbacker;
 
 use crate::error::{Error, ErrorKind};
@@ -37,6 +39,18 @@ pub struct Locale(Arc<Inner>);
 struct Inner {
     tag: Box<str>,
     chain: Box<[Box<str>]>,
+    script: Option<Script>,
+}
+
+/// The language and likely script of a locale, for matching variants of
+/// the same writing system.
+struct Script {
+    /// `zh-Hant` for `zh-HK`, `pt-Latn` for `pt-PT`.
+    key: Box<str>,
+    /// Whether the locale's region (explicit or likely) is the one most
+    /// likely for its language and script: `zh-TW` for `zh-Hant`,
+    /// `pt-BR` for `pt`.
+    likely_region: bool,
 }
 
 impl Locale {
@@ -54,6 +68,7 @@ impl Locale {
         Ok(Locale(Arc::new(Inner {
             tag: parsed.to_string().into(),
             chain: fallback_chain(&parsed),
+            script: script(&parsed.id),
         })))
     }
 
@@ -67,6 +82,29 @@ impl Locale {
     /// excluding the root.
     pub fn chain(&self) -> impl Iterator<Item = &str> + '_ {
         self.0.chain.iter().map(|key| &**key)
+    }
+
+    /// The language and its likely script, from CLDR's likely subtags
+    /// (`zh-HK` -> `zh-Hant`, `pt-PT` -> `pt-Latn`, `ja` -> `ja-Jpan`):
+    /// the key of the same-script step of a render's locale matching, after
+    /// the [chain](Self::chain). `None` when CLDR knows no script for the
+    /// language.
+    ///
+    /// ```
+    /// # use promptreg::Locale;
+    /// assert_eq!(Locale::parse("zh-HK")?.language_script(), Some("zh-Hant"));
+    /// assert_eq!(Locale::parse("zh-CN")?.language_script(), Some("zh-Hans"));
+    /// assert_eq!(Locale::parse("pt-PT")?.language_script(), Some("pt-Latn"));
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    pub fn language_script(&self) -> Option<&str> {
+        self.0.script.as_ref().map(|s| &*s.key)
+    }
+
+    /// Whether this locale's region is the likeliest for its language and
+    /// script, which ranks it first among same-script variants.
+    pub(crate) fn has_likely_region(&self) -> bool {
+        self.0.script.as_ref().is_some_and(|s| s.likely_region)
     }
 
     /// The key a variant registered for this locale is stored under: the
@@ -85,6 +123,21 @@ fn invalid(tag: &str, why: impl fmt::Display) -> Error {
         ),
     )
     .with_locale(tag)
+}
+
+/// The language and likely script of `id`, and whether its region is the
+/// likeliest for them.
+fn script(id: &LanguageIdentifier) -> Option<Script> {
+    let expander = LocaleExpander::new_extended();
+    let mut full = id.clone();
+    expander.maximize(&mut full);
+    let script = full.script?;
+    let mut typical = LanguageIdentifier::from((full.language, Some(script), None));
+    expander.maximize(&mut typical);
+    Some(Script {
+        key: format!("{}-{script}", full.language).into(),
+        likely_region: full.region.is_some() && full.region == typical.region,
+    })
 }
 
 fn fallback_chain(locale: &icu_locale::Locale) -> Box<[Box<str>]> {
@@ -253,5 +306,32 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::InvalidLocale, "{tag:?}");
             assert_eq!(err.locale(), Some(tag));
         }
+    }
+
+    #[test]
+    fn the_same_script_key_comes_from_likely_subtags() {
+        let script = |tag: &str| {
+            Locale::parse(tag)
+                .unwrap()
+                .language_script()
+                .map(str::to_owned)
+        };
+        assert_eq!(script("zh-HK").as_deref(), Some("zh-Hant"));
+        assert_eq!(script("zh-TW").as_deref(), Some("zh-Hant"));
+        assert_eq!(script("zh-CN").as_deref(), Some("zh-Hans"));
+        assert_eq!(script("zh").as_deref(), Some("zh-Hans"));
+        assert_eq!(script("pt-PT").as_deref(), Some("pt-Latn"));
+        assert_eq!(script("sr-Latn").as_deref(), Some("sr-Latn"));
+        assert_eq!(script("sr").as_deref(), Some("sr-Cyrl"));
+    }
+
+    #[test]
+    fn the_likely_region_is_known_for_each_script() {
+        let likely = |tag: &str| Locale::parse(tag).unwrap().has_likely_region();
+        assert!(likely("zh-TW"));
+        assert!(!likely("zh-HK"));
+        assert!(likely("pt-BR"));
+        assert!(!likely("pt-PT"));
+        assert!(likely("ja-JP"));
     }
 }

@@ -13,6 +13,14 @@ use crate::renderer::{IntoRenderer, Renderer};
 /// when a locale override or a user's file replaces the body, and after
 /// [`reset`](crate::PromptRegistry::reset).
 ///
+/// A pinned block can be worded per locale without being removable:
+/// [`PromptRegistry::translate_pin`](crate::PromptRegistry::translate_pin)
+/// gives one block (a [`Pin`], by side and position) its text for a
+/// locale, found by the same locale matching as a body override; locales
+/// without a translation keep the text given here. In a pack, a
+/// `<id>.<locale>.md` variant translates the blocks of its default with
+/// `pin_head` and `pin_tail`, matched by position.
+///
 /// ```
 /// use promptreg::{Locale, Prompt, PromptRegistry};
 ///
@@ -91,4 +99,16 @@ impl Prompt {
     pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
     }
+}
+
+/// One pinned block of a prompt's default, by side and position (counted
+/// from 0 in the order the blocks were pinned): what
+/// [`translate_pin`](crate::PromptRegistry::translate_pin) gives a locale's
+/// text for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pin {
+    /// A block before the body ([`Prompt::pin_head`]).
+    Head(usize),
+    /// A block after the body ([`Prompt::pin_tail`]).
+    Tail(usize),
 }

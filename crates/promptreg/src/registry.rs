@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::locale::{IntoLocale, Locale};
 use crate::pack::Pack;
-use crate::prompt::Prompt;
+use crate::prompt::{Pin, Prompt};
 use crate::render::Rendered;
 use crate::renderer::IntoRenderer;
 use crate::snapshot::{Problem, Snapshot};
@@ -322,6 +322,52 @@ impl PromptRegistry {
         Ok(())
     }
 
+    /// Gives pinned block `pin` of `id` its own text for `locale` and every
+    /// locale that matches it, as [`set_override`](Self::set_override) does
+    /// for the body: a Japanese render ends with a Japanese pinned rule.
+    ///
+    /// The block itself stays pinned whatever replaces the body; only its
+    /// text changes. Each block follows locale matching on its own, so a
+    /// locale may translate some blocks and leave the others to the
+    /// default's text. A translation set before the default is registered
+    /// is kept, and one for a position the default does not have is
+    /// never rendered.
+    ///
+    /// ```
+    /// use promptreg::{Pin, Prompt, PromptRegistry};
+    ///
+    /// let registry = PromptRegistry::new();
+    /// registry.register("auditor", Prompt::new("Audit the work.").pin_tail("Answer PASS or FAIL."))?;
+    /// registry.set_override("auditor", "ja", "作業を監査してください。")?;
+    /// registry.translate_pin("auditor", "ja", Pin::Tail(0), "PASS か FAIL で答えてください。")?;
+    ///
+    /// assert_eq!(
+    ///     registry.render_in("auditor", &(), "ja-JP")?,
+    ///     "作業を監査してください。\n\nPASS か FAIL で答えてください。"
+    /// );
+    /// assert!(registry.translate_pin("auditor", "ja", Pin::Tail(1), "…").is_err());
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId),
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale),
+    /// [`ErrorKind::UnknownPin`](crate::ErrorKind::UnknownPin) when `id`
+    /// has a default without that block.
+    pub fn translate_pin<M>(
+        &self,
+        id: &str,
+        locale: impl IntoLocale,
+        pin: Pin,
+        text: impl IntoRenderer<M>,
+    ) -> Result<(), Error> {
+        let id = PromptId::new(id)?;
+        let locale = locale.into_locale()?;
+        let text = text.into_renderer();
+        self.try_update(|s| s.translate_pin(id, locale, pin, text))
+    }
+
     /// Appends a block to `id` in every locale. Appenders stack in the order
     /// they are registered, interleaved with [`append_all`](Self::append_all)
     /// rules by that same order.
@@ -353,10 +399,10 @@ impl PromptRegistry {
         Ok(())
     }
 
-    /// Clears the overrides and appenders of `id`; its default and pinned
-    /// blocks stay. An id with overrides or appenders but no default (a
-    /// misspelt id, say; see [`problems`](Self::problems)) is cleared
-    /// entirely and no longer exists afterwards.
+    /// Clears the overrides, pin translations and appenders of `id`; its
+    /// default and pinned blocks stay. An id with overrides or appenders but
+    /// no default (a misspelt id, say; see [`problems`](Self::problems)) is
+    /// cleared entirely and no longer exists afterwards.
     ///
     /// # Errors
     ///

@@ -29,6 +29,49 @@ pub(crate) struct Appender {
     pub(crate) renderer: Renderer,
 }
 
+/// Which step of locale matching found a locale variant (an override of
+/// the body or a translation of a pinned block).
+///
+/// The steps, in the order a render tries them: the render locale itself,
+/// its CLDR parents ([`Locale::chain`]), a variant of the same language and
+/// script ([`Locale::language_script`]), the fallback locale and its
+/// parents. When none matches, the default is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LocaleStep {
+    /// The render locale itself (`ja-JP` for `ja-JP`).
+    Exact,
+    /// A CLDR parent of the render locale (`ja` for `ja-JP`, `zh-Hant`
+    /// for `zh-TW`).
+    Parent,
+    /// A variant of the same language and script (`zh-TW` for `zh-HK`,
+    /// `pt-BR` for `pt-PT`).
+    SameScript,
+    /// The fallback locale or one of its CLDR parents.
+    Fallback,
+}
+
+impl fmt::Display for LocaleStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LocaleStep::Exact => "the render locale",
+            LocaleStep::Parent => "a CLDR parent of the render locale",
+            LocaleStep::SameScript => "the same language and script as the render locale",
+            LocaleStep::Fallback => "the fallback locale",
+        })
+    }
+}
+
+/// The locale variant a pinned block was translated by, and how it was
+/// matched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocaleMatch {
+    /// The locale the translation was registered for.
+    pub locale: Locale,
+    /// The step of locale matching that found it.
+    pub step: LocaleStep,
+}
+
 /// Which part of a prompt a piece of text came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -38,14 +81,19 @@ pub enum Origin {
     PinnedHead {
         /// Position among the head blocks.
         index: usize,
+        /// The locale variant whose text was used, `None` for the
+        /// default's text.
+        translation: Option<LocaleMatch>,
     },
     /// The registered default body.
     Default,
     /// A locale override of the body.
     Override {
         /// The locale the override was registered for: the render's locale
-        /// or the entry of its fallback chain that matched.
+        /// or the variant that locale matching found.
         locale: Locale,
+        /// The step of locale matching that found it.
+        step: LocaleStep,
     },
     /// A block from the user's configuration: an inline setting or a prompt
     /// file, after the body or in its place.
@@ -54,6 +102,9 @@ pub enum Origin {
     PinnedTail {
         /// Position among the tail blocks.
         index: usize,
+        /// The locale variant whose text was used, `None` for the
+        /// default's text.
+        translation: Option<LocaleMatch>,
     },
     /// A rule appended to this prompt with
     /// [`append`](crate::PromptRegistry::append).
@@ -72,14 +123,27 @@ pub enum Origin {
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Origin::PinnedHead { index } => write!(f, "pinned head block #{}", index + 1),
+            Origin::PinnedHead { index, translation } => {
+                write!(f, "pinned head block #{}", index + 1)?;
+                write_translation(f, translation.as_ref())
+            }
             Origin::Default => f.write_str("default"),
-            Origin::Override { locale } => write!(f, "override for `{locale}`"),
+            Origin::Override { locale, .. } => write!(f, "override for `{locale}`"),
             Origin::User(user) => write!(f, "{user}"),
-            Origin::PinnedTail { index } => write!(f, "pinned tail block #{}", index + 1),
+            Origin::PinnedTail { index, translation } => {
+                write!(f, "pinned tail block #{}", index + 1)?;
+                write_translation(f, translation.as_ref())
+            }
             Origin::Appender { index } => write!(f, "appender #{}", index + 1),
             Origin::GlobalAppender { index } => write!(f, "append_all rule #{}", index + 1),
         }
+    }
+}
+
+fn write_translation(f: &mut fmt::Formatter<'_>, translation: Option<&LocaleMatch>) -> fmt::Result {
+    match translation {
+        Some(matched) => write!(f, " (`{}` translation)", matched.locale),
+        None => Ok(()),
     }
 }
 
@@ -111,40 +175,89 @@ impl Rendered {
     }
 }
 
+/// A locale variant found by locale matching, borrowed.
+pub(crate) type Matched<'a> = (&'a Locale, LocaleStep);
+
 /// Borrowed form of an [`Origin`], so the untraced path clones nothing.
 #[derive(Clone, Copy)]
 pub(crate) enum Slot<'a> {
-    Head(usize),
+    Head(usize, Option<Matched<'a>>),
     Default,
-    Override(&'a Locale),
+    Override(Matched<'a>),
     User(&'a UserPart<'a>),
-    Tail(usize),
+    Tail(usize, Option<Matched<'a>>),
     Appender(usize),
     Global(usize),
 }
 
 impl Slot<'_> {
     fn origin(self) -> Origin {
-        match self {
-            Slot::Head(index) => Origin::PinnedHead { index },
-            Slot::Default => Origin::Default,
-            Slot::Override(locale) => Origin::Override {
+        let translation = |matched: Option<Matched<'_>>| {
+            matched.map(|(locale, step)| LocaleMatch {
                 locale: locale.clone(),
+                step,
+            })
+        };
+        match self {
+            Slot::Head(index, matched) => Origin::PinnedHead {
+                index,
+                translation: translation(matched),
+            },
+            Slot::Default => Origin::Default,
+            Slot::Override((locale, step)) => Origin::Override {
+                locale: locale.clone(),
+                step,
             },
             Slot::User(part) => Origin::User(Box::new(part.origin())),
-            Slot::Tail(index) => Origin::PinnedTail { index },
+            Slot::Tail(index, matched) => Origin::PinnedTail {
+                index,
+                translation: translation(matched),
+            },
             Slot::Appender(index) => Origin::Appender { index },
             Slot::Global(index) => Origin::GlobalAppender { index },
         }
     }
 }
 
+/// The pinned blocks on one side of the body, as one render uses them.
+pub(crate) enum Pins<'a> {
+    /// The default's blocks: the prompt has no translated pins.
+    Default(&'a [Renderer]),
+    /// Each block with the translation locale matching chose, if any.
+    Resolved(Vec<(Option<Matched<'a>>, &'a Renderer)>),
+}
+
+impl<'a> Pins<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Pins::Default(blocks) => blocks.len(),
+            Pins::Resolved(blocks) => blocks.len(),
+        }
+    }
+
+    /// Block `index` and the translation it comes from.
+    #[inline]
+    fn get(&self, index: usize) -> Option<(Option<Matched<'a>>, &'a Renderer)> {
+        match self {
+            Pins::Default(blocks) => blocks.get(index).map(|r| (None, r)),
+            Pins::Resolved(blocks) => blocks.get(index).copied(),
+        }
+    }
+
+    fn static_len(&self) -> usize {
+        (0..self.len())
+            .filter_map(|i| self.get(i))
+            .map(|(_, r)| r.static_len())
+            .sum()
+    }
+}
+
 /// The parts one render will run, chosen by the snapshot.
 pub(crate) struct Plan<'a> {
-    pub(crate) head: &'a [Renderer],
+    pub(crate) head: Pins<'a>,
     pub(crate) body: (Slot<'a>, &'a Renderer),
     pub(crate) user: Option<UserChoice<'a>>,
-    pub(crate) tail: &'a [Renderer],
+    pub(crate) tail: Pins<'a>,
     pub(crate) appenders: &'a [Appender],
     pub(crate) global: &'a [Appender],
 }
@@ -156,8 +269,10 @@ impl<'a> Plan<'a> {
         &'p self,
         mut visit: impl FnMut(Slot<'p>, &'p Renderer) -> Result<(), E>,
     ) -> Result<(), E> {
-        for (i, r) in self.head.iter().enumerate() {
-            visit(Slot::Head(i), r)?;
+        for i in 0..self.head.len() {
+            if let Some((matched, r)) = self.head.get(i) {
+                visit(Slot::Head(i, matched), r)?;
+            }
         }
         let user = self.user.as_ref();
         if !user.is_some_and(|u| u.replaces_body) {
@@ -166,8 +281,10 @@ impl<'a> Plan<'a> {
         for part in user.iter().flat_map(|u| u.parts.iter().flatten()) {
             visit(Slot::User(part), part.renderer)?;
         }
-        for (i, r) in self.tail.iter().enumerate() {
-            visit(Slot::Tail(i), r)?;
+        for i in 0..self.tail.len() {
+            if let Some((matched, r)) = self.tail.get(i) {
+                visit(Slot::Tail(i, matched), r)?;
+            }
         }
         self.for_each_appender(visit)
     }
@@ -202,12 +319,9 @@ impl<'a> Plan<'a> {
 
     /// Bytes of static text plus separators: the output's starting capacity.
     fn capacity_hint(&self) -> usize {
-        let mut len = self.body.1.static_len();
+        let mut len = self.body.1.static_len() + self.head.static_len() + self.tail.static_len();
         let mut parts =
             1 + self.head.len() + self.tail.len() + self.appenders.len() + self.global.len();
-        for renderer in self.head.iter().chain(self.tail) {
-            len += renderer.static_len();
-        }
         for appender in self.appenders.iter().chain(self.global) {
             len += appender.renderer.static_len();
         }

@@ -16,8 +16,8 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
 use crate::locale::{IntoLocale, Locale};
-use crate::prompt::Prompt;
-use crate::render::{self, Appender, Part, Plan, Rendered, Slot};
+use crate::prompt::{Pin, Prompt};
+use crate::render::{self, Appender, LocaleStep, Matched, Part, Pins, Plan, Rendered, Slot};
 use crate::renderer::{RenderCx, Renderer};
 use crate::suggest;
 
@@ -59,6 +59,13 @@ impl std::fmt::Display for Problem {
 struct Entry {
     default: Option<Prompt>,
     overrides: Map<Box<str>, Variant>,
+    /// Translations of the default's pinned blocks, by locale key.
+    pins: Map<Box<str>, PinVariant>,
+    /// The locale keys of `overrides` and `pins` by language and script
+    /// (`zh-Hant`), likeliest region first, then by tag: the same-script
+    /// step of locale matching, computed when a variant is set so a render
+    /// only looks it up.
+    by_script: Map<Box<str>, Box<[Box<str>]>>,
     appenders: Vec<Appender>,
 }
 
@@ -69,9 +76,57 @@ struct Variant {
     renderer: Renderer,
 }
 
+/// One locale's translations of pinned blocks, by position (`None`: not
+/// translated in this locale).
+#[derive(Clone)]
+struct PinVariant {
+    locale: Locale,
+    head: Vec<Option<Renderer>>,
+    tail: Vec<Option<Renderer>>,
+}
+
+impl PinVariant {
+    fn block(&self, pin: Pin) -> Option<&Renderer> {
+        match pin {
+            Pin::Head(i) => self.head.get(i)?.as_ref(),
+            Pin::Tail(i) => self.tail.get(i)?.as_ref(),
+        }
+    }
+}
+
 impl Entry {
     fn is_registered(&self) -> bool {
         self.default.is_some() || !self.overrides.is_empty()
+    }
+
+    /// Drops every override, pin translation and appender.
+    fn clear_variants(&mut self) {
+        self.overrides.clear();
+        self.pins.clear();
+        self.by_script.clear();
+        self.appenders.clear();
+    }
+
+    /// Recomputes the same-script index after a variant changed.
+    fn index_scripts(&mut self) {
+        let mut groups: Map<Box<str>, Vec<&Locale>> = Map::default();
+        let locales = self.overrides.values().map(|v| &v.locale);
+        for locale in locales.chain(self.pins.values().map(|v| &v.locale)) {
+            if let Some(script) = locale.language_script() {
+                groups.entry(script.into()).or_default().push(locale);
+            }
+        }
+        self.by_script = groups
+            .into_iter()
+            .map(|(script, mut locales)| {
+                locales.sort_by(|a, b| {
+                    (!a.has_likely_region(), a.key()).cmp(&(!b.has_likely_region(), b.key()))
+                });
+                let mut keys: Vec<Box<str>> = locales.iter().map(|l| l.key().into()).collect();
+                keys.dedup();
+                (script, keys.into_boxed_slice())
+            })
+            .collect();
     }
 }
 
@@ -301,13 +356,13 @@ impl Snapshot {
     ) -> Result<String, Error> {
         let (id, entry) = self.lookup(id)?;
         let plan = Plan {
-            head: entry.default.as_ref().map_or(&[], |d| d.head()),
+            head: self.pins(entry, locale, Pin::Head),
             body: self.body(id, entry, locale)?,
             user: self
                 .user
                 .as_deref()
                 .and_then(|u| u.choose(id, locale, &self.fallback)),
-            tail: entry.default.as_ref().map_or(&[], |d| d.tail()),
+            tail: self.pins(entry, locale, Pin::Tail),
             appenders: &entry.appenders,
             global: &self.global,
         };
@@ -342,24 +397,91 @@ impl Snapshot {
         }
     }
 
-    /// The override found along the locale chain, then the fallback
-    /// locale's chain, else the default.
+    /// The locale keys a variant is looked for under, in order, with the
+    /// step each belongs to: the render locale, its CLDR parents, variants
+    /// of the same language and script, the fallback locale's chain.
+    fn candidates<'a>(
+        &'a self,
+        entry: &'a Entry,
+        locale: &'a Locale,
+    ) -> impl Iterator<Item = (&'a str, LocaleStep)> + 'a {
+        let own = locale.chain().enumerate().map(|(i, key)| match i {
+            0 => (key, LocaleStep::Exact),
+            _ => (key, LocaleStep::Parent),
+        });
+        // Looked up only when the chain found nothing: most renders stop
+        // before this step.
+        let same_script = std::iter::once(()).flat_map(move |()| {
+            let keys = locale
+                .language_script()
+                .and_then(|script| entry.by_script.get(script));
+            keys.into_iter()
+                .flat_map(|keys| keys.iter().map(|key| (&**key, LocaleStep::SameScript)))
+        });
+        let fallback = self.fallback.chain().map(|key| (key, LocaleStep::Fallback));
+        own.chain(same_script).chain(fallback)
+    }
+
+    /// The override locale matching finds, else the default.
     fn body<'a>(
         &'a self,
         id: &PromptId,
         entry: &'a Entry,
-        locale: &Locale,
+        locale: &'a Locale,
     ) -> Result<(Slot<'a>, &'a Renderer), Error> {
         if !entry.overrides.is_empty() {
-            let keys = locale.chain().chain(self.fallback.chain());
-            if let Some(v) = keys.filter_map(|key| entry.overrides.get(key)).next() {
-                return Ok((Slot::Override(&v.locale), &v.renderer));
+            let mut found = self
+                .candidates(entry, locale)
+                .filter_map(|(key, step)| Some((entry.overrides.get(key)?, step)));
+            if let Some((v, step)) = found.next() {
+                return Ok((Slot::Override((&v.locale, step)), &v.renderer));
             }
         }
         match &entry.default {
             Some(prompt) => Ok((Slot::Default, prompt.body())),
             None => Err(self.no_body(id, entry, locale)),
         }
+    }
+
+    /// The default's pinned blocks on one side (`side` is `Pin::Head` or
+    /// `Pin::Tail`), each replaced by the translation locale matching finds
+    /// for it.
+    fn pins<'a>(
+        &'a self,
+        entry: &'a Entry,
+        locale: &'a Locale,
+        side: fn(usize) -> Pin,
+    ) -> Pins<'a> {
+        let Some(default) = &entry.default else {
+            return Pins::Default(&[]);
+        };
+        let blocks = match side(0) {
+            Pin::Head(_) => default.head(),
+            Pin::Tail(_) => default.tail(),
+        };
+        if entry.pins.is_empty() || blocks.is_empty() {
+            return Pins::Default(blocks);
+        }
+        let resolved = blocks.iter().enumerate().map(|(i, block)| {
+            match self.pin_translation(entry, locale, side(i)) {
+                Some((matched, text)) => (Some(matched), text),
+                None => (None, block),
+            }
+        });
+        Pins::Resolved(resolved.collect())
+    }
+
+    /// The translation of one pinned block locale matching finds.
+    fn pin_translation<'a>(
+        &'a self,
+        entry: &'a Entry,
+        locale: &'a Locale,
+        pin: Pin,
+    ) -> Option<(Matched<'a>, &'a Renderer)> {
+        self.candidates(entry, locale).find_map(|(key, step)| {
+            let variant = entry.pins.get(key)?;
+            Some(((&variant.locale, step), variant.block(pin)?))
+        })
     }
 
     fn no_body(&self, id: &PromptId, entry: &Entry, locale: &Locale) -> Error {
@@ -416,9 +538,59 @@ impl Snapshot {
 
     pub(crate) fn set_override(&mut self, id: PromptId, locale: Locale, renderer: Renderer) {
         let key = locale.key().into();
-        self.entry_mut(id)
-            .overrides
-            .insert(key, Variant { locale, renderer });
+        let entry = self.entry_mut(id);
+        entry.overrides.insert(key, Variant { locale, renderer });
+        entry.index_scripts();
+    }
+
+    /// Sets the text of pinned block `pin` for `locale`. When `id` has a
+    /// default, `pin` must be one of its blocks.
+    pub(crate) fn translate_pin(
+        &mut self,
+        id: PromptId,
+        locale: Locale,
+        pin: Pin,
+        renderer: Renderer,
+    ) -> Result<(), Error> {
+        if let Some(default) = self.default_prompt(id.as_str()) {
+            let (blocks, index) = match pin {
+                Pin::Head(i) => (default.head().len(), i),
+                Pin::Tail(i) => (default.tail().len(), i),
+            };
+            if index >= blocks {
+                return Err(no_such_pin(&id, &locale, pin, blocks));
+            }
+        }
+        self.set_pin_translation(id, locale, pin, renderer);
+        Ok(())
+    }
+
+    /// Sets the text of pinned block `pin` for `locale`, unchecked.
+    pub(crate) fn set_pin_translation(
+        &mut self,
+        id: PromptId,
+        locale: Locale,
+        pin: Pin,
+        renderer: Renderer,
+    ) {
+        let entry = self.entry_mut(id);
+        let variant = entry
+            .pins
+            .entry(locale.key().into())
+            .or_insert_with(|| PinVariant {
+                locale,
+                head: Vec::new(),
+                tail: Vec::new(),
+            });
+        let (blocks, index) = match pin {
+            Pin::Head(i) => (&mut variant.head, i),
+            Pin::Tail(i) => (&mut variant.tail, i),
+        };
+        if blocks.len() <= index {
+            blocks.resize(index + 1, None);
+        }
+        blocks[index] = Some(renderer);
+        entry.index_scripts();
     }
 
     /// Removes the default of `id`; its overrides and appenders stay.
@@ -431,7 +603,18 @@ impl Snapshot {
     /// Removes the override of `id` for exactly `locale`.
     pub(crate) fn remove_override(&mut self, id: &str, locale: &Locale) {
         if let Some(entry) = self.entries.get_mut(id) {
-            Arc::make_mut(entry).overrides.remove(locale.key());
+            let entry = Arc::make_mut(entry);
+            entry.overrides.remove(locale.key());
+            entry.index_scripts();
+        }
+    }
+
+    /// Removes every pin translation of `id` for exactly `locale`.
+    pub(crate) fn remove_pin_translations(&mut self, id: &str, locale: &Locale) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            let entry = Arc::make_mut(entry);
+            entry.pins.remove(locale.key());
+            entry.index_scripts();
         }
     }
 
@@ -445,14 +628,14 @@ impl Snapshot {
         self.global.push(appender);
     }
 
-    /// Clears the overrides and appenders of `id`, keeping its default.
+    /// Clears the overrides, pin translations and appenders of `id`,
+    /// keeping its default.
     pub(crate) fn reset(&mut self, id: &str) -> Result<(), Error> {
         let Some(entry) = self.entries.get_mut(id) else {
             return Err(self.unknown(id));
         };
         let entry = Arc::make_mut(entry);
-        entry.overrides.clear();
-        entry.appenders.clear();
+        entry.clear_variants();
         if entry.default.is_none() {
             self.entries.remove(id);
         }
@@ -463,9 +646,7 @@ impl Snapshot {
     pub(crate) fn reset_all(&mut self) {
         self.entries.retain(|_, entry| entry.default.is_some());
         for entry in self.entries.values_mut() {
-            let entry = Arc::make_mut(entry);
-            entry.overrides.clear();
-            entry.appenders.clear();
+            Arc::make_mut(entry).clear_variants();
         }
         self.global.clear();
     }
@@ -481,4 +662,22 @@ impl Snapshot {
     pub(crate) fn set_user_layer(&mut self, layer: Option<Arc<UserLayer>>) {
         self.user = layer;
     }
+}
+
+fn no_such_pin(id: &PromptId, locale: &Locale, pin: Pin, blocks: usize) -> Error {
+    let (side, index) = match pin {
+        Pin::Head(i) => ("head", i),
+        Pin::Tail(i) => ("tail", i),
+    };
+    Error::new(
+        ErrorKind::UnknownPin,
+        format!(
+            "cannot translate pinned {side} block #{} of prompt `{id}` for `{locale}`: its default has {blocks} pinned {side} block{}",
+            index + 1,
+            if blocks == 1 { "" } else { "s" }
+        ),
+    )
+    .with_id(id.as_str())
+    .with_locale(locale.as_str())
+    .with_suggestion("pins are counted from 0 in the order the default declares them")
 }

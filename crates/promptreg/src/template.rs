@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use minijinja::value::{Object, Serde, Value};
+use minijinja::value::{Object, Serde, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind as TemplateErrorKind, UndefinedBehavior};
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
@@ -37,6 +37,70 @@ pub struct Variable {
     pub required: bool,
     /// The value used when the context lacks it.
     pub default: Option<serde_json::Value>,
+    /// The shape its value must have, when declared (`type: list`).
+    pub kind: Option<VariableType>,
+}
+
+/// The shape a template variable declares with `type:` in front matter.
+///
+/// A context value of another shape makes the render fail with
+/// [`ErrorKind::Template`](crate::ErrorKind::Template), naming the
+/// variable, the expected and the given type: a string where the template
+/// loops over a list would otherwise render letter by letter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum VariableType {
+    /// Text.
+    String,
+    /// An integer or a floating-point number.
+    Number,
+    /// `true` or `false`.
+    Boolean,
+    /// A sequence (a JSON array, a `Vec`).
+    List,
+    /// A map (a JSON object, a struct).
+    Object,
+}
+
+impl VariableType {
+    /// The name used in front matter: `string`, `number`, `boolean`,
+    /// `list` or `object`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VariableType::String => "string",
+            VariableType::Number => "number",
+            VariableType::Boolean => "boolean",
+            VariableType::List => "list",
+            VariableType::Object => "object",
+        }
+    }
+
+    /// Whether `value` has this shape.
+    fn admits(self, value: &Value) -> bool {
+        shape(value) == self.as_str()
+    }
+}
+
+impl fmt::Display for VariableType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A value's shape in the words of [`VariableType`], or what else it is.
+fn shape(value: &Value) -> &'static str {
+    match value.kind() {
+        ValueKind::String => "string",
+        ValueKind::Number => "number",
+        ValueKind::Bool => "boolean",
+        ValueKind::Seq | ValueKind::Iterable => "list",
+        ValueKind::Map | ValueKind::Plain => "object",
+        ValueKind::None => "null",
+        ValueKind::Undefined => "undefined",
+        ValueKind::Bytes => "bytes",
+        _ => "value",
+    }
 }
 
 /// A compiled template and what it declares.
@@ -132,16 +196,30 @@ impl Template {
         self.undeclared_variables()
             .into_iter()
             .map(|name| {
-                Diagnostic::warning(
+                let mut d = Diagnostic::warning(
                     DiagnosticCode::UndeclaredVariable,
                     format!("template uses `{name}`, which its front matter does not declare"),
                 )
                 .in_file(&self.path)
                 .suggest(Some(format!(
                     "declare it under `variables:`, as `{name}: {{ required: true }}` or with a `default`"
-                )))
+                )));
+                d.position = self.first_use(&name);
+                d
             })
             .collect()
+    }
+
+    /// Where the template first reads variable `name`, in the file's lines.
+    fn first_use(&self, name: &str) -> Option<Position> {
+        let template = self.env.get_template(NAME).ok()?;
+        let source = template.source();
+        let at = first_use(source, name)?;
+        let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
+        Some(Position {
+            line: source[..at].matches('\n').count() + 1 + self.line_offset,
+            column: source[line_start..at].chars().count() + 1,
+        })
     }
 
     /// Renders with `ctx` (the render context, serialised), the declared
@@ -169,6 +247,9 @@ impl Template {
                     .join(", ")
             ));
         }
+        if let Some(message) = self.wrong_types(ctx) {
+            return Err(format!("template {}: {message}", self.path.display()));
+        }
         let scope = Value::from_object(Scope {
             ctx: ctx.clone(),
             defaults: Arc::clone(&self.defaults),
@@ -179,6 +260,18 @@ impl Template {
             .get_template(NAME)
             .map_err(|e| self.failure(&e, ctx))?;
         template.render(scope).map_err(|e| self.failure(&e, ctx))
+    }
+
+    /// The first context value whose shape is not its variable's declared
+    /// type. A `null` stands for "not given" when the variable is optional.
+    fn wrong_types(&self, ctx: &Value) -> Option<String> {
+        self.variables.iter().find_map(|v| {
+            let value = ctx.get_attr(&v.name).ok().filter(|v| !v.is_undefined())?;
+            if value.is_none() && !v.required {
+                return None;
+            }
+            mismatch(v, &value, "the context gives")
+        })
     }
 
     fn failure(&self, e: &minijinja::Error, ctx: &Value) -> String {
@@ -207,6 +300,131 @@ impl Template {
             }
             _ => format!("template {at} failed: {}", describe(e)),
         }
+    }
+}
+
+/// The byte offset of the first read of variable `name` in `source`: an
+/// identifier inside `{{ }}` or `{% %}`, outside string literals, comments
+/// and `raw` blocks, and not an attribute (`x.name`).
+fn first_use(source: &str, name: &str) -> Option<usize> {
+    let mut rest = 0;
+    while let Some(found) = source[rest..].find('{') {
+        let open = rest + found;
+        let tag = &source[open..];
+        let close = if tag.starts_with("{{") {
+            "}}"
+        } else if tag.starts_with("{%") {
+            "%}"
+        } else if tag.starts_with("{#") {
+            rest = open + tag.find("#}").map_or(tag.len(), |i| i + 2);
+            continue;
+        } else {
+            rest = open + 1;
+            continue;
+        };
+        let (end, hit) = scan_tag(source, open + 2, close, name);
+        if hit.is_some() {
+            return hit;
+        }
+        rest = end;
+        let content = source.get(open + 2..end - close.len()).unwrap_or_default();
+        if close == "%}" && is_raw(content) {
+            rest = source[rest..]
+                .find("endraw")
+                .map_or(source.len(), |i| rest + i);
+        }
+    }
+    None
+}
+
+/// Scans one tag from `start` to its `close`: where the tag ends and where
+/// `name` is read in it, if it is.
+fn scan_tag(source: &str, start: usize, close: &str, name: &str) -> (usize, Option<usize>) {
+    let bytes = source.as_bytes();
+    let mut i = start;
+    let mut quote: Option<u8> = None;
+    let mut after_dot = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if let Some(q) = quote {
+            match b {
+                b'\\' => i += 1,
+                _ if b == q => quote = None,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if bytes[i..].starts_with(close.as_bytes()) {
+            return (i + close.len(), None);
+        }
+        if b == b'"' || b == b'\'' {
+            quote = Some(b);
+            after_dot = false;
+        } else if b == b'_' || b.is_ascii_alphabetic() {
+            let len = source[i..]
+                .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+                .unwrap_or(source.len() - i);
+            if !after_dot && &source[i..i + len] == name {
+                return (i + len, Some(i));
+            }
+            i += len;
+            after_dot = false;
+            continue;
+        } else if b == b'.' {
+            after_dot = true;
+        } else if !b.is_ascii_whitespace() {
+            after_dot = false;
+        }
+        i += 1;
+    }
+    (bytes.len(), None)
+}
+
+/// Whether a `{% %}` tag's content opens a `raw` block.
+fn is_raw(content: &str) -> bool {
+    content.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace()) == "raw"
+}
+
+impl Variable {
+    /// Why the declared default does not have the declared type, if it
+    /// does not.
+    pub(crate) fn default_mismatch(&self) -> Option<String> {
+        let default = Value::from(Serde(self.default.as_ref()?));
+        mismatch(self, &default, "its declared `default` is")
+    }
+}
+
+/// Says why `value` does not fit `variable`'s declared type, if it does not.
+fn mismatch(variable: &Variable, value: &Value, given: &str) -> Option<String> {
+    let expected = variable.kind?;
+    if expected.admits(value) {
+        return None;
+    }
+    let found = match shape(value) {
+        "null" => "null".to_owned(),
+        shape if shape.starts_with(['a', 'e', 'i', 'o', 'u']) => {
+            format!("an {shape} ({})", preview(value))
+        }
+        shape => format!("a {shape} ({})", preview(value)),
+    };
+    Some(format!(
+        "variable `{}` is declared `type: {expected}`, but {given} {found}",
+        variable.name
+    ))
+}
+
+/// A value as JSON-like text, cut short: enough to recognise it.
+fn preview(value: &Value) -> String {
+    const LIMIT: usize = 40;
+    let text = match value.kind() {
+        ValueKind::String => format!("{:?}", value.as_str().unwrap_or_default()),
+        ValueKind::Bool => value.is_true().to_string(),
+        _ => value.to_string(),
+    };
+    match text.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
     }
 }
 
@@ -299,11 +517,13 @@ mod tests {
                 name: "goal_id".into(),
                 required: true,
                 default: None,
+                kind: None,
             },
             Variable {
                 name: "tone".into(),
                 required: false,
                 default: Some("calm".into()),
+                kind: None,
             },
         ];
         let t = compile("{{ goal_id }} {{ tone }}", variables);
@@ -376,11 +596,117 @@ mod tests {
             name: "brand".into(),
             required: true,
             default: None,
+            kind: None,
         }];
         let t = compile("{{ brand }} {{ persona }} {{ locale }}", variables);
         assert_eq!(
             t.undeclared_variables(),
             BTreeSet::from(["persona".to_owned()])
         );
+    }
+
+    fn typed(name: &str, kind: VariableType, required: bool) -> Variable {
+        Variable {
+            name: name.into(),
+            required,
+            default: None,
+            kind: Some(kind),
+        }
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_an_error_naming_the_variable_and_both_types() {
+        let t = compile(
+            "{% for item in pantry %}{{ item }}, {% endfor %}",
+            vec![typed("pantry", VariableType::List, true)],
+        );
+        let err = t
+            .render(&ctx(serde_json::json!({ "pantry": "rice" })), &en())
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "template t.md: variable `pantry` is declared `type: list`, but the context gives a string (\"rice\")"
+        );
+        let out = t
+            .render(
+                &ctx(serde_json::json!({ "pantry": ["rice", "beans"] })),
+                &en(),
+            )
+            .unwrap();
+        assert_eq!(out, "rice, beans, ");
+    }
+
+    #[test]
+    fn every_type_admits_its_values_and_refuses_the_others() {
+        let values = [
+            ("string", serde_json::json!("text")),
+            ("number", serde_json::json!(4.5)),
+            ("number", serde_json::json!(-3)),
+            ("boolean", serde_json::json!(true)),
+            ("list", serde_json::json!([1, 2])),
+            ("object", serde_json::json!({ "a": 1 })),
+        ];
+        for kind in [
+            VariableType::String,
+            VariableType::Number,
+            VariableType::Boolean,
+            VariableType::List,
+            VariableType::Object,
+        ] {
+            let t = compile("{{ v }}", vec![typed("v", kind, true)]);
+            for (shape, value) in &values {
+                let result = t.render(&ctx(serde_json::json!({ "v": value })), &en());
+                assert_eq!(
+                    result.is_ok(),
+                    *shape == kind.as_str(),
+                    "{kind} with {value}: {result:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn null_is_absent_for_an_optional_variable_and_wrong_for_a_required_one() {
+        let optional = compile(
+            "{% if v is none %}absent{% endif %}",
+            vec![typed("v", VariableType::String, false)],
+        );
+        let null = ctx(serde_json::json!({ "v": null }));
+        assert_eq!(optional.render(&null, &en()).unwrap(), "absent");
+        let required = compile("{{ v }}", vec![typed("v", VariableType::String, true)]);
+        let err = required.render(&null, &en()).unwrap_err();
+        assert!(err.ends_with("but the context gives null"), "{err}");
+    }
+
+    #[test]
+    fn a_default_of_the_wrong_type_is_reported() {
+        let mut variable = typed("tasks", VariableType::List, false);
+        variable.default = Some(serde_json::json!("none"));
+        assert_eq!(
+            variable.default_mismatch().unwrap(),
+            "variable `tasks` is declared `type: list`, but its declared `default` is a string (\"none\")"
+        );
+        variable.default = Some(serde_json::json!([]));
+        assert_eq!(variable.default_mismatch(), None);
+    }
+
+    #[test]
+    fn undeclared_variables_are_reported_where_they_are_first_read() {
+        let source = "Intro {{ \"persona\" }} {# persona #}\n{% raw %}{{ persona }}{% endraw %}\n  x.persona {{ item.persona }}\nA {{ persona | upper }}";
+        let t = Template::compile(Path::new("t.md"), source, 5, vec![]).unwrap();
+        let warnings = t.undeclared_diagnostics();
+        let persona: Vec<_> = warnings
+            .iter()
+            .filter(|d| d.message.contains("`persona`"))
+            .collect();
+        assert_eq!(persona.len(), 1);
+        assert_eq!(persona[0].position, Some(Position { line: 9, column: 6 }));
+    }
+
+    #[test]
+    fn first_use_skips_non_ascii_text_and_unclosed_tags() {
+        assert_eq!(first_use("名前 {{ 名前 }} {{ name }}", "name"), Some(23));
+        assert_eq!(first_use("{{ \"é", "name"), None);
+        assert_eq!(first_use("{% raw", "name"), None);
     }
 }

@@ -187,6 +187,190 @@ fn a_required_variable_is_checked_before_rendering() {
 }
 
 #[test]
+fn a_value_of_the_wrong_type_is_an_error_naming_the_variable_and_both_types() {
+    let file =
+        "---\ntemplate: true\nvariables:\n  pantry: { type: list }\n---\n{{ pantry | join(', ') }}";
+    let err = render_pack(&[("defaults/p.md", file)], json!({ "pantry": "rice" })).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Template);
+    assert_eq!(err.id(), Some("p"));
+    let message = err.to_string();
+    assert!(
+        message.contains(
+            "variable `pantry` is declared `type: list`, but the context gives a string (\"rice\")"
+        ),
+        "{message}"
+    );
+    assert!(message.contains("defaults/p.md"), "{message}");
+    assert_eq!(
+        render_pack(
+            &[("defaults/p.md", file)],
+            json!({ "pantry": ["rice", "beans"] })
+        )
+        .unwrap(),
+        "rice, beans"
+    );
+}
+
+#[test]
+fn untyped_declarations_accept_any_value() {
+    let file = "---\ntemplate: true\nvariables:\n  pantry:\n---\n{{ pantry | join(', ') }}";
+    assert_eq!(
+        render_pack(&[("defaults/p.md", file)], json!({ "pantry": "rice" })).unwrap(),
+        "r, i, c, e"
+    );
+}
+
+#[test]
+fn typed_variables_check_pins_and_variants_too() {
+    let files = [
+        (
+            "defaults/p.md",
+            "---\ntemplate: true\nvariables:\n  n: { type: number }\npin_tail: \"#{{ n }}\"\n---\nBody {{ n }}",
+        ),
+        ("defaults/p.ja.md", "---\ntemplate: true\n---\n本文 {{ n }}"),
+    ];
+    for locale in ["en", "ja"] {
+        let registry = PromptRegistry::new();
+        pack_with(&files).unwrap().install(&registry).unwrap();
+        let err = registry
+            .render_in("p", &json!({ "n": "7" }), locale)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("`n` is declared `type: number`"),
+            "{err}"
+        );
+        assert!(registry.render_in("p", &json!({ "n": 7 }), locale).is_ok());
+    }
+}
+
+#[test]
+fn undeclared_variable_warnings_carry_their_line() {
+    let pack = pack_with(&[(
+        "defaults/p.md",
+        "---\ntemplate: true\n---\nHello\n  {{ persona }}",
+    )])
+    .unwrap();
+    let warning = &pack.warnings()[0];
+    assert_eq!(warning.code, DiagnosticCode::UndeclaredVariable);
+    let position = warning.position.unwrap();
+    assert_eq!((position.line, position.column), (5, 6));
+}
+
+#[test]
+fn a_variant_translates_the_pinned_blocks_by_position() {
+    let files = [
+        (
+            "defaults/p.md",
+            "---\ntemplate: true\nvariables:\n  id:\npin_head: \"[ACTIVE id={{ id }}]\"\npin_tail: [Verify first., Answer PASS or FAIL.]\n---\nWork.",
+        ),
+        (
+            "defaults/p.ja.md",
+            "---\ntemplate: true\npin_tail: [先に検証してください。, PASS か FAIL で答えてください。]\n---\n作業してください。",
+        ),
+    ];
+    let pack = pack_with(&files).unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let ctx = json!({ "id": 7 });
+    assert_eq!(
+        registry.render_in("p", &ctx, "ja-JP").unwrap(),
+        "[ACTIVE id=7]\n\n作業してください。\n\n先に検証してください。\n\nPASS か FAIL で答えてください。"
+    );
+    // The head block is not translated: the default's text stays.
+    // A user's override of the body keeps the translated pins.
+    let sandbox = Sandbox::new();
+    sandbox.cwd_file(".t/p.md", "User body.");
+    sandbox.cwd_file(
+        ".t/settings.json",
+        r#"{ "prompts": { "p": { "mode": "override" } } }"#,
+    );
+    let spec = promptreg::config::ConfigSpec::builder("t")
+        .key("p")
+        .prompts_dir(".t")
+        .settings_file(".t/settings.json")
+        .build()
+        .unwrap();
+    registry.load_config(spec, sandbox.options()).unwrap();
+    assert_eq!(
+        registry.render_in("p", &ctx, "ja").unwrap(),
+        "[ACTIVE id=7]\n\nUser body.\n\n先に検証してください。\n\nPASS か FAIL で答えてください。"
+    );
+}
+
+#[test]
+fn a_variant_with_the_wrong_number_of_pins_is_an_error_with_file_and_line() {
+    let err = pack_with(&[
+        ("defaults/p.md", "---\npin_tail: [A, B]\n---\nBody"),
+        (
+            "defaults/p.ja.md",
+            "---\n# comment\npin_tail: [A]\n---\n本文",
+        ),
+    ])
+    .unwrap_err();
+    let d = &err.diagnostics()[0];
+    assert_eq!(d.code, DiagnosticCode::FrontMatter);
+    assert!(d.file.as_ref().unwrap().ends_with("defaults/p.ja.md"));
+    assert_eq!(d.position.map(|p| p.line), Some(3));
+    assert!(
+        d.message
+            .contains("gives 1 block but the default of `p` pins 2 blocks"),
+        "{d}"
+    );
+}
+
+#[test]
+fn a_reload_drops_the_pin_translations_a_variant_no_longer_gives() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().join("pack");
+    support::write(
+        &root.join("promptreg.toml"),
+        "name = \"t\"\nkeys = [\"p\"]\n[user]\nprompts_dir = \".t\"\n",
+    );
+    support::write(
+        &root.join("defaults/p.md"),
+        "---\npin_tail: Pin.\n---\nBody.",
+    );
+    support::write(
+        &root.join("defaults/p.ja.md"),
+        "---\npin_tail: ピン。\n---\n本文。",
+    );
+    let registry = PromptRegistry::new();
+    Pack::load(&root).unwrap().install(&registry).unwrap();
+    assert_eq!(
+        registry.render_in("p", &(), "ja").unwrap(),
+        "本文。\n\nピン。"
+    );
+    std::fs::write(root.join("defaults/p.ja.md"), "本文。").unwrap();
+    registry.reload().unwrap();
+    assert_eq!(
+        registry.render_in("p", &(), "ja").unwrap(),
+        "本文。\n\nPin."
+    );
+}
+
+#[test]
+fn the_goal_agent_pack_ends_a_japanese_render_with_japanese_pins() {
+    let (_, registry) = installed("goal-agent");
+    let ctx = context("goal-agent");
+    for id in ["goal-running", "auditor"] {
+        let rendered = registry.render_traced_in(id, &ctx, "ja-JP").unwrap();
+        let last = rendered.parts.last().unwrap();
+        assert!(
+            matches!(
+                last.origin,
+                promptreg::Origin::PinnedTail {
+                    translation: Some(_),
+                    ..
+                }
+            ),
+            "{id}: {:?}",
+            last.origin
+        );
+        assert!(!rendered.part_text(last).contains("Verify"), "{id}");
+    }
+}
+
+#[test]
 fn context_values_are_inserted_as_text() {
     let file = "---\ntemplate: true\n---\n{{ secret }}";
     let text = render_pack(

@@ -1,7 +1,7 @@
 //! Properties of id validation, locale normalisation and diagnostic
 //! positions over generated input.
 
-use promptreg::{LineIndex, Locale, Position, PromptId, PromptRegistry};
+use promptreg::{LineIndex, Locale, LocaleStep, Origin, Position, PromptId, PromptRegistry};
 use proptest::prelude::*;
 
 /// The id rules, written independently of the implementation.
@@ -130,5 +130,52 @@ proptest! {
     #[test]
     fn locale_parsing_never_panics(tag in "\\PC{0,40}") {
         let _ = Locale::parse(&tag);
+    }
+
+    #[test]
+    fn locale_matching_never_crosses_scripts_and_ignores_registration_order(
+        variants in prop::sample::subsequence(LOCALES.to_vec(), 0..8),
+        render in prop::sample::select(LOCALES.to_vec()),
+        order in any::<u64>(),
+    ) {
+        let first = matched_variant(&variants, render);
+        let mut shuffled = variants.clone();
+        shuffled.rotate_left(order as usize % variants.len().max(1));
+        shuffled.reverse();
+        prop_assert_eq!(&matched_variant(&shuffled, render), &first);
+        let render = Locale::parse(render).unwrap();
+        if let Some((variant, step)) = first {
+            let variant = Locale::parse(&variant).unwrap();
+            match step {
+                LocaleStep::Exact | LocaleStep::Parent => {
+                    prop_assert!(render.chain().any(|key| key == variant.as_str()));
+                }
+                LocaleStep::SameScript => {
+                    prop_assert_eq!(variant.language_script(), render.language_script());
+                    prop_assert!(!render.chain().any(|key| key == variant.as_str()));
+                }
+                _ => prop_assert_eq!(variant.as_str(), "en"),
+            }
+        }
+    }
+}
+
+const LOCALES: [&str; 16] = [
+    "en", "en-GB", "zh", "zh-CN", "zh-TW", "zh-HK", "zh-Hant", "pt", "pt-BR", "pt-PT", "pt-AO",
+    "sr", "sr-Latn", "ja", "es-419", "es-MX",
+];
+
+/// The override a render in `render` uses, and the matching step, with
+/// overrides registered for `variants` in that order.
+fn matched_variant(variants: &[&str], render: &str) -> Option<(String, LocaleStep)> {
+    let registry = PromptRegistry::new();
+    registry.register_default("p", "default").unwrap();
+    for locale in variants {
+        registry.set_override("p", *locale, *locale).unwrap();
+    }
+    let rendered = registry.render_traced_in("p", &(), render).unwrap();
+    match &rendered.parts[0].origin {
+        Origin::Override { locale, step } => Some((locale.to_string(), *step)),
+        _ => None,
     }
 }

@@ -1,6 +1,6 @@
 //! The registry's rules, one test each, and the seed document's examples.
 
-use promptreg::{ErrorKind, Locale, Origin, Prompt, PromptRegistry};
+use promptreg::{ErrorKind, Locale, LocaleMatch, LocaleStep, Origin, Pin, Prompt, PromptRegistry};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -381,6 +381,95 @@ fn after_the_chain_comes_the_fallback_locale_then_the_default() {
     );
 }
 
+/// The body for `locale` and the step of locale matching that chose it.
+fn matched(registry: &PromptRegistry, locale: &str) -> (String, Option<LocaleStep>) {
+    let rendered = registry.render_traced_in("narrator", &(), locale).unwrap();
+    let step = match &rendered.parts[0].origin {
+        Origin::Override { step, .. } => Some(*step),
+        _ => None,
+    };
+    (rendered.text, step)
+}
+
+#[test]
+fn a_variant_of_the_same_language_and_script_comes_before_the_fallback_locale() {
+    let registry = registry_with("narrator", "default");
+    for locale in ["en", "zh-TW", "pt-BR", "zh"] {
+        registry.set_override("narrator", locale, locale).unwrap();
+    }
+    // zh-HK -> zh-Hant (no variant) -> same script: zh-TW.
+    assert_eq!(
+        matched(&registry, "zh-HK"),
+        ("zh-TW".into(), Some(LocaleStep::SameScript))
+    );
+    assert_eq!(
+        matched(&registry, "zh-MO"),
+        ("zh-TW".into(), Some(LocaleStep::SameScript))
+    );
+    // Portuguese before English.
+    assert_eq!(
+        matched(&registry, "pt-PT"),
+        ("pt-BR".into(), Some(LocaleStep::SameScript))
+    );
+    // Never across scripts: Simplified Chinese keeps its own variant.
+    assert_eq!(
+        matched(&registry, "zh-CN"),
+        ("zh".into(), Some(LocaleStep::Parent))
+    );
+    assert_eq!(
+        matched(&registry, "zh-TW"),
+        ("zh-TW".into(), Some(LocaleStep::Exact))
+    );
+    assert_eq!(
+        matched(&registry, "fr"),
+        ("en".into(), Some(LocaleStep::Fallback))
+    );
+}
+
+#[test]
+fn simplified_chinese_never_gets_a_traditional_variant() {
+    let registry = registry_with("narrator", "default");
+    registry.set_override("narrator", "zh-TW", "正體").unwrap();
+    registry.set_override("narrator", "zh-HK", "港").unwrap();
+    for locale in ["zh-CN", "zh", "zh-SG", "zh-Hans"] {
+        assert_eq!(
+            matched(&registry, locale),
+            ("default".into(), None),
+            "{locale}"
+        );
+    }
+}
+
+#[test]
+fn among_same_script_variants_the_likely_region_comes_first_then_the_tag() {
+    let registry = registry_with("narrator", "default");
+    for locale in ["pt-MZ", "pt-AO"] {
+        registry.set_override("narrator", locale, locale).unwrap();
+    }
+    // Neither is the likely region of `pt` (BR): sorted by tag.
+    assert_eq!(matched(&registry, "pt-PT").0, "pt-AO");
+    registry.set_override("narrator", "pt-BR", "pt-BR").unwrap();
+    assert_eq!(matched(&registry, "pt-PT").0, "pt-BR");
+    // The order of registration does not matter.
+    let other = registry_with("narrator", "default");
+    for locale in ["pt-BR", "pt-AO", "pt-MZ"] {
+        other.set_override("narrator", locale, locale).unwrap();
+    }
+    assert_eq!(matched(&other, "pt-PT").0, "pt-BR");
+    // Overrides of other languages in the same script are not candidates.
+    let latin = registry_with("narrator", "default");
+    latin.set_override("narrator", "es", "es").unwrap();
+    assert_eq!(matched(&latin, "pt-PT").0, "default");
+}
+
+#[test]
+fn reset_forgets_same_script_variants() {
+    let registry = registry_with("narrator", "default");
+    registry.set_override("narrator", "zh-TW", "正體").unwrap();
+    registry.reset("narrator").unwrap();
+    assert_eq!(matched(&registry, "zh-HK").0, "default");
+}
+
 #[test]
 fn locales_are_accepted_in_any_case_and_with_underscores() {
     let registry = localised();
@@ -534,6 +623,119 @@ fn pinned_blocks_survive_overrides_in_every_locale() {
     );
 }
 
+fn auditor() -> PromptRegistry {
+    let registry = PromptRegistry::new();
+    registry
+        .register(
+            "auditor",
+            Prompt::new("Audit the work.")
+                .pin_head("[AUDIT]")
+                .pin_tail("Answer PASS or FAIL.")
+                .pin_tail("Cite the evidence."),
+        )
+        .unwrap();
+    registry
+}
+
+#[test]
+fn pinned_blocks_can_be_translated_per_locale() {
+    let registry = auditor();
+    registry
+        .set_override("auditor", "ja", "作業を監査する。")
+        .unwrap();
+    registry
+        .translate_pin("auditor", "ja", Pin::Tail(0), "PASS か FAIL で答える。")
+        .unwrap();
+    // Follows the same matching as the body: ja-JP takes the ja text.
+    assert_eq!(
+        registry.render_in("auditor", &(), "ja-JP").unwrap(),
+        "[AUDIT]\n\n作業を監査する。\n\nPASS か FAIL で答える。\n\nCite the evidence."
+    );
+    // Other locales keep the default's text.
+    assert_eq!(
+        registry.render_in("auditor", &(), "fr").unwrap(),
+        "[AUDIT]\n\nAudit the work.\n\nAnswer PASS or FAIL.\n\nCite the evidence."
+    );
+}
+
+#[test]
+fn translated_pins_stay_when_the_body_is_replaced_and_are_traced() {
+    let registry = auditor();
+    registry
+        .translate_pin("auditor", "zh-TW", Pin::Head(0), "[審核]")
+        .unwrap();
+    registry.append("auditor", "appended").unwrap();
+    let rendered = registry.render_traced_in("auditor", &(), "zh-HK").unwrap();
+    assert_eq!(rendered.part_text(&rendered.parts[0]), "[審核]");
+    assert_eq!(
+        rendered.parts[0].origin,
+        Origin::PinnedHead {
+            index: 0,
+            translation: Some(LocaleMatch {
+                locale: Locale::parse("zh-TW").unwrap(),
+                step: LocaleStep::SameScript,
+            }),
+        }
+    );
+    assert_eq!(
+        rendered.parts[0].origin.to_string(),
+        "pinned head block #1 (`zh-TW` translation)"
+    );
+    assert_eq!(
+        rendered.parts[2].origin,
+        Origin::PinnedTail {
+            index: 0,
+            translation: None
+        }
+    );
+}
+
+#[test]
+fn translating_a_pin_the_default_lacks_is_an_error_and_changes_nothing() {
+    let registry = auditor();
+    let before = registry.render_in("auditor", &(), "ja").unwrap();
+    for pin in [Pin::Head(1), Pin::Tail(2)] {
+        let err = registry
+            .translate_pin("auditor", "ja", pin, "x")
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownPin);
+        assert_eq!(err.id(), Some("auditor"));
+        assert_eq!(err.locale(), Some("ja"));
+    }
+    let err = registry
+        .translate_pin("auditor", "ja", Pin::Tail(2), "x")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot translate pinned tail block #3 of prompt `auditor` for `ja`: its default has 2 pinned tail blocks (pins are counted from 0 in the order the default declares them)"
+    );
+    assert_eq!(registry.render_in("auditor", &(), "ja").unwrap(), before);
+}
+
+#[test]
+fn pin_translations_may_come_before_the_default_and_reset_clears_them() {
+    let registry = PromptRegistry::new();
+    registry
+        .translate_pin("auditor", "ja", Pin::Tail(0), "日本語のピン")
+        .unwrap();
+    registry
+        .translate_pin("auditor", "ja", Pin::Tail(5), "never rendered")
+        .unwrap();
+    assert!(!registry.has("auditor"));
+    registry
+        .register("auditor", Prompt::new("Audit.").pin_tail("English pin"))
+        .unwrap();
+    assert_eq!(
+        registry.render_in("auditor", &(), "ja").unwrap(),
+        "Audit.\n\n日本語のピン"
+    );
+    registry.reset("auditor").unwrap();
+    assert_eq!(
+        registry.render_in("auditor", &(), "ja").unwrap(),
+        "Audit.\n\nEnglish pin"
+    );
+}
+
 // --- Composition --------------------------------------------------------------------
 
 #[test]
@@ -636,14 +838,27 @@ fn render_traced_records_origin_and_range_of_every_part() {
     assert_eq!(
         parts,
         [
-            (Origin::PinnedHead { index: 0 }, "HEAD"),
+            (
+                Origin::PinnedHead {
+                    index: 0,
+                    translation: None
+                },
+                "HEAD"
+            ),
             (
                 Origin::Override {
-                    locale: Locale::parse("zh-Hant").unwrap()
+                    locale: Locale::parse("zh-Hant").unwrap(),
+                    step: LocaleStep::Parent,
                 },
                 "正體"
             ),
-            (Origin::PinnedTail { index: 0 }, "TAIL"),
+            (
+                Origin::PinnedTail {
+                    index: 0,
+                    translation: None
+                },
+                "TAIL"
+            ),
             (Origin::GlobalAppender { index: 0 }, "global"),
             (Origin::Appender { index: 0 }, "own"),
         ]
@@ -664,7 +879,8 @@ fn render_traced_names_the_default_when_no_override_matches() {
     assert_eq!(
         rendered.parts[0].origin,
         Origin::Override {
-            locale: Locale::parse("en").unwrap()
+            locale: Locale::parse("en").unwrap(),
+            step: LocaleStep::Fallback,
         }
     );
     let registry = registry_with("y", "body");

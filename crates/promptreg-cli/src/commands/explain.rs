@@ -3,7 +3,7 @@
 
 use promptreg::config::{Scope, UserOrigin};
 use promptreg::pack::{Pack, PackPrompt};
-use promptreg::{Locale, Origin, PromptRegistry, Rendered};
+use promptreg::{Locale, LocaleMatch, LocaleStep, Origin, PromptRegistry, Rendered};
 use serde_json::{Value, json};
 
 use super::Output;
@@ -49,7 +49,24 @@ struct Explainer<'a> {
 }
 
 impl Explainer<'_> {
-    /// The keys a variant is looked up under, in order.
+    /// The steps of locale matching, in order, for the lookup line.
+    fn lookup(&self) -> Vec<String> {
+        let own: Vec<&str> = self.locale.chain().collect();
+        let mut steps: Vec<String> = own.iter().map(|k| k.to_string()).collect();
+        if let Some(script) = self.locale.language_script() {
+            steps.push(format!("same script ({script})"));
+        }
+        steps.extend(
+            self.fallback
+                .chain()
+                .filter(|key| !own.contains(key))
+                .map(str::to_owned),
+        );
+        steps
+    }
+
+    /// The keys a variant is looked up under, in order (the same-script
+    /// step aside).
     fn chain(&self) -> Vec<String> {
         let mut chain: Vec<String> = self.locale.chain().map(str::to_owned).collect();
         for key in self.fallback.chain() {
@@ -78,17 +95,38 @@ impl Explainer<'_> {
             None => format!("{what}{why}"),
         };
         match origin {
-            Origin::PinnedHead { index } => {
-                in_default(format!("pinned head block #{}", index + 1), String::new())
-            }
-            Origin::PinnedTail { index } => {
-                in_default(format!("pinned tail block #{}", index + 1), String::new())
-            }
+            Origin::PinnedHead {
+                index,
+                translation: None,
+            } => in_default(format!("pinned head block #{}", index + 1), String::new()),
+            Origin::PinnedTail {
+                index,
+                translation: None,
+            } => in_default(format!("pinned tail block #{}", index + 1), String::new()),
+            Origin::PinnedHead {
+                index,
+                translation: Some(matched),
+            } => format!(
+                "pinned head block #{}, translated by {}",
+                index + 1,
+                self.variant(matched)
+            ),
+            Origin::PinnedTail {
+                index,
+                translation: Some(matched),
+            } => format!(
+                "pinned tail block #{}, translated by {}",
+                index + 1,
+                self.variant(matched)
+            ),
             Origin::Default => in_default(
                 "default".to_owned(),
-                format!(": no variant for {}", self.chain().join(", ")),
+                format!(": no variant for {}", self.lookup().join(", ")),
             ),
-            Origin::Override { locale } => self.variant(locale),
+            Origin::Override { locale, step } => self.variant(&LocaleMatch {
+                locale: locale.clone(),
+                step: *step,
+            }),
             Origin::User(user) => describe_user(user),
             Origin::Appender { index } => format!("appender #{}", index + 1),
             Origin::GlobalAppender { index } => format!("append_all rule #{}", index + 1),
@@ -96,30 +134,33 @@ impl Explainer<'_> {
         }
     }
 
-    fn variant(&self, matched: &Locale) -> String {
+    /// The locale variant that matched, its file and the matching step
+    /// that found it, as the render's trace records it.
+    fn variant(&self, matched: &LocaleMatch) -> String {
         let file = self
             .prompt
-            .and_then(|p| p.variant_file(matched))
+            .and_then(|p| p.variant_file(&matched.locale))
             .map(|p| format!(" ({})", self.relative(p)))
             .unwrap_or_default();
-        let key = self.locale.chain().next().unwrap_or_default();
-        let why = if self.locale.chain().any(|k| k == matched.as_str()) {
-            if key == matched.as_str() {
-                format!("the render locale `{}`", self.locale)
-            } else {
-                format!("a CLDR parent of `{}`", self.locale)
-            }
-        } else {
-            format!("the fallback locale `{}`", self.fallback)
+        let why = match matched.step {
+            LocaleStep::Exact => format!("the render locale `{}`", self.locale),
+            LocaleStep::Parent => format!("a CLDR parent of `{}`", self.locale),
+            LocaleStep::SameScript => format!(
+                "the same language and script as `{}` ({})",
+                self.locale,
+                self.locale.language_script().unwrap_or_default()
+            ),
+            LocaleStep::Fallback => format!("the fallback locale `{}`", self.fallback),
+            other => other.to_string(),
         };
-        format!("locale variant `{matched}`{file}: {why}")
+        format!("locale variant `{}`{file}: {why}", matched.locale)
     }
 
     fn text(&self, id: &str, rendered: &Rendered, paint: Paint) -> String {
         let mut out = paint.heading(&format!("{id} [{}]", self.locale));
         out.push_str(&paint.dim(&format!(
             " lookup: {} → default\n",
-            self.chain().join(" → ")
+            self.lookup().join(" → ")
         )));
         for part in &rendered.parts {
             // Printable: an origin names files and settings from the user's files.
@@ -152,6 +193,7 @@ impl Explainer<'_> {
             "id": id,
             "locale": self.locale.as_str(),
             "chain": self.chain(),
+            "same_script": self.locale.language_script(),
             "default_file": self.default_file(),
             "text": rendered.text,
             "parts": parts,
@@ -193,11 +235,25 @@ fn scope_name(scope: Scope) -> &'static str {
 
 fn origin_json(origin: &Origin) -> Value {
     match origin {
-        Origin::PinnedHead { index } => json!({ "kind": "pinned-head", "index": index }),
-        Origin::PinnedTail { index } => json!({ "kind": "pinned-tail", "index": index }),
+        Origin::PinnedHead { index, translation } => json!({
+            "kind": "pinned-head",
+            "index": index,
+            "translation": translation.as_ref().map(|m| json!({
+                "locale": m.locale.as_str(),
+                "step": step_name(m.step),
+            })),
+        }),
+        Origin::PinnedTail { index, translation } => json!({
+            "kind": "pinned-tail",
+            "index": index,
+            "translation": translation.as_ref().map(|m| json!({
+                "locale": m.locale.as_str(),
+                "step": step_name(m.step),
+            })),
+        }),
         Origin::Default => json!({ "kind": "default" }),
-        Origin::Override { locale } => {
-            json!({ "kind": "locale-variant", "locale": locale.as_str() })
+        Origin::Override { locale, step } => {
+            json!({ "kind": "locale-variant", "locale": locale.as_str(), "step": step_name(*step) })
         }
         Origin::User(user) => json!({
             "kind": "user",
@@ -217,5 +273,16 @@ fn origin_json(origin: &Origin) -> Value {
         Origin::Appender { index } => json!({ "kind": "appender", "index": index }),
         Origin::GlobalAppender { index } => json!({ "kind": "append-all", "index": index }),
         other => json!({ "kind": other.to_string() }),
+    }
+}
+
+/// The step of locale matching, as JSON names it.
+fn step_name(step: LocaleStep) -> &'static str {
+    match step {
+        LocaleStep::Exact => "exact",
+        LocaleStep::Parent => "cldr-parent",
+        LocaleStep::SameScript => "same-script",
+        LocaleStep::Fallback => "fallback-locale",
+        _ => "other",
     }
 }

@@ -126,8 +126,7 @@ fn unused_variables(
         .into_iter()
         .filter(|v| !used.contains(&v.name))
         .map(|v| {
-            let start = declaration_offset(doc, text, &v.name);
-            Diagnostic::warning(
+            let d = Diagnostic::warning(
                 DiagnosticCode::UnusedVariable,
                 format!(
                     "variable `{}` is declared but no part of the file uses it",
@@ -135,29 +134,14 @@ fn unused_variables(
                 ),
             )
             .in_file(path)
-            .at(&lines, start..start + v.name.len())
             .key_path(format!("variables.{}", v.name))
-            .suggest(Some(suggestion.to_owned()))
+            .suggest(Some(suggestion.to_owned()));
+            match doc.variable_span(&v.name) {
+                Some(span) => d.at(&lines, span),
+                None => d,
+            }
         })
         .collect()
-}
-
-/// Where `name` is declared under `variables:` in the front matter (the
-/// start of the front matter when it cannot be told).
-fn declaration_offset(doc: &Document<'_>, text: &str, name: &str) -> usize {
-    let yaml_start = text.find('\n').map_or(0, |i| i + 1);
-    let yaml = doc.front_matter;
-    let Some(section) = yaml.find("variables") else {
-        return yaml_start;
-    };
-    let rest = &yaml[section..];
-    let is_key = |(i, _): &(usize, &str)| {
-        let before = rest[..*i].chars().next_back();
-        let after = rest[i + name.len()..].trim_start_matches(['"', '\'']);
-        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after.starts_with(':')
-    };
-    let found = rest.match_indices(name).find(is_key).map_or(0, |(i, _)| i);
-    yaml_start + section + found
 }
 
 /// A warning when the locale of a file name (`chef.system.jp.md`) is

@@ -17,8 +17,8 @@
 //! description: Active-goal agent system prompt
 //! template: true
 //! variables:
-//!   goal_id: { required: true }
-//!   tasks: { default: [] }
+//!   goal_id: { required: true, type: string }
+//!   tasks: { default: [], type: list }
 //! pin_head: "[PI GOAL ACTIVE goalId={{ goal_id }}]"
 //! pin_tail: Verify every task before you complete the goal.
 //! ---
@@ -29,11 +29,21 @@
 //! - `template`: whether the file is a minijinja template. Files are literal
 //!   text unless this is `true`, since prompts often contain `{{` for code;
 //! - `variables`: what the template uses; each is required unless it has a
-//!   `default` or says `required: false`. A required variable missing from
-//!   the context is an error at render; a variable used but not declared is
-//!   reported by [`Pack::check`];
-//! - `pin_head`, `pin_tail`: pinned blocks, one text or a list (default
-//!   files only), templates too when `template` is `true`.
+//!   `default` or says `required: false`, and may declare a `type`
+//!   (`string`, `number`, `boolean`, `list`, `object`;
+//!   [`VariableType`](crate::VariableType)); a bare `name:` declares a
+//!   required variable of any type. A required variable missing from the
+//!   context, or a value of another type than declared, is an error at
+//!   render naming the variable (and both types); a `null` counts as absent
+//!   for a variable that is not required. A default of another type than
+//!   declared is an error at load. A variable used but not declared is
+//!   reported by [`Pack::check`] with the line of its first use;
+//! - `pin_head`, `pin_tail`: pinned blocks, one text or a list, templates
+//!   too when `template` is `true`. In a default file they declare the
+//!   blocks; in a locale variant they translate them, matched by position:
+//!   a variant gives as many blocks as the default declares on that side,
+//!   or leaves the key out to keep the default's text (a different count
+//!   is an error with the file and line). A variant never removes a pin.
 //!
 //! Templates see the render's context by field name (the context type
 //! implements `serde::Serialize`), the declared defaults, and `locale`.
@@ -59,10 +69,10 @@ use crate::config::{
 };
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 use crate::error::Error;
-use crate::front_matter::Document;
+use crate::front_matter::{Document, PIN_HEAD, PIN_TAIL};
 use crate::id::PromptId;
 use crate::locale::Locale;
-use crate::prompt::Prompt;
+use crate::prompt::{Pin, Prompt};
 use crate::registry::PromptRegistry;
 use crate::renderer::Renderer;
 use crate::snapshot::Snapshot;
@@ -123,12 +133,15 @@ pub struct PackPrompt {
     variants: BTreeMap<String, Variant>,
 }
 
-/// A locale variant of a pack prompt.
+/// A locale variant of a pack prompt: its body and its translations of
+/// the default's pinned blocks (empty when it gives none for that side).
 #[derive(Debug, Clone)]
 struct Variant {
     locale: Locale,
     file: PathBuf,
     renderer: Renderer,
+    head: Vec<Renderer>,
+    tail: Vec<Renderer>,
 }
 
 impl PackPrompt {
@@ -362,12 +375,27 @@ impl Pack {
                     variant.locale.clone(),
                     variant.renderer.clone(),
                 );
+                let head = variant.head.iter().enumerate();
+                let tail = variant.tail.iter().enumerate();
+                let pins = head
+                    .map(|(i, r)| (Pin::Head(i), r))
+                    .chain(tail.map(|(i, r)| (Pin::Tail(i), r)));
+                // Counts were checked against the default at load.
+                for (pin, text) in pins {
+                    snapshot.set_pin_translation(
+                        prompt.id.clone(),
+                        variant.locale.clone(),
+                        pin,
+                        text.clone(),
+                    );
+                }
             }
         }
     }
 
     /// Takes out of `snapshot` what [`apply`](Self::apply) added: the
-    /// defaults and locale overrides of the pack's prompts.
+    /// defaults, locale overrides and pin translations of the pack's
+    /// prompts.
     pub(crate) fn retract(&self, snapshot: &mut Snapshot) {
         for prompt in self.prompts.values() {
             if prompt.default.is_some() {
@@ -375,6 +403,7 @@ impl Pack {
             }
             for variant in prompt.variants.values() {
                 snapshot.remove_override(&prompt.id, &variant.locale);
+                snapshot.remove_pin_translations(&prompt.id, &variant.locale);
             }
         }
     }
@@ -580,15 +609,25 @@ fn add_file(
             entry.default = Some((path.to_path_buf(), prompt, doc.variables()));
         }
         Some(locale) => {
-            if doc.has_pins() || doc.meta.description.is_some() {
+            if doc.meta.description.is_some() {
                 return Err(Diagnostic::error(
                     DiagnosticCode::FrontMatter,
-                    "a locale variant cannot set `description`, `pin_head` or `pin_tail`",
+                    "a locale variant cannot set `description`",
                 )
                 .in_file(path)
-                .suggest(Some(format!("set them in {DEFAULTS_DIR}/{id}.md"))));
+                .at_key(&doc, "description")
+                .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))));
             }
-            warnings.extend(prompt_file_warnings(&doc, text, path, &[&body]));
+            let default = entry.default_prompt();
+            for (key, declared) in [
+                (PIN_HEAD, default.map_or(0, |d| d.head().len())),
+                (PIN_TAIL, default.map_or(0, |d| d.tail().len())),
+            ] {
+                check_pin_count(&doc, key, declared, &id, path)?;
+            }
+            let (head, tail) = doc.pin_renderers_with(path, entry.variables())?;
+            let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
+            warnings.extend(prompt_file_warnings(&doc, text, path, &parts));
             let key = locale.key().to_owned();
             if let Some(existing) = entry.variants.get(&key) {
                 return Err(duplicate(format!(
@@ -603,11 +642,63 @@ fn add_file(
                     locale,
                     file: path.to_path_buf(),
                     renderer: body,
+                    head,
+                    tail,
                 },
             );
         }
     }
     Ok(())
+}
+
+/// A variant translates the pinned blocks of one side all or not at all:
+/// `declared` blocks in the default, matched by position.
+fn check_pin_count(
+    doc: &Document<'_>,
+    key: &str,
+    declared: usize,
+    id: &PromptId,
+    path: &Path,
+) -> Result<(), Diagnostic> {
+    let given = doc.pin_count(key);
+    if given == 0 || given == declared {
+        return Ok(());
+    }
+    let blocks = |n: usize| match n {
+        1 => "1 block".to_owned(),
+        n => format!("{n} blocks"),
+    };
+    let hint = match declared {
+        0 => format!("remove `{key}`, or declare the pinned blocks in {DEFAULTS_DIR}/{id}.md"),
+        _ => format!(
+            "give one translation per block of {DEFAULTS_DIR}/{id}.md, in the same order, or leave `{key}` out to keep the default's text"
+        ),
+    };
+    Err(Diagnostic::error(
+        DiagnosticCode::FrontMatter,
+        format!(
+            "`{key}` gives {} but the default of `{id}` pins {}: a variant translates the pinned blocks by position",
+            blocks(given),
+            blocks(declared)
+        ),
+    )
+    .in_file(path)
+    .at_key(doc, key)
+    .suggest(Some(hint)))
+}
+
+/// Points a diagnostic at a front matter key of the file, when present.
+trait AtKey {
+    fn at_key(self, doc: &Document<'_>, key: &str) -> Self;
+}
+
+impl AtKey for Diagnostic {
+    fn at_key(self, doc: &Document<'_>, key: &str) -> Self {
+        match doc.key_span(key) {
+            Some(span) => self.at(&LineIndex::new(doc.text()), span),
+            None => self,
+        }
+    }
 }
 
 /// `<id>.md` or `<id>.<locale>.md`, for a declared id.
