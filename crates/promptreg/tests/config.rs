@@ -156,6 +156,23 @@ fn locale_files_follow_the_registry_chain_and_fallback() {
     assert_eq!(block("fr"), "English.");
 }
 
+#[test]
+fn locale_files_of_the_same_language_and_script_come_before_the_fallback() {
+    let sandbox = Sandbox::new();
+    sandbox.cwd_file(&format!("{DIR}/auditor.en.md"), "English.");
+    sandbox.cwd_file(&format!("{DIR}/auditor.zh-TW.md"), "正體。");
+    sandbox.cwd_file(&format!("{DIR}/auditor.pt-BR.md"), "Português.");
+    let registry = loaded(&sandbox);
+    let block = |locale: &str| {
+        let text = registry.render_in("auditor", &(), locale).unwrap();
+        text.strip_prefix("Audit the work.\n\n").unwrap().to_owned()
+    };
+    // As with the registry's own variants: same script, never across.
+    assert_eq!(block("zh-HK"), "正體。");
+    assert_eq!(block("pt-PT"), "Português.");
+    assert_eq!(block("zh-CN"), "English.");
+}
+
 // --- Settings files --------------------------------------------------------------
 
 #[test]

@@ -326,6 +326,37 @@ struct LayerBlocks<'a> {
     fallback: &'a Locale,
 }
 
+impl<'a> LayerBlocks<'a> {
+    /// The locale file of `files` a render in this locale uses, matched as
+    /// a render matches locale variants: the locale's chain, a file of the
+    /// same language and script (the likeliest region first, then by tag),
+    /// then the fallback locale's chain.
+    fn by_locale(&self, files: &'a KeyFiles) -> Option<&'a Arc<UserFile>> {
+        let keyed = |key: &str| {
+            files
+                .by_locale
+                .iter()
+                .find(|(k, _)| **k == *key)
+                .map(|(_, f)| f)
+        };
+        let same_script = || {
+            let script = self.locale.language_script()?;
+            files
+                .by_locale
+                .iter()
+                .filter_map(|(key, f)| Some((key, f, f.locale.as_ref()?)))
+                .filter(|(_, _, l)| l.language_script() == Some(script))
+                .min_by_key(|(key, _, l)| (!l.has_likely_region(), *key))
+                .map(|(_, f, _)| f)
+        };
+        self.locale
+            .chain()
+            .find_map(keyed)
+            .or_else(same_script)
+            .or_else(|| self.fallback.chain().find_map(keyed))
+    }
+}
+
 impl<'a> Blocks for LayerBlocks<'a> {
     type Block = &'a UserFile;
 
@@ -337,16 +368,7 @@ impl<'a> Blocks for LayerBlocks<'a> {
         let files = &self.config.dirs[scope as usize];
         let by_locale = match files.by_locale.is_empty() {
             true => None,
-            false => {
-                let mut chain = self.locale.chain().chain(self.fallback.chain());
-                chain.find_map(|key| {
-                    files
-                        .by_locale
-                        .iter()
-                        .find(|(k, _)| **k == *key)
-                        .map(|(_, f)| f)
-                })
-            }
+            false => self.by_locale(files),
         };
         Ok(by_locale.or(files.plain.as_ref()).map(|f| &**f))
     }

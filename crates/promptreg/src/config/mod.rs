@@ -7,7 +7,11 @@
 //!
 //! - **prompt files**: `<prompts_dir>/<key>.md` under home (global) and under
 //!   the project (local), and `<key>.<locale>.md` beside them for one
-//!   locale;
+//!   locale, which a render picks as it picks the application's locale
+//!   variants: along the render locale's chain, then a file of the same
+//!   language and script (`auditor.zh-TW.md` for `zh-HK`), then along the
+//!   fallback locale's chain (the stateless [`resolve_prompt`] follows the
+//!   chain of [`ResolveOptions::locale`] only);
 //! - **settings** (JSON with comments and trailing commas): per key a
 //!   [`Mode`], an `inline` text or a `file` to read, and `promptsDir`.
 //!
