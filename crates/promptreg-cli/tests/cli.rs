@@ -994,6 +994,37 @@ fn render_watch_prints_again_when_a_file_changes() {
 }
 
 #[test]
+fn render_watch_json_reports_reloads_and_failures_as_json_lines() {
+    let s = Sandbox::new();
+    s.local(".pi/pi-goal-xx/prompts/auditor.md", "First rule.");
+    let mut child = s
+        .with_pack("goal-agent")
+        .args(["--json", "render", "auditor", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    wait_for(&stdout, "First rule.");
+    s.local(".pi/pi-goal-xx-settings.json", "{ broken");
+    let line = stderr
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap();
+    let event: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(event["event"], "failed", "{event}");
+    assert_eq!(event["error"]["code"], "syntax", "{event}");
+    s.local(".pi/pi-goal-xx-settings.json", "{}");
+    let line = stderr
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap();
+    let event: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(event["event"], "reloaded", "{event}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
 fn render_watch_follows_the_pack_too() {
     let s = Sandbox::new();
     let mut child = s

@@ -36,7 +36,7 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
         Ok(Output::text(explainer.text(&args.id, &rendered, paint)))
     };
     if args.watch {
-        return super::follow::follow(&registry, show);
+        return super::follow::follow(&registry, session.args.json, show);
     }
     show(&registry)
 }

@@ -25,7 +25,7 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
         Ok(Output::prompt(text))
     };
     if args.watch {
-        return super::follow::follow(&registry, show);
+        return super::follow::follow(&registry, session.args.json, show);
     }
     show(&registry)
 }
