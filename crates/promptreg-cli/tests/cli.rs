@@ -323,11 +323,33 @@ fn explain_json_names_the_locale_matching_step_of_every_variant() {
             ])
             .arg(context("web-agent")),
     );
-    assert_eq!(value["same_script"], "zh-Hant");
-    let body = &value["parts"][0]["origin"];
-    assert_eq!(body["kind"], "locale-variant");
-    assert_eq!(body["locale"], "zh-TW");
-    assert_eq!(body["step"], "same-script");
+    let lookup: Vec<(&str, &str)> = value["lookup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["key"].as_str().unwrap(), s["step"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        lookup,
+        [
+            ("zh-HK", "exact"),
+            ("zh-Hant", "parent"),
+            ("zh-Hant", "same-script"),
+            ("en", "fallback")
+        ]
+    );
+    let body = &value["parts"][0];
+    assert_eq!(body["origin"]["kind"], "override");
+    assert_eq!(body["origin"]["locale"], "zh-TW");
+    assert_eq!(body["origin"]["step"], "same-script");
+    assert_eq!(body["provenance"]["source"], "pack");
+    assert!(
+        body["provenance"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("defaults/webagent-narrator.system.zh-TW.md"),
+        "{body}"
+    );
 
     let value = json(
         s.with_pack("goal-agent")
@@ -337,7 +359,7 @@ fn explain_json_names_the_locale_matching_step_of_every_variant() {
     let head = &value["parts"][0]["origin"];
     assert_eq!(head["kind"], "pinned-head");
     assert_eq!(head["translation"]["locale"], "ja");
-    assert_eq!(head["translation"]["step"], "cldr-parent");
+    assert_eq!(head["translation"]["step"], "parent");
     let value = json(
         s.with_pack("goal-agent")
             .args(["explain", "goal-running", "--locale", "fr", "--ctx"])
@@ -364,19 +386,21 @@ fn explain_json_gives_the_same_as_data() {
         .map(|p| p["origin"]["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["pinned-head", "user", "pinned-tail"]);
-    let user = &value["parts"][1]["origin"];
+    assert_eq!(value["parts"][1]["origin"]["replaces_body"], true);
+    let user = &value["parts"][1]["provenance"];
+    assert_eq!(user["source"], "user");
+    assert_eq!(user["what"], "local file");
     assert_eq!(user["mode"], "override");
-    assert_eq!(user["scope"], "local");
-    assert_eq!(user["settings"]["key_path"], "prompts.goal-running");
-    assert_eq!(user["settings"]["line"], 4);
+    assert_eq!(user["chosen_by"]["key_path"], "prompts.goal-running");
+    assert_eq!(user["chosen_by"]["line"], 4);
     assert_eq!(
         value["parts"][1]["text"],
         "Delegate implementation to a team."
     );
     let text = value["text"].as_str().unwrap();
     let (start, end) = (
-        value["parts"][1]["start"].as_u64().unwrap() as usize,
-        value["parts"][1]["end"].as_u64().unwrap() as usize,
+        value["parts"][1]["range"]["start"].as_u64().unwrap() as usize,
+        value["parts"][1]["range"]["end"].as_u64().unwrap() as usize,
     );
     assert_eq!(&text[start..end], "Delegate implementation to a team.");
 }
@@ -722,7 +746,7 @@ fn explain_shows_where_a_linked_prompt_file_leads() {
     assert!(stdout.contains(&line), "{stdout}");
 
     let value = json(s.with_pack("goal-agent").args(["explain", "auditor"]));
-    let user = &value["parts"][1]["origin"];
+    let user = &value["parts"][1]["provenance"];
     assert_eq!(user["target"], target.display().to_string());
     assert_eq!(user["file"], "project/.pi/pi-goal-xx/prompts/auditor.md");
 }

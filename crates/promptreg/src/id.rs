@@ -123,6 +123,13 @@ impl fmt::Display for PromptId {
     }
 }
 
+/// An id serialises as its text.
+impl serde::Serialize for PromptId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self)
+    }
+}
+
 impl fmt::Debug for PromptId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.0, f)

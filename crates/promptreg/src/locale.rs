@@ -176,6 +176,13 @@ impl fmt::Display for Locale {
     }
 }
 
+/// A locale serialises as its normalised tag (`"zh-TW"`).
+impl serde::Serialize for Locale {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0.tag)
+    }
+}
+
 impl fmt::Debug for Locale {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Locale({})", self.0.tag)

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::provenance::Provenance;
 use crate::renderer::{IntoRenderer, Renderer};
 
 /// A prompt's built-in default: its body, the pinned blocks that survive any
@@ -49,6 +50,8 @@ pub struct Prompt {
     pub(crate) head: Vec<Renderer>,
     pub(crate) tail: Vec<Renderer>,
     pub(crate) description: Option<Arc<str>>,
+    /// Where the source that declared it says it came from (a pack file).
+    pub(crate) provenance: Option<Arc<Provenance>>,
 }
 
 impl Prompt {
@@ -59,6 +62,7 @@ impl Prompt {
             head: Vec::new(),
             tail: Vec::new(),
             description: None,
+            provenance: None,
         }
     }
 

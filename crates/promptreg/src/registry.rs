@@ -1,17 +1,14 @@
 //! [`PromptRegistry`]: where prompts are declared, changed and rendered.
 
 use std::any::Any;
-use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use arc_swap::{ArcSwap, Guard};
 use serde::Serialize;
 
-use crate::config::{ConfigSpec, LoadOptions, LoadReport, UserLayer};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::id::PromptId;
 use crate::locale::{IntoLocale, Locale};
-use crate::pack::Pack;
 use crate::prompt::{Pin, Prompt};
 use crate::render::Rendered;
 use crate::renderer::IntoRenderer;
@@ -38,10 +35,14 @@ pub struct PromptRegistry {
 /// watcher).
 pub(crate) struct Shared {
     state: ArcSwap<Snapshot>,
-    /// Serialises writers; holds the packs installed from folders, which a
-    /// reload reads again.
-    writer: Mutex<Vec<Pack>>,
+    /// Serialises writers; holds what the sources need to read again (the
+    /// packs installed from folders), which only their own modules look
+    /// into.
+    writer: Mutex<Sources>,
 }
+
+/// What sources keep in a registry to read again, each of its own type.
+pub(crate) type Sources = Vec<Arc<dyn Any + Send + Sync>>;
 
 impl Shared {
     pub(crate) fn current(&self) -> Guard<Arc<Snapshot>> {
@@ -54,143 +55,36 @@ impl Shared {
         &self,
         change: impl FnOnce(&mut Snapshot) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        self.try_update_with_packs(|next, _| change(next))
+        self.try_update_with_sources(|next, _| change(next))
     }
 
-    /// [`try_update`](Self::try_update), also handing `change` the packs
-    /// installed from folders.
-    fn try_update_with_packs(
+    /// [`try_update`](Self::try_update), also handing `change` what the
+    /// sources keep.
+    pub(crate) fn try_update_with_sources(
         &self,
-        change: impl FnOnce(&mut Snapshot, &mut Vec<Pack>) -> Result<(), Error>,
+        change: impl FnOnce(&mut Snapshot, &mut Sources) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let mut packs = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut sources = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut next = Snapshot::clone(&self.current());
-        change(&mut next, &mut packs)?;
+        change(&mut next, &mut sources)?;
         self.state.store(Arc::new(next));
         Ok(())
     }
 
+    /// What the sources keep, as it is now.
+    pub(crate) fn sources(&self) -> Sources {
+        self.writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// [`try_update`](Self::try_update) for changes that cannot fail.
-    fn update(&self, change: impl FnOnce(&mut Snapshot)) {
+    pub(crate) fn update(&self, change: impl FnOnce(&mut Snapshot)) {
         let _ = self.try_update(|s| {
             change(s);
             Ok(())
         });
-    }
-
-    /// Installs `pack` in one change, and remembers it when it can be read
-    /// again.
-    pub(crate) fn install_pack(&self, pack: Pack) {
-        let _ = self.try_update_with_packs(|s, packs| {
-            pack.apply(s);
-            s.set_fallback_locale(pack.fallback_locale().clone());
-            s.set_locale(pack.default_locale().clone());
-            packs.retain(|p| p.root() != pack.root());
-            if pack.is_on_disk() {
-                packs.push(pack);
-            }
-            Ok(())
-        });
-    }
-
-    /// Every path the registry's sources read: the packs installed from
-    /// folders and the user configuration. `None` when there is none.
-    #[cfg(feature = "watch")]
-    pub(crate) fn source_paths(&self) -> Option<crate::config::ConfigPaths> {
-        let packs = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let current = self.current();
-        if packs.is_empty() && current.config_paths().is_none() {
-            return None;
-        }
-        let mut paths = current.config_paths().cloned().unwrap_or_default();
-        for pack in packs.iter() {
-            let more = pack.paths();
-            paths.files.extend(more.files);
-            paths.dirs.extend(more.dirs);
-        }
-        Some(paths)
-    }
-
-    /// Reads every source again (the packs installed from folders, then the
-    /// user configuration) and publishes the result in one change; on error
-    /// nothing is published.
-    pub(crate) fn reload(&self) -> Result<LoadReport, Error> {
-        let installed = self
-            .writer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let current = self.current();
-        let layer = current
-            .user_layer()
-            .map(|l| (Arc::clone(l.spec()), l.options().clone()));
-        drop(current);
-        if installed.is_empty() && layer.is_none() {
-            return Err(Error::new(
-                ErrorKind::NotLoaded,
-                "no user configuration is loaded and no pack was installed from a folder; call `load_config` first",
-            ));
-        }
-        // Files are read before taking the writer lock: other writers are
-        // not held up by I/O, and a failure publishes nothing.
-        let fresh: Vec<Pack> = installed
-            .iter()
-            .map(|p| Pack::load(p.root()))
-            .collect::<Result<_, _>>()?;
-        let (layer, warnings) = match layer {
-            Some((spec, options)) => {
-                // A configuration declared by a pack follows its manifest.
-                let spec = installed
-                    .iter()
-                    .zip(&fresh)
-                    .find(|(old, _)| old.spec() == &*spec)
-                    .map_or(spec, |(_, new)| Arc::new(new.spec().clone()));
-                let (layer, warnings) = UserLayer::try_load(spec, options)?;
-                (Some(Arc::new(layer)), warnings)
-            }
-            None => (None, Vec::new()),
-        };
-        let mut changed = BTreeSet::new();
-        self.try_update_with_packs(|s, packs| {
-            for (old, new) in installed.iter().zip(&fresh) {
-                changed.extend(new.changed_since(old));
-                old.retract(s);
-                new.apply(s);
-                if new.default_locale() != old.default_locale() {
-                    s.set_locale(new.default_locale().clone());
-                }
-                if new.fallback_locale() != old.fallback_locale() {
-                    s.set_fallback_locale(new.fallback_locale().clone());
-                }
-            }
-            for new in fresh {
-                if let Some(slot) = packs.iter_mut().find(|p| p.root() == new.root()) {
-                    *slot = new;
-                }
-            }
-            if let Some(layer) = layer {
-                changed.extend(layer.changed_since(s.user_layer().map(|l| &**l)));
-                s.set_user_layer(Some(layer));
-            }
-            Ok(())
-        })?;
-        Ok(LoadReport {
-            changed: changed.into_iter().collect(),
-            warnings,
-        })
-    }
-
-    fn load_layer(&self, spec: Arc<ConfigSpec>, options: LoadOptions) -> Result<LoadReport, Error> {
-        // Files are read before taking the writer lock: other writers are
-        // not held up by I/O, and a failure publishes nothing.
-        let (layer, warnings) = UserLayer::try_load(spec, options)?;
-        let layer = Arc::new(layer);
-        let mut changed = Vec::new();
-        self.update(|s| {
-            changed = layer.changed_since(s.user_layer().map(|l| &**l));
-            s.set_user_layer(Some(layer));
-        });
-        Ok(LoadReport { changed, warnings })
     }
 }
 
@@ -318,7 +212,7 @@ impl PromptRegistry {
         let id = PromptId::new(id)?;
         let locale = locale.into_locale()?;
         let body = body.into_renderer();
-        self.update(|s| s.set_override(id, locale, body));
+        self.update(|s| s.set_override(id, locale, body, None));
         Ok(())
     }
 
@@ -451,48 +345,6 @@ impl PromptRegistry {
     /// The fallback locale.
     pub fn fallback_locale(&self) -> Locale {
         self.current().fallback_locale().clone()
-    }
-
-    /// Reads the user configuration declared by `spec` (settings files and
-    /// prompt directories under `options`' home and cwd) into the registry.
-    ///
-    /// The user layer sits between the host's code and the appenders: per
-    /// the [resolution rule](crate::config::resolve_prompt), a user block
-    /// follows the body (modes `append`, `global-local`, ...) or replaces it
-    /// (mode `override`, or an `inline` setting). Pinned blocks stay in
-    /// every mode and appenders still come last. Renders read no files:
-    /// call [`reload`](Self::reload) after files change.
-    ///
-    /// Returns the keys whose configuration changed and the warnings (see
-    /// [`config::check`](crate::config::check)).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Config`] with every diagnostic when a file is invalid or
-    /// unreadable. The registry then keeps its previous configuration.
-    pub fn load_config(&self, spec: ConfigSpec, options: LoadOptions) -> Result<LoadReport, Error> {
-        self.shared.load_layer(Arc::new(spec), options)
-    }
-
-    /// Re-reads what the registry was loaded from, the packs installed from
-    /// folders (see [`Pack::install`]) and the user configuration, and
-    /// publishes the result atomically. A reloaded pack replaces the
-    /// defaults and locale variants it had registered; a configuration
-    /// declared by a pack follows the pack's new manifest. On failure
-    /// everything stays as it was and the error is returned.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Config`] as for [`load_config`](Self::load_config) and
-    /// [`Pack::load`]; [`ErrorKind::NotLoaded`] when no configuration was
-    /// loaded and no pack was installed from a folder.
-    pub fn reload(&self) -> Result<LoadReport, Error> {
-        self.shared.reload()
-    }
-
-    /// Removes the user configuration; renders use the host's prompts only.
-    pub fn unload_config(&self) {
-        self.update(|s| s.set_user_layer(None));
     }
 
     /// Whether a default or an override is registered under `id`.

@@ -11,11 +11,15 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
+use std::sync::Arc;
 
-use crate::config::{UserChoice, UserOrigin, UserPart};
+use serde::Serialize;
+
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
+use crate::layer::{LayerChoice, LayerPart};
 use crate::locale::Locale;
+use crate::provenance::Provenance;
 use crate::renderer::{Failure, RenderCx, Renderer, trimmed_range};
 
 const SEPARATOR: &str = "\n\n";
@@ -36,7 +40,8 @@ pub(crate) struct Appender {
 /// its CLDR parents ([`Locale::chain`]), a variant of the same language and
 /// script ([`Locale::language_script`]), the fallback locale and its
 /// parents. When none matches, the default is used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum LocaleStep {
     /// The render locale itself (`ja-JP` for `ja-JP`).
@@ -64,7 +69,7 @@ impl fmt::Display for LocaleStep {
 
 /// The locale variant a pinned block was translated by, and how it was
 /// matched.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LocaleMatch {
     /// The locale the translation was registered for.
     pub locale: Locale,
@@ -73,7 +78,8 @@ pub struct LocaleMatch {
 }
 
 /// Which part of a prompt a piece of text came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Origin {
     /// A pinned block before the body; `index` counts from 0 in
@@ -95,9 +101,14 @@ pub enum Origin {
         /// The step of locale matching that found it.
         step: LocaleStep,
     },
-    /// A block from the user's configuration: an inline setting or a prompt
-    /// file, after the body or in its place.
-    User(Box<UserOrigin>),
+    /// A block from a layer over the application's prompts, the user's
+    /// configuration: an inline setting or a prompt file, after the body or
+    /// in its place. [`Part::provenance`] says which.
+    User {
+        /// Whether the block takes the body's place (mode `override`, or
+        /// inline text).
+        replaces_body: bool,
+    },
     /// A pinned block after the body.
     PinnedTail {
         /// Position among the tail blocks.
@@ -129,7 +140,10 @@ impl fmt::Display for Origin {
             }
             Origin::Default => f.write_str("default"),
             Origin::Override { locale, .. } => write!(f, "override for `{locale}`"),
-            Origin::User(user) => write!(f, "{user}"),
+            Origin::User {
+                replaces_body: true,
+            } => f.write_str("user block in place of the body"),
+            Origin::User { .. } => f.write_str("user block"),
             Origin::PinnedTail { index, translation } => {
                 write!(f, "pinned tail block #{}", index + 1)?;
                 write_translation(f, translation.as_ref())
@@ -148,22 +162,73 @@ fn write_translation(f: &mut fmt::Formatter<'_>, translation: Option<&LocaleMatc
 }
 
 /// One non-blank part of a rendered prompt.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Part {
-    /// Where the text came from.
+    /// Which part of the prompt it is.
     pub origin: Origin,
     /// Its byte range in [`Rendered::text`].
     pub range: Range<usize>,
+    /// Which source supplied it, when the source recorded it: a file of
+    /// the user's configuration, say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Arc<Provenance>>,
+}
+
+/// One step of locale matching, in the order a render tries them: a key
+/// variants are looked up under and the step it belongs to. The
+/// same-script step's key is the language and script (`zh-Hant`): any
+/// variant of that script matches it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LookupStep {
+    /// The locale key, or the language and script for the same-script step.
+    pub key: String,
+    /// Which step it is.
+    pub step: LocaleStep,
+}
+
+/// The steps of locale matching for `locale`, with `fallback` as the
+/// fallback locale: its chain, its language and script, then the fallback
+/// locale's chain (keys already tried left out).
+pub(crate) fn lookup(locale: &Locale, fallback: &Locale) -> Vec<LookupStep> {
+    let step = |key: &str, step| LookupStep {
+        key: key.to_owned(),
+        step,
+    };
+    let mut steps: Vec<LookupStep> = locale
+        .chain()
+        .enumerate()
+        .map(|(i, key)| match i {
+            0 => step(key, LocaleStep::Exact),
+            _ => step(key, LocaleStep::Parent),
+        })
+        .collect();
+    if let Some(script) = locale.language_script() {
+        steps.push(step(script, LocaleStep::SameScript));
+    }
+    for key in fallback.chain() {
+        if !locale.chain().any(|own| own == key) {
+            steps.push(step(key, LocaleStep::Fallback));
+        }
+    }
+    steps
 }
 
 /// A rendered prompt with the provenance of every part, from
-/// [`render_traced`](crate::PromptRegistry::render_traced).
+/// [`render_traced`](crate::PromptRegistry::render_traced): the "why" of a
+/// render as data. `promptreg explain` prints it, and `explain --json` is
+/// its serialisation, each part with its text.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Rendered {
+    /// The prompt rendered.
+    pub id: PromptId,
     /// The final text, identical to what `render` returns.
     pub text: String,
     /// The locale the prompt was rendered for.
     pub locale: Locale,
+    /// The steps of locale matching, in the order they were tried.
+    pub lookup: Vec<LookupStep>,
     /// The parts in order; the separators between them are not parts.
     pub parts: Vec<Part>,
 }
@@ -175,17 +240,54 @@ impl Rendered {
     }
 }
 
+impl Serialize for Rendered {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+
+        /// A part with its text, for readers that cannot slice by bytes.
+        #[derive(Serialize)]
+        struct PartWithText<'a> {
+            #[serde(flatten)]
+            part: &'a Part,
+            text: &'a str,
+        }
+
+        let parts: Vec<PartWithText<'_>> = self
+            .parts
+            .iter()
+            .map(|part| PartWithText {
+                part,
+                text: self.part_text(part),
+            })
+            .collect();
+        let mut out = serializer.serialize_struct("Rendered", 5)?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("locale", &self.locale)?;
+        out.serialize_field("lookup", &self.lookup)?;
+        out.serialize_field("text", &self.text)?;
+        out.serialize_field("parts", &parts)?;
+        out.end()
+    }
+}
+
 /// A locale variant found by locale matching, borrowed.
-pub(crate) type Matched<'a> = (&'a Locale, LocaleStep);
+#[derive(Clone, Copy)]
+pub(crate) struct Matched<'a> {
+    pub(crate) locale: &'a Locale,
+    pub(crate) step: LocaleStep,
+    pub(crate) provenance: Option<&'a Arc<Provenance>>,
+}
 
 /// Borrowed form of an [`Origin`], so the untraced path clones nothing.
 #[derive(Clone, Copy)]
 pub(crate) enum Slot<'a> {
-    Head(usize, Option<Matched<'a>>),
-    Default,
+    /// A pinned block, its translation if any, and the provenance of the
+    /// text used.
+    Head(usize, Option<Matched<'a>>, Option<&'a Arc<Provenance>>),
+    Default(Option<&'a Arc<Provenance>>),
     Override(Matched<'a>),
-    User(&'a UserPart<'a>),
-    Tail(usize, Option<Matched<'a>>),
+    User(&'a LayerPart<'a>, bool),
+    Tail(usize, Option<Matched<'a>>, Option<&'a Arc<Provenance>>),
     Appender(usize),
     Global(usize),
 }
@@ -193,28 +295,59 @@ pub(crate) enum Slot<'a> {
 impl Slot<'_> {
     fn origin(self) -> Origin {
         let translation = |matched: Option<Matched<'_>>| {
-            matched.map(|(locale, step)| LocaleMatch {
-                locale: locale.clone(),
-                step,
+            matched.map(|m| LocaleMatch {
+                locale: m.locale.clone(),
+                step: m.step,
             })
         };
         match self {
-            Slot::Head(index, matched) => Origin::PinnedHead {
+            Slot::Head(index, matched, _) => Origin::PinnedHead {
                 index,
                 translation: translation(matched),
             },
-            Slot::Default => Origin::Default,
-            Slot::Override((locale, step)) => Origin::Override {
-                locale: locale.clone(),
-                step,
+            Slot::Default(_) => Origin::Default,
+            Slot::Override(m) => Origin::Override {
+                locale: m.locale.clone(),
+                step: m.step,
             },
-            Slot::User(part) => Origin::User(Box::new(part.origin())),
-            Slot::Tail(index, matched) => Origin::PinnedTail {
+            Slot::User(_, replaces_body) => Origin::User { replaces_body },
+            Slot::Tail(index, matched, _) => Origin::PinnedTail {
                 index,
                 translation: translation(matched),
             },
             Slot::Appender(index) => Origin::Appender { index },
             Slot::Global(index) => Origin::GlobalAppender { index },
+        }
+    }
+}
+
+impl Slot<'_> {
+    fn provenance(self) -> Option<Arc<Provenance>> {
+        let recorded = match self {
+            Slot::Head(_, _, p) | Slot::Tail(_, _, p) | Slot::Default(p) => p,
+            Slot::Override(m) => m.provenance,
+            Slot::User(part, _) => Some(part.provenance),
+            Slot::Appender(_) | Slot::Global(_) => None,
+        };
+        recorded.cloned()
+    }
+
+    /// The part, for a person: its origin, and where it came from when the
+    /// source said.
+    fn describe(self) -> String {
+        match self {
+            Slot::User(part, _) => {
+                let p = &part.provenance;
+                let mut what = format!("user {}", p.what);
+                if let Some(file) = &p.file {
+                    what.push_str(&format!(" {}", file.display()));
+                }
+                if let Some(mode) = &p.mode {
+                    what.push_str(&format!(" (mode {mode})"));
+                }
+                what
+            }
+            other => other.origin().to_string(),
         }
     }
 }
@@ -255,8 +388,11 @@ impl<'a> Pins<'a> {
 /// The parts one render will run, chosen by the snapshot.
 pub(crate) struct Plan<'a> {
     pub(crate) head: Pins<'a>,
+    /// The provenance of the default, whose pinned blocks are used where
+    /// no translation is.
+    pub(crate) pins_provenance: Option<&'a Arc<Provenance>>,
     pub(crate) body: (Slot<'a>, &'a Renderer),
-    pub(crate) user: Option<UserChoice<'a>>,
+    pub(crate) user: Option<LayerChoice<'a>>,
     pub(crate) tail: Pins<'a>,
     pub(crate) appenders: &'a [Appender],
     pub(crate) global: &'a [Appender],
@@ -271,19 +407,23 @@ impl<'a> Plan<'a> {
     ) -> Result<(), E> {
         for i in 0..self.head.len() {
             if let Some((matched, r)) = self.head.get(i) {
-                visit(Slot::Head(i, matched), r)?;
+                let provenance = matched.map_or(self.pins_provenance, |m| m.provenance);
+                visit(Slot::Head(i, matched, provenance), r)?;
             }
         }
         let user = self.user.as_ref();
         if !user.is_some_and(|u| u.replaces_body) {
             visit(self.body.0, self.body.1)?;
         }
-        for part in user.iter().flat_map(|u| u.parts.iter().flatten()) {
-            visit(Slot::User(part), part.renderer)?;
+        if let Some(u) = user {
+            for part in u.parts.iter().flatten() {
+                visit(Slot::User(part, u.replaces_body), part.renderer)?;
+            }
         }
         for i in 0..self.tail.len() {
             if let Some((matched, r)) = self.tail.get(i) {
-                visit(Slot::Tail(i, matched), r)?;
+                let provenance = matched.map_or(self.pins_provenance, |m| m.provenance);
+                visit(Slot::Tail(i, matched, provenance), r)?;
             }
         }
         self.for_each_appender(visit)
@@ -367,6 +507,7 @@ pub(crate) fn compose(
             parts.push(Part {
                 origin: slot.origin(),
                 range: start..out.len(),
+                provenance: slot.provenance(),
             });
         }
         Ok(())
@@ -388,7 +529,7 @@ fn push(out: &mut String, part: &str) -> Option<usize> {
 }
 
 fn part_failed(id: &PromptId, slot: Slot<'_>, cx: &RenderCx<'_>, failure: Failure) -> Error {
-    let origin = slot.origin();
+    let origin = slot.describe();
     match failure {
         Failure::WrongContext { expected } => Error::new(
             ErrorKind::ContextType,

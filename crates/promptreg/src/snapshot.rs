@@ -11,12 +11,13 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::Map;
-use crate::config::{ConfigSpec, LoadOptions, Settings, UserLayer};
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
+use crate::layer::Layer;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
+use crate::provenance::Provenance;
 use crate::render::{self, Appender, LocaleStep, Matched, Part, Pins, Plan, Rendered, Slot};
 use crate::renderer::{RenderCx, Renderer};
 use crate::suggest;
@@ -34,7 +35,7 @@ pub struct Snapshot {
     locale: Locale,
     fallback: Locale,
     next_seq: u64,
-    user: Option<Arc<UserLayer>>,
+    layer: Option<Arc<dyn Layer>>,
 }
 
 /// Something wrong with what is registered under one id; see
@@ -74,6 +75,7 @@ struct Entry {
 struct Variant {
     locale: Locale,
     renderer: Renderer,
+    provenance: Option<Arc<Provenance>>,
 }
 
 /// One locale's translations of pinned blocks, by position (`None`: not
@@ -83,6 +85,7 @@ struct PinVariant {
     locale: Locale,
     head: Vec<Option<Renderer>>,
     tail: Vec<Option<Renderer>>,
+    provenance: Option<Arc<Provenance>>,
 }
 
 impl PinVariant {
@@ -244,33 +247,9 @@ impl Snapshot {
         &self.fallback
     }
 
-    /// The loaded user settings, when a configuration is loaded.
-    pub fn settings(&self) -> Option<&Settings> {
-        self.user.as_deref().map(UserLayer::settings)
-    }
-
-    /// The declaration and options of the loaded configuration, if any.
-    pub fn config(&self) -> Option<(&ConfigSpec, &LoadOptions)> {
-        self.user.as_deref().map(|u| (&**u.spec(), u.options()))
-    }
-
-    /// Every path the loaded configuration reads, present or not: what to
-    /// watch to know when to reload.
-    pub fn config_paths(&self) -> Option<&crate::config::ConfigPaths> {
-        self.user.as_deref().map(UserLayer::paths)
-    }
-
-    /// The user's prompt files loaded for `id` (empty without a loaded
-    /// configuration).
-    pub fn user_files(&self, id: &str) -> Vec<crate::config::UserFileInfo> {
-        self.user
-            .as_deref()
-            .map(|u| u.files(id))
-            .unwrap_or_default()
-    }
-
-    pub(crate) fn user_layer(&self) -> Option<&Arc<UserLayer>> {
-        self.user.as_ref()
+    /// The layer over the prompts (the user's configuration), if any.
+    pub(crate) fn layer(&self) -> Option<&Arc<dyn Layer>> {
+        self.layer.as_ref()
     }
 
     /// Renders `id` for the current locale with context `ctx`.
@@ -340,8 +319,11 @@ impl Snapshot {
     ) -> Result<Rendered, Error> {
         let mut parts = Vec::new();
         let text = self.compose(id, ctx, &locale, Some(&mut parts))?;
+        let (id, _) = self.lookup(id)?;
         Ok(Rendered {
+            id: id.clone(),
             text,
+            lookup: render::lookup(&locale, &self.fallback),
             locale,
             parts,
         })
@@ -357,11 +339,12 @@ impl Snapshot {
         let (id, entry) = self.lookup(id)?;
         let plan = Plan {
             head: self.pins(entry, locale, Pin::Head),
+            pins_provenance: entry.default.as_ref().and_then(|d| d.provenance.as_ref()),
             body: self.body(id, entry, locale)?,
             user: self
-                .user
+                .layer
                 .as_deref()
-                .and_then(|u| u.choose(id, locale, &self.fallback)),
+                .and_then(|l| l.choose(id, locale, &self.fallback)),
             tail: self.pins(entry, locale, Pin::Tail),
             appenders: &entry.appenders,
             global: &self.global,
@@ -434,11 +417,16 @@ impl Snapshot {
                 .candidates(entry, locale)
                 .filter_map(|(key, step)| Some((entry.overrides.get(key)?, step)));
             if let Some((v, step)) = found.next() {
-                return Ok((Slot::Override((&v.locale, step)), &v.renderer));
+                let matched = Matched {
+                    locale: &v.locale,
+                    step,
+                    provenance: v.provenance.as_ref(),
+                };
+                return Ok((Slot::Override(matched), &v.renderer));
             }
         }
         match &entry.default {
-            Some(prompt) => Ok((Slot::Default, prompt.body())),
+            Some(prompt) => Ok((Slot::Default(prompt.provenance.as_ref()), prompt.body())),
             None => Err(self.no_body(id, entry, locale)),
         }
     }
@@ -480,7 +468,12 @@ impl Snapshot {
     ) -> Option<(Matched<'a>, &'a Renderer)> {
         self.candidates(entry, locale).find_map(|(key, step)| {
             let variant = entry.pins.get(key)?;
-            Some(((&variant.locale, step), variant.block(pin)?))
+            let matched = Matched {
+                locale: &variant.locale,
+                step,
+                provenance: variant.provenance.as_ref(),
+            };
+            Some((matched, variant.block(pin)?))
         })
     }
 
@@ -516,7 +509,7 @@ impl Snapshot {
             fallback: locale.clone(),
             locale,
             next_seq: 0,
-            user: None,
+            layer: None,
         }
     }
 
@@ -536,10 +529,21 @@ impl Snapshot {
         self.entry_mut(id).default = Some(prompt);
     }
 
-    pub(crate) fn set_override(&mut self, id: PromptId, locale: Locale, renderer: Renderer) {
+    pub(crate) fn set_override(
+        &mut self,
+        id: PromptId,
+        locale: Locale,
+        renderer: Renderer,
+        provenance: Option<Arc<Provenance>>,
+    ) {
         let key = locale.key().into();
         let entry = self.entry_mut(id);
-        entry.overrides.insert(key, Variant { locale, renderer });
+        let variant = Variant {
+            locale,
+            renderer,
+            provenance,
+        };
+        entry.overrides.insert(key, variant);
         entry.index_scripts();
     }
 
@@ -561,7 +565,7 @@ impl Snapshot {
                 return Err(no_such_pin(&id, &locale, pin, blocks));
             }
         }
-        self.set_pin_translation(id, locale, pin, renderer);
+        self.set_pin_translation(id, locale, pin, renderer, None);
         Ok(())
     }
 
@@ -572,6 +576,7 @@ impl Snapshot {
         locale: Locale,
         pin: Pin,
         renderer: Renderer,
+        provenance: Option<Arc<Provenance>>,
     ) {
         let entry = self.entry_mut(id);
         let variant = entry
@@ -581,7 +586,9 @@ impl Snapshot {
                 locale,
                 head: Vec::new(),
                 tail: Vec::new(),
+                provenance: None,
             });
+        variant.provenance = provenance;
         let (blocks, index) = match pin {
             Pin::Head(i) => (&mut variant.head, i),
             Pin::Tail(i) => (&mut variant.tail, i),
@@ -659,8 +666,8 @@ impl Snapshot {
         self.fallback = locale;
     }
 
-    pub(crate) fn set_user_layer(&mut self, layer: Option<Arc<UserLayer>>) {
-        self.user = layer;
+    pub(crate) fn set_layer(&mut self, layer: Option<Arc<dyn Layer>>) {
+        self.layer = layer;
     }
 }
 

@@ -19,6 +19,7 @@ mod support;
 use std::fs;
 use std::path::Path;
 
+use promptreg::config::LoadedConfig;
 use promptreg::{ErrorKind, Locale, PromptRegistry};
 use support::{DIR, SETTINGS, Sandbox};
 
@@ -152,7 +153,7 @@ fn bad_inputs() {
             .load_config(support::goal_agent_spec(), sandbox.options())
             .unwrap();
         let before = state(&registry);
-        let settings_before = registry.snapshot().settings().cloned();
+        let settings_before = LoadedConfig::of(&registry.snapshot()).map(|c| c.settings().clone());
         assert_eq!(before[0], format!("Audit the work.\n\n{BASELINE_RULE}"));
 
         copy_tree(case, sandbox.root());
@@ -172,7 +173,10 @@ fn bad_inputs() {
                     before,
                     "a failed reload changed the registry"
                 );
-                assert_eq!(registry.snapshot().settings().cloned(), settings_before);
+                assert_eq!(
+                    LoadedConfig::of(&registry.snapshot()).map(|c| c.settings().clone()),
+                    settings_before
+                );
                 // A first load fails the same way and installs nothing.
                 let fresh = self::registry();
                 let first = fresh.load_config(support::goal_agent_spec(), sandbox.options());

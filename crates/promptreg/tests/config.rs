@@ -3,8 +3,8 @@
 
 mod support;
 
-use promptreg::config::{ConfigSpec, Mode, Scope, Source, check, settings_schema};
-use promptreg::{DiagnosticCode, ErrorKind, Origin, Prompt, PromptRegistry, Severity};
+use promptreg::config::{ConfigSpec, LoadedConfig, check, settings_schema};
+use promptreg::{DiagnosticCode, ErrorKind, Origin, Prompt, PromptRegistry, Severity, SourceKind};
 use support::Sandbox;
 
 use support::{DIR, SETTINGS};
@@ -213,7 +213,11 @@ fn the_environment_settings_file_is_read_last() {
     registry.load_config(spec(), options).unwrap();
     assert_eq!(render(&registry, "auditor"), "From env.");
     assert_eq!(
-        registry.snapshot().settings().unwrap().files().last(),
+        LoadedConfig::of(&registry.snapshot())
+            .unwrap()
+            .settings()
+            .files()
+            .last(),
         Some(&env_file)
     );
 
@@ -418,7 +422,7 @@ fn the_configuration_paths_include_files_that_do_not_exist_yet() {
     let sandbox = Sandbox::new();
     let registry = loaded(&sandbox);
     let snapshot = registry.snapshot();
-    let paths = snapshot.config_paths().unwrap();
+    let paths = LoadedConfig::of(&snapshot).unwrap().paths();
     assert!(paths.files.contains(&sandbox.cwd().join(SETTINGS)));
     assert!(paths.files.contains(&sandbox.home().join(SETTINGS)));
     assert!(
@@ -515,18 +519,22 @@ fn render_traced_names_the_settings_file_and_the_prompt_file() {
     let registry = loaded(&sandbox);
     let rendered = registry.render_traced_in("auditor", &(), "ja").unwrap();
     assert_eq!(rendered.parts.len(), 2);
-    let Origin::User(user) = &rendered.parts[1].origin else {
-        panic!("expected a user part, got {:?}", rendered.parts[1].origin)
-    };
-    assert_eq!(user.source, Source::Global);
-    assert_eq!(user.mode, Mode::Append);
-    assert_eq!(user.scope, Some(Scope::Global));
+    assert_eq!(
+        rendered.parts[1].origin,
+        Origin::User {
+            replaces_body: false
+        }
+    );
+    let user = rendered.parts[1].provenance.as_deref().unwrap();
+    assert_eq!(user.source, SourceKind::User);
+    assert_eq!(user.what, "global file");
+    assert_eq!(user.mode.as_deref(), Some("append"));
     assert_eq!(user.file.as_deref(), Some(file.as_path()));
     assert_eq!(user.locale.as_ref().map(|l| l.as_str()), Some("ja"));
-    let source = user.settings.as_ref().unwrap();
+    let source = user.chosen_by.as_ref().unwrap();
     assert_eq!(source.file, settings);
     assert_eq!(source.key_path, "prompts.auditor");
-    assert_eq!((source.position.line, source.position.column), (3, 5));
+    assert_eq!((source.line, source.column), (3, 5));
     assert_eq!(rendered.part_text(&rendered.parts[1]), "日本語。");
 }
 

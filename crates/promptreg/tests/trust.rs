@@ -9,7 +9,7 @@ mod support;
 use std::fs;
 use std::os::unix::fs::symlink;
 
-use promptreg::config::{LoadOptions, check, trust_project};
+use promptreg::config::{LoadOptions, LoadedConfig, check, trust_project};
 use promptreg::{DiagnosticCode, ErrorKind, Origin, PromptRegistry, Severity};
 use support::{DIR, SETTINGS, Sandbox};
 
@@ -152,13 +152,14 @@ fn links_that_stay_inside_the_project_are_read_and_their_target_is_known() {
         "Audit the work.\n\nA shared rule."
     );
     let target = shared.canonicalize().unwrap();
-    let files = registry.snapshot().user_files("auditor");
+    let files = LoadedConfig::of(&registry.snapshot())
+        .unwrap()
+        .files("auditor");
     assert_eq!(files[0].path, link);
     assert_eq!(files[0].target.as_deref(), Some(target.as_path()));
     let rendered = registry.render_traced("auditor", &()).unwrap();
-    let Origin::User(user) = &rendered.parts[1].origin else {
-        panic!("{:?}", rendered.parts);
-    };
+    assert!(matches!(rendered.parts[1].origin, Origin::User { .. }));
+    let user = rendered.parts[1].provenance.as_deref().unwrap();
     assert_eq!(user.file.as_deref(), Some(link.as_path()));
     assert_eq!(user.target.as_deref(), Some(target.as_path()));
 }
@@ -171,7 +172,13 @@ fn a_file_that_is_not_a_link_has_no_target() {
     registry
         .load_config(support::goal_agent_spec(), sandbox.options())
         .unwrap();
-    assert_eq!(registry.snapshot().user_files("auditor")[0].target, None);
+    assert_eq!(
+        LoadedConfig::of(&registry.snapshot())
+            .unwrap()
+            .files("auditor")[0]
+            .target,
+        None
+    );
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! `promptreg explain ID`: the final text part by part, with where each
-//! part came from and why.
+//! part came from and why, printed from the render's trace
+//! ([`Rendered`]): nothing here works a rule out again.
 
-use promptreg::config::{Scope, UserOrigin};
-use promptreg::pack::{Pack, PackPrompt};
-use promptreg::{Locale, LocaleMatch, LocaleStep, Origin, PromptRegistry, Rendered};
-use serde_json::{Value, json};
+use std::path::Path;
+
+use promptreg::{LocaleStep, LookupStep, Origin, Part, PromptRegistry, Rendered, SourceKind};
 
 use super::Output;
 use crate::cli::RenderArgs;
@@ -17,23 +17,18 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let registry = session.registry(&pack)?;
     let locale = session.locale(&pack)?;
     let ctx = read_context(args.ctx.as_deref(), args.max_ctx_size)?;
-    let explainer = Explainer {
-        prompt: pack.prompt(&args.id),
-        pack: &pack,
-        locale: &locale,
-        fallback: registry.fallback_locale(),
-    };
     let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
         let rendered = registry
             .render_traced_in(&args.id, &ctx, &locale)
             .map_err(|e| super::render_failure(&pack, &args.id, e))?;
         if session.args.json {
-            return Ok(Output::json(&explainer.json(&args.id, &rendered)));
+            let value = serde_json::to_value(&rendered).unwrap_or_default();
+            return Ok(Output::json(&value));
         }
         let paint = Paint {
             color: session.color,
         };
-        Ok(Output::text(explainer.text(&args.id, &rendered, paint)))
+        Ok(Output::text(text(&rendered, pack.root(), paint)))
     };
     if args.watch {
         return super::follow::follow(&registry, session.args.json, show);
@@ -41,248 +36,134 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     show(&registry)
 }
 
-struct Explainer<'a> {
-    prompt: Option<&'a PackPrompt>,
-    pack: &'a Pack,
-    locale: &'a Locale,
-    fallback: Locale,
+fn text(rendered: &Rendered, pack_root: &Path, paint: Paint) -> String {
+    let lookup: Vec<String> = rendered.lookup.iter().map(step_key).collect();
+    let mut out = paint.heading(&format!("{} [{}]", rendered.id, rendered.locale));
+    out.push_str(&paint.dim(&format!(" lookup: {} → default\n", lookup.join(" → "))));
+    for part in &rendered.parts {
+        // Printable: an origin names files and settings from the user's files.
+        let what = describe(part, rendered, pack_root);
+        let what = promptreg::printable(&what).into_owned();
+        out.push_str(&paint.origin(&format!("── {what}\n")));
+        out.push_str(rendered.part_text(part));
+        out.push('\n');
+    }
+    if rendered.parts.is_empty() {
+        out.push_str(&paint.dim("(every part rendered blank)\n"));
+    }
+    out
 }
 
-impl Explainer<'_> {
-    /// The steps of locale matching, in order, for the lookup line.
-    fn lookup(&self) -> Vec<String> {
-        let own: Vec<&str> = self.locale.chain().collect();
-        let mut steps: Vec<String> = own.iter().map(|k| k.to_string()).collect();
-        if let Some(script) = self.locale.language_script() {
-            steps.push(format!("same script ({script})"));
-        }
-        steps.extend(
-            self.fallback
-                .chain()
-                .filter(|key| !own.contains(key))
-                .map(str::to_owned),
-        );
-        steps
-    }
-
-    /// The keys a variant is looked up under, in order (the same-script
-    /// step aside).
-    fn chain(&self) -> Vec<String> {
-        let mut chain: Vec<String> = self.locale.chain().map(str::to_owned).collect();
-        for key in self.fallback.chain() {
-            if !chain.iter().any(|k| k == key) {
-                chain.push(key.to_owned());
-            }
-        }
-        chain
-    }
-
-    fn default_file(&self) -> Option<String> {
-        self.prompt?.default_file().map(|p| self.relative(p))
-    }
-
-    fn relative(&self, path: &std::path::Path) -> String {
-        path.strip_prefix(self.pack.root())
-            .unwrap_or(path)
-            .display()
-            .to_string()
-    }
-
-    /// A one-line account of one part.
-    fn describe(&self, origin: &Origin) -> String {
-        let in_default = |what: String, why: String| match self.default_file() {
-            Some(file) => format!("{what} ({file}){why}"),
-            None => format!("{what}{why}"),
-        };
-        match origin {
-            Origin::PinnedHead {
-                index,
-                translation: None,
-            } => in_default(format!("pinned head block #{}", index + 1), String::new()),
-            Origin::PinnedTail {
-                index,
-                translation: None,
-            } => in_default(format!("pinned tail block #{}", index + 1), String::new()),
-            Origin::PinnedHead {
-                index,
-                translation: Some(matched),
-            } => format!(
-                "pinned head block #{}, translated by {}",
-                index + 1,
-                self.variant(matched)
-            ),
-            Origin::PinnedTail {
-                index,
-                translation: Some(matched),
-            } => format!(
-                "pinned tail block #{}, translated by {}",
-                index + 1,
-                self.variant(matched)
-            ),
-            Origin::Default => in_default(
-                "default".to_owned(),
-                format!(": no variant for {}", self.lookup().join(", ")),
-            ),
-            Origin::Override { locale, step } => self.variant(&LocaleMatch {
-                locale: locale.clone(),
-                step: *step,
-            }),
-            Origin::User(user) => describe_user(user),
-            Origin::Appender { index } => format!("appender #{}", index + 1),
-            Origin::GlobalAppender { index } => format!("append_all rule #{}", index + 1),
-            other => other.to_string(),
-        }
-    }
-
-    /// The locale variant that matched, its file and the matching step
-    /// that found it, as the render's trace records it.
-    fn variant(&self, matched: &LocaleMatch) -> String {
-        let file = self
-            .prompt
-            .and_then(|p| p.variant_file(&matched.locale))
-            .map(|p| format!(" ({})", self.relative(p)))
-            .unwrap_or_default();
-        let why = match matched.step {
-            LocaleStep::Exact => format!("the render locale `{}`", self.locale),
-            LocaleStep::Parent => format!("a CLDR parent of `{}`", self.locale),
-            LocaleStep::SameScript => format!(
-                "the same language and script as `{}` ({})",
-                self.locale,
-                self.locale.language_script().unwrap_or_default()
-            ),
-            LocaleStep::Fallback => format!("the fallback locale `{}`", self.fallback),
-            other => other.to_string(),
-        };
-        format!("locale variant `{}`{file}: {why}", matched.locale)
-    }
-
-    fn text(&self, id: &str, rendered: &Rendered, paint: Paint) -> String {
-        let mut out = paint.heading(&format!("{id} [{}]", self.locale));
-        out.push_str(&paint.dim(&format!(
-            " lookup: {} → default\n",
-            self.lookup().join(" → ")
-        )));
-        for part in &rendered.parts {
-            // Printable: an origin names files and settings from the user's files.
-            let origin = promptreg::printable(&self.describe(&part.origin)).into_owned();
-            out.push_str(&paint.origin(&format!("── {origin}\n")));
-            out.push_str(rendered.part_text(part));
-            out.push('\n');
-        }
-        if rendered.parts.is_empty() {
-            out.push_str(&paint.dim("(every part rendered blank)\n"));
-        }
-        out
-    }
-
-    fn json(&self, id: &str, rendered: &Rendered) -> Value {
-        let parts: Vec<Value> = rendered
-            .parts
-            .iter()
-            .map(|part| {
-                json!({
-                    "origin": origin_json(&part.origin),
-                    "description": self.describe(&part.origin),
-                    "text": rendered.part_text(part),
-                    "start": part.range.start,
-                    "end": part.range.end,
-                })
-            })
-            .collect();
-        json!({
-            "id": id,
-            "locale": self.locale.as_str(),
-            "chain": self.chain(),
-            "same_script": self.locale.language_script(),
-            "default_file": self.default_file(),
-            "text": rendered.text,
-            "parts": parts,
-        })
+/// A lookup step as the heading shows it.
+fn step_key(step: &LookupStep) -> String {
+    match step.step {
+        LocaleStep::SameScript => format!("same script ({})", step.key),
+        _ => step.key.clone(),
     }
 }
 
-fn describe_user(user: &UserOrigin) -> String {
-    let mut what = match (&user.file, user.scope) {
-        (Some(file), Some(scope)) => format!("user {} file {}", scope_name(scope), file.display()),
-        (Some(file), None) => format!("user file {} (named by the `file` setting)", file.display()),
-        (None, _) => "user inline setting".to_owned(),
+/// A one-line account of one part.
+fn describe(part: &Part, rendered: &Rendered, pack_root: &Path) -> String {
+    let file = file_of(part, pack_root);
+    let why = |step: LocaleStep| why(step, rendered);
+    match &part.origin {
+        Origin::PinnedHead {
+            index,
+            translation: None,
+        } => format!("pinned head block #{}{file}", index + 1),
+        Origin::PinnedTail {
+            index,
+            translation: None,
+        } => format!("pinned tail block #{}{file}", index + 1),
+        Origin::PinnedHead {
+            index,
+            translation: Some(m),
+        } => format!(
+            "pinned head block #{}, translated by locale variant `{}`{file}: {}",
+            index + 1,
+            m.locale,
+            why(m.step)
+        ),
+        Origin::PinnedTail {
+            index,
+            translation: Some(m),
+        } => format!(
+            "pinned tail block #{}, translated by locale variant `{}`{file}: {}",
+            index + 1,
+            m.locale,
+            why(m.step)
+        ),
+        Origin::Default => {
+            let tried: Vec<String> = rendered.lookup.iter().map(step_key).collect();
+            format!("default{file}: no variant for {}", tried.join(", "))
+        }
+        Origin::Override { locale, step } => {
+            format!("locale variant `{locale}`{file}: {}", why(*step))
+        }
+        Origin::User { .. } => describe_user(part),
+        other => other.to_string(),
+    }
+}
+
+/// Why locale matching chose a variant.
+fn why(step: LocaleStep, rendered: &Rendered) -> String {
+    let locale = &rendered.locale;
+    match step {
+        LocaleStep::Exact => format!("the render locale `{locale}`"),
+        LocaleStep::Parent => format!("a CLDR parent of `{locale}`"),
+        LocaleStep::SameScript => format!(
+            "the same language and script as `{locale}` ({})",
+            locale.language_script().unwrap_or_default()
+        ),
+        LocaleStep::Fallback => "the fallback locale".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// ` (file)` for a part read from a pack file, relative to the pack.
+fn file_of(part: &Part, pack_root: &Path) -> String {
+    let Some(provenance) = part.provenance.as_deref() else {
+        return String::new();
     };
+    match (&provenance.file, provenance.source) {
+        (Some(file), SourceKind::Pack) => {
+            format!(
+                " ({})",
+                file.strip_prefix(pack_root).unwrap_or(file).display()
+            )
+        }
+        (Some(file), _) => format!(" ({})", file.display()),
+        (None, _) => String::new(),
+    }
+}
+
+/// A block of the user's configuration: what, where, which mode, set by
+/// which settings entry.
+fn describe_user(part: &Part) -> String {
+    let Some(user) = part.provenance.as_deref() else {
+        return part.origin.to_string();
+    };
+    let mut what = format!("user {}", user.what);
+    if let Some(file) = &user.file {
+        what.push_str(&format!(" {}", file.display()));
+    }
     if let Some(target) = &user.target {
         what.push_str(&format!(" → {}", target.display()));
     }
     if let Some(locale) = &user.locale {
         what.push_str(&format!(" for `{locale}`"));
     }
-    what.push_str(&format!(", mode {}", user.mode));
-    if let Some(settings) = &user.settings {
+    if let Some(mode) = &user.mode {
+        what.push_str(&format!(", mode {mode}"));
+    }
+    if let Some(setting) = &user.chosen_by {
         what.push_str(&format!(
             ", set at `{}` in {}:{}:{}",
-            settings.key_path,
-            settings.file.display(),
-            settings.position.line,
-            settings.position.column
+            setting.key_path,
+            setting.file.display(),
+            setting.line,
+            setting.column
         ));
     }
     what
-}
-
-fn scope_name(scope: Scope) -> &'static str {
-    match scope {
-        Scope::Global => "global",
-        Scope::Local => "local",
-    }
-}
-
-fn origin_json(origin: &Origin) -> Value {
-    match origin {
-        Origin::PinnedHead { index, translation } => json!({
-            "kind": "pinned-head",
-            "index": index,
-            "translation": translation.as_ref().map(|m| json!({
-                "locale": m.locale.as_str(),
-                "step": step_name(m.step),
-            })),
-        }),
-        Origin::PinnedTail { index, translation } => json!({
-            "kind": "pinned-tail",
-            "index": index,
-            "translation": translation.as_ref().map(|m| json!({
-                "locale": m.locale.as_str(),
-                "step": step_name(m.step),
-            })),
-        }),
-        Origin::Default => json!({ "kind": "default" }),
-        Origin::Override { locale, step } => {
-            json!({ "kind": "locale-variant", "locale": locale.as_str(), "step": step_name(*step) })
-        }
-        Origin::User(user) => json!({
-            "kind": "user",
-            "source": user.source,
-            "mode": user.mode.as_str(),
-            "file": user.file.as_ref().map(|f| f.display().to_string()),
-            "target": user.target.as_ref().map(|t| t.display().to_string()),
-            "scope": user.scope,
-            "locale": user.locale.as_ref().map(|l| l.as_str()),
-            "settings": user.settings.as_ref().map(|s| json!({
-                "file": s.file.display().to_string(),
-                "key_path": s.key_path,
-                "line": s.position.line,
-                "column": s.position.column,
-            })),
-        }),
-        Origin::Appender { index } => json!({ "kind": "appender", "index": index }),
-        Origin::GlobalAppender { index } => json!({ "kind": "append-all", "index": index }),
-        other => json!({ "kind": other.to_string() }),
-    }
-}
-
-/// The step of locale matching, as JSON names it.
-fn step_name(step: LocaleStep) -> &'static str {
-    match step {
-        LocaleStep::Exact => "exact",
-        LocaleStep::Parent => "cldr-parent",
-        LocaleStep::SameScript => "same-script",
-        LocaleStep::Fallback => "fallback-locale",
-        _ => "other",
-    }
 }

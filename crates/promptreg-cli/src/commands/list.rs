@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use promptreg::config::LoadedConfig;
 use promptreg::config::{Scope, UserFileInfo};
 use promptreg::pack::Pack;
 use promptreg::{PromptId, Snapshot};
@@ -63,7 +64,8 @@ impl Row {
         if !locales.is_empty() {
             layers.push(format!("variants: {}", locales.join(", ")));
         }
-        let settings = snapshot.settings().and_then(|s| s.prompt(id));
+        let loaded = LoadedConfig::of(snapshot);
+        let settings = loaded.and_then(|c| c.settings().prompt(id));
         if let Some(block) = settings {
             let s = &block.settings;
             if let Some(mode) = s.mode {
@@ -76,7 +78,7 @@ impl Row {
                 layers.push(format!("user file setting {}", promptreg::printable(file)));
             }
         }
-        let files = snapshot.user_files(id);
+        let files = loaded.map(|c| c.files(id)).unwrap_or_default();
         layers.extend(files.iter().map(describe_file));
         Row {
             id: id.to_string(),

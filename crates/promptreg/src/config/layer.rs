@@ -1,22 +1,25 @@
 //! The user layer: every settings file and prompt file of a configuration,
 //! read once and held in memory, so rendering reads no files.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::mode::Mode;
 use super::options::LoadOptions;
-use super::resolve::{self, Blocks, Choice, Scope, Source};
-use super::settings::{PromptSettings, Settings, SettingsBlock, SettingsSource};
+use super::resolve::{self, Blocks, Choice, Scope};
+use super::settings::{PromptSettings, Settings, SettingsBlock};
 use super::spec::ConfigSpec;
 use crate::Map;
 use crate::diagnostic::Diagnostic;
 use crate::id::PromptId;
+use crate::layer::{Layer, LayerChoice, LayerPart};
 use crate::locale::Locale;
+use crate::provenance::Provenance;
 use crate::renderer::Renderer;
+use crate::snapshot::Snapshot;
 
 /// What a successful [`load_config`](crate::PromptRegistry::load_config)
 /// or [`reload`](crate::PromptRegistry::reload) did.
@@ -31,7 +34,7 @@ pub struct LoadReport {
 }
 
 /// A prompt file the user layer read.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct UserFile {
     pub(crate) path: Box<Path>,
     /// The file read, when `path` leads elsewhere (a symbolic link).
@@ -41,6 +44,9 @@ pub(crate) struct UserFile {
     pub(crate) renderer: Renderer,
     /// A hash of the file's text, to tell which prompts a reload changed.
     pub(crate) digest: u64,
+    /// Where a render's trace says the block came from; completed with
+    /// the key's mode and settings once they are known.
+    pub(crate) provenance: Arc<Provenance>,
 }
 
 /// The prompt files of one key in one directory.
@@ -64,7 +70,7 @@ impl KeyFiles {
 pub(crate) struct KeyConfig {
     /// Boxed: most keys a directory holds have no settings block.
     pub(crate) settings: Option<Box<SettingsBlock>>,
-    pub(crate) inline: Option<Renderer>,
+    pub(crate) inline: Option<(Renderer, Arc<Provenance>)>,
     /// The file named by the `file` setting.
     pub(crate) explicit: Option<Arc<UserFile>>,
     /// Files in the global and the local prompts directory.
@@ -95,7 +101,7 @@ pub struct ConfigPaths {
 }
 
 /// A prompt file of the user layer, as listed by
-/// [`Snapshot::user_files`](crate::Snapshot::user_files).
+/// [`LoadedConfig::files`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserFileInfo {
@@ -112,77 +118,6 @@ pub struct UserFileInfo {
     pub legacy: bool,
 }
 
-/// One part the user layer contributes to a render.
-#[derive(Clone, Copy)]
-pub(crate) struct UserPart<'a> {
-    pub(crate) source: Source,
-    pub(crate) mode: Mode,
-    pub(crate) settings: Option<&'a SettingsSource>,
-    pub(crate) file: Option<&'a UserFile>,
-    pub(crate) renderer: &'a Renderer,
-}
-
-/// Where a user block came from, in a render's trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct UserOrigin {
-    /// Inline, global, local or merged.
-    pub source: Source,
-    /// The mode in force.
-    pub mode: Mode,
-    /// The settings file and key that configured the prompt, if any.
-    pub settings: Option<SettingsSource>,
-    /// The prompt file, for blocks read from one, where it was found.
-    pub file: Option<PathBuf>,
-    /// The file actually read, symbolic links and `..` resolved, when it
-    /// is not `file` itself.
-    pub target: Option<PathBuf>,
-    /// Whether that file is under home or cwd (`None` for a file named by
-    /// the `file` setting).
-    pub scope: Option<Scope>,
-    /// The locale of the locale file matched (`<key>.<locale>.md`).
-    pub locale: Option<Locale>,
-}
-
-impl std::fmt::Display for UserOrigin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (&self.file, &self.settings) {
-            (Some(file), _) => write!(f, "user file {} (mode {})", file.display(), self.mode),
-            (None, Some(settings)) => write!(
-                f,
-                "inline setting of `{}` in {}:{}",
-                settings.key_path,
-                settings.file.display(),
-                settings.position.line
-            ),
-            (None, None) => write!(f, "user block (mode {})", self.mode),
-        }
-    }
-}
-
-impl UserPart<'_> {
-    pub(crate) fn origin(&self) -> UserOrigin {
-        UserOrigin {
-            source: self.source,
-            mode: self.mode,
-            settings: self.settings.cloned(),
-            file: self.file.map(|f| f.path.to_path_buf()),
-            target: self
-                .file
-                .and_then(|f| f.target.as_deref().map(Path::to_path_buf)),
-            scope: self.file.and_then(|f| f.scope),
-            locale: self.file.and_then(|f| f.locale.clone()),
-        }
-    }
-}
-
-/// What the user layer does to one render: the blocks it adds, and whether
-/// they replace the application's body.
-pub(crate) struct UserChoice<'a> {
-    pub(crate) replaces_body: bool,
-    pub(crate) parts: [Option<UserPart<'a>>; 2],
-}
-
 impl UserLayer {
     pub(crate) fn spec(&self) -> &Arc<ConfigSpec> {
         &self.spec
@@ -190,15 +125,6 @@ impl UserLayer {
 
     pub(crate) fn options(&self) -> &LoadOptions {
         &self.options
-    }
-
-    pub(crate) fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    /// Every path this configuration reads.
-    pub(crate) fn paths(&self) -> &ConfigPaths {
-        &self.paths
     }
 
     /// The keys whose configuration differs between `before` and `self`.
@@ -251,14 +177,75 @@ impl UserLayer {
         files.sort_by(|a, b| (a.legacy, &a.path).cmp(&(b.legacy, &b.path)));
         files
     }
+}
 
+impl UserLayer {
+    /// The user configuration loaded in `snapshot`, if any.
+    pub(crate) fn of(snapshot: &Snapshot) -> Option<&UserLayer> {
+        let layer: &dyn Any = &**snapshot.layer()?;
+        layer.downcast_ref()
+    }
+}
+
+/// The user configuration loaded in a [`Snapshot`], for tools that show it
+/// (`promptreg list`): its settings, declaration, options, paths and files.
+///
+/// ```
+/// # use promptreg::{Prompt, PromptRegistry};
+/// # use promptreg::config::{ConfigSpec, LoadOptions, LoadedConfig};
+/// # let home = tempfile::tempdir()?;
+/// let registry = PromptRegistry::new();
+/// let spec = ConfigSpec::builder("app").key("auditor").prompts_dir(".app/prompts").build()?;
+/// registry.load_config(spec, LoadOptions::new(home.path(), ""))?;
+/// let snapshot = registry.snapshot();
+/// let loaded = LoadedConfig::of(&snapshot).expect("a configuration is loaded");
+/// assert!(loaded.files("auditor").is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct LoadedConfig<'a>(&'a UserLayer);
+
+impl<'a> LoadedConfig<'a> {
+    /// The configuration loaded in `snapshot`; `None` when none is.
+    pub fn of(snapshot: &'a Snapshot) -> Option<Self> {
+        UserLayer::of(snapshot).map(LoadedConfig)
+    }
+
+    /// The settings read, merged.
+    pub fn settings(self) -> &'a Settings {
+        &self.0.settings
+    }
+
+    /// The application's declaration it was loaded with.
+    pub fn spec(self) -> &'a ConfigSpec {
+        &self.0.spec
+    }
+
+    /// The options it was loaded with.
+    pub fn options(self) -> &'a LoadOptions {
+        &self.0.options
+    }
+
+    /// Every path it reads, present or not: what to watch to know when to
+    /// reload.
+    pub fn paths(self) -> &'a ConfigPaths {
+        &self.0.paths
+    }
+
+    /// The user's prompt files loaded for `id`.
+    pub fn files(self, id: &str) -> Vec<UserFileInfo> {
+        self.0.files(id)
+    }
+}
+
+impl Layer for UserLayer {
     /// The user's blocks for `key` in `locale`, by the resolution rule.
-    pub(crate) fn choose<'a>(
+    fn choose<'a>(
         &'a self,
-        key: &'a PromptId,
-        locale: &'a Locale,
-        fallback: &'a Locale,
-    ) -> Option<UserChoice<'a>> {
+        key: &PromptId,
+        locale: &Locale,
+        fallback: &Locale,
+    ) -> Option<LayerChoice<'a>> {
         const UNSET: PromptSettings = PromptSettings {
             mode: None,
             inline: None,
@@ -274,27 +261,27 @@ impl UserLayer {
         };
         // In memory there are no read errors: every file was read at load.
         let choice = resolve::choose(cfg, &mut blocks).ok()??;
-        let mode = cfg.mode.unwrap_or_default();
-        let source = choice.source();
-        let part = |file: Option<&'a UserFile>, renderer: &'a Renderer| UserPart {
-            source,
-            mode,
-            settings: config.settings.as_ref().map(|b| &b.source),
-            file,
-            renderer,
+        let replaces_body = resolve::choice_replaces(cfg.mode.unwrap_or_default(), choice.source());
+        let file = |f: &'a UserFile| LayerPart {
+            renderer: &f.renderer,
+            provenance: &f.provenance,
         };
         let parts = match choice {
-            Choice::Inline(_) => [config.inline.as_ref().map(|r| part(None, r)), None],
-            Choice::File(f) | Choice::Dir(_, f) | Choice::Legacy(_, f) => {
-                [Some(part(Some(f), &f.renderer)), None]
-            }
-            Choice::Merged(g, l) => [
-                Some(part(Some(g), &g.renderer)),
-                Some(part(Some(l), &l.renderer)),
+            Choice::Inline(_) => [
+                config
+                    .inline
+                    .as_ref()
+                    .map(|(renderer, provenance)| LayerPart {
+                        renderer,
+                        provenance,
+                    }),
+                None,
             ],
+            Choice::File(f) | Choice::Dir(_, f) | Choice::Legacy(_, f) => [Some(file(f)), None],
+            Choice::Merged(g, l) => [Some(file(g)), Some(file(l))],
         };
-        Some(UserChoice {
-            replaces_body: resolve::choice_replaces(mode, source),
+        Some(LayerChoice {
+            replaces_body,
             parts,
         })
     }
@@ -320,13 +307,13 @@ pub(crate) fn digest(value: &impl Hash) -> u64 {
 }
 
 /// The rule's files, looked up in a key's loaded configuration.
-struct LayerBlocks<'a> {
+struct LayerBlocks<'a, 'l> {
     config: &'a KeyConfig,
-    locale: &'a Locale,
-    fallback: &'a Locale,
+    locale: &'l Locale,
+    fallback: &'l Locale,
 }
 
-impl<'a> LayerBlocks<'a> {
+impl<'a> LayerBlocks<'a, '_> {
     /// The locale file of `files` a render in this locale uses, matched as
     /// a render matches locale variants: the locale's chain, a file of the
     /// same language and script (the likeliest region first, then by tag),
@@ -357,7 +344,7 @@ impl<'a> LayerBlocks<'a> {
     }
 }
 
-impl<'a> Blocks for LayerBlocks<'a> {
+impl<'a> Blocks for LayerBlocks<'a, '_> {
     type Block = &'a UserFile;
 
     fn file(&mut self, _raw: &str) -> Result<Option<&'a UserFile>, Diagnostic> {

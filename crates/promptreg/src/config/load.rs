@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::front_matter::Document;
 use crate::id::PromptId;
 use crate::locale::Locale;
+use crate::provenance::{Provenance, Setting, SourceKind};
 use crate::renderer::Renderer;
 use crate::suggest;
 
@@ -84,7 +85,8 @@ impl UserLayer {
     }
 }
 
-/// Gathers what was read into one entry per key.
+/// Gathers what was read into one entry per key, each block with its
+/// provenance.
 fn by_key(
     settings: &Settings,
     explicit: HashMap<PromptId, Arc<UserFile>>,
@@ -93,15 +95,17 @@ fn by_key(
 ) -> Map<PromptId, KeyConfig> {
     let mut keys: Map<PromptId, KeyConfig> = Map::default();
     for (key, block) in settings.prompts() {
-        let inline = block
+        let config = keys.entry(key.clone()).or_default();
+        config.settings = Some(Box::new(block.clone()));
+        if let Some(inline) = block
             .settings
             .inline
             .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
-        let config = keys.entry(key.clone()).or_default();
-        config.inline = inline.map(Renderer::text);
-        config.settings = Some(Box::new(block.clone()));
+            .filter(|s| !s.trim().is_empty())
+        {
+            let provenance = user_provenance("inline setting", Some(block));
+            config.inline = Some((Renderer::text(inline.trim()), Arc::new(provenance)));
+        }
     }
     for (key, file) in explicit {
         keys.entry(key).or_default().explicit = Some(file);
@@ -114,7 +118,64 @@ fn by_key(
     for (key, files) in legacy {
         keys.entry(key).or_default().legacy = files;
     }
+    for config in keys.values_mut() {
+        describe_files(config);
+    }
     keys
+}
+
+/// A user block's provenance: `what` it is, and the mode and settings
+/// entry of its key.
+fn user_provenance(what: &str, block: Option<&SettingsBlock>) -> Provenance {
+    let mut provenance = Provenance::new(SourceKind::User, what);
+    let mode = block.and_then(|b| b.settings.mode).unwrap_or_default();
+    provenance.mode = Some(mode.as_str().to_owned());
+    provenance.chosen_by = block.map(|b| Setting {
+        file: b.source.file.clone(),
+        key_path: b.source.key_path.clone(),
+        line: b.source.position.line,
+        column: b.source.position.column,
+    });
+    provenance
+}
+
+/// Records on every file of a key what it is, with the key's settings.
+fn describe_files(config: &mut KeyConfig) {
+    let block = config.settings.as_deref();
+    let describe = |file: &mut Arc<UserFile>, what: &str| {
+        let file = Arc::make_mut(file);
+        let mut provenance = user_provenance(what, block);
+        provenance.file = Some(file.path.to_path_buf());
+        provenance.target = file.target.as_deref().map(Path::to_path_buf);
+        provenance.locale = file.locale.clone();
+        file.provenance = Arc::new(provenance);
+    };
+    if let Some(file) = &mut config.explicit {
+        describe(file, "file named by the `file` setting");
+    }
+    for (scope, files) in [Scope::Global, Scope::Local]
+        .into_iter()
+        .zip(&mut config.dirs)
+    {
+        let what = format!("{} file", scope_name(scope));
+        for file in files
+            .plain
+            .iter_mut()
+            .chain(files.by_locale.iter_mut().map(|(_, f)| f))
+        {
+            describe(file, &what);
+        }
+    }
+    for (scope, file) in &mut config.legacy {
+        describe(file, &format!("{} legacy file", scope_name(*scope)));
+    }
+}
+
+fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Global => "global",
+        Scope::Local => "local",
+    }
 }
 
 /// What reading one prompt file gave.
@@ -435,6 +496,7 @@ impl Loader<'_> {
             locale,
             renderer,
             digest: digest(&text),
+            provenance: Arc::new(Provenance::new(SourceKind::User, "file")),
         }))
     }
 

@@ -150,7 +150,7 @@ mod spec;
 mod trust;
 
 pub use check::{check, check_settings};
-pub use layer::{ConfigPaths, LoadReport, UserFileInfo, UserOrigin};
+pub use layer::{ConfigPaths, LoadReport, LoadedConfig, UserFileInfo};
 pub use mode::{Mode, UnknownMode};
 pub use options::LoadOptions;
 pub use resolve::{ResolveOptions, Resolved, Scope, Source, resolve_prompt};
@@ -164,5 +164,5 @@ pub use trust::{TrustedProject, trust_project};
 
 pub(crate) use check::{file_locale_warning, prompt_file_warnings};
 pub(crate) use files::read_text;
-pub(crate) use layer::{UserChoice, UserLayer, UserPart, digest};
+pub(crate) use layer::{UserLayer, digest};
 pub(crate) use spec::FileKey;

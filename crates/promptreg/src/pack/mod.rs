@@ -61,6 +61,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use manifest::MANIFEST;
 
@@ -73,6 +74,7 @@ use crate::front_matter::{Document, PIN_HEAD, PIN_TAIL};
 use crate::id::PromptId;
 use crate::locale::Locale;
 use crate::prompt::{Pin, Prompt};
+use crate::provenance::{Provenance, SourceKind};
 use crate::registry::PromptRegistry;
 use crate::renderer::Renderer;
 use crate::snapshot::Snapshot;
@@ -142,6 +144,7 @@ struct Variant {
     renderer: Renderer,
     head: Vec<Renderer>,
     tail: Vec<Renderer>,
+    provenance: Arc<Provenance>,
 }
 
 impl PackPrompt {
@@ -374,6 +377,7 @@ impl Pack {
                     prompt.id.clone(),
                     variant.locale.clone(),
                     variant.renderer.clone(),
+                    Some(Arc::clone(&variant.provenance)),
                 );
                 let head = variant.head.iter().enumerate();
                 let tail = variant.tail.iter().enumerate();
@@ -387,6 +391,7 @@ impl Pack {
                         variant.locale.clone(),
                         pin,
                         text.clone(),
+                        Some(Arc::clone(&variant.provenance)),
                     );
                 }
             }
@@ -606,6 +611,7 @@ fn add_file(
             prompt.head = head;
             prompt.tail = tail;
             prompt.description = doc.meta.description.as_deref().map(Into::into);
+            prompt.provenance = Some(file_provenance("default file", path, None));
             entry.default = Some((path.to_path_buf(), prompt, doc.variables()));
         }
         Some(locale) => {
@@ -639,6 +645,7 @@ fn add_file(
             entry.variants.insert(
                 key,
                 Variant {
+                    provenance: file_provenance("locale variant", path, Some(&locale)),
                     locale,
                     file: path.to_path_buf(),
                     renderer: body,
@@ -649,6 +656,13 @@ fn add_file(
         }
     }
     Ok(())
+}
+
+/// The provenance of a pack file: `what` it is, where, for which locale.
+fn file_provenance(what: &str, path: &Path, locale: Option<&Locale>) -> Arc<Provenance> {
+    let mut provenance = Provenance::new(SourceKind::Pack, what).file(path);
+    provenance.locale = locale.cloned();
+    Arc::new(provenance)
 }
 
 /// A variant translates the pinned blocks of one side all or not at all:

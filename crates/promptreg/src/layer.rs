@@ -1,0 +1,38 @@
+//! [`Layer`]: a source that chooses, at each render, blocks to add to a
+//! prompt or to put in place of its body (the user's configuration). The
+//! core asks it through this trait and knows nothing else of it.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::id::PromptId;
+use crate::locale::Locale;
+use crate::provenance::Provenance;
+use crate::renderer::Renderer;
+
+/// A layer over a registry's prompts, held by a snapshot and asked at
+/// every render. Its answer must come from memory: a render does no I/O.
+pub(crate) trait Layer: Any + Send + Sync {
+    /// The blocks this layer gives `id` rendered in `locale` (`fallback`
+    /// is the registry's fallback locale), or `None`.
+    fn choose<'a>(
+        &'a self,
+        id: &PromptId,
+        locale: &Locale,
+        fallback: &Locale,
+    ) -> Option<LayerChoice<'a>>;
+}
+
+/// What a layer does to one render: the blocks it adds, and whether they
+/// take the body's place.
+pub(crate) struct LayerChoice<'a> {
+    pub(crate) replaces_body: bool,
+    pub(crate) parts: [Option<LayerPart<'a>>; 2],
+}
+
+/// One block of a layer, with where it came from.
+#[derive(Clone, Copy)]
+pub(crate) struct LayerPart<'a> {
+    pub(crate) renderer: &'a Renderer,
+    pub(crate) provenance: &'a Arc<Provenance>,
+}

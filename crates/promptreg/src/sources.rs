@@ -1,0 +1,185 @@
+//! Reading the registry's sources again: the user configuration and the
+//! packs installed from folders. The core keeps what they need in
+//! [`Sources`] without knowing their types; this module, above the core,
+//! knows both and reloads them together.
+
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::config::{ConfigSpec, LoadOptions, LoadReport, UserLayer};
+use crate::error::{Error, ErrorKind};
+use crate::layer::Layer;
+use crate::pack::Pack;
+use crate::registry::{PromptRegistry, Shared, Sources};
+
+/// The packs among what the sources keep.
+fn packs(sources: &Sources) -> Vec<Arc<Pack>> {
+    sources
+        .iter()
+        .filter_map(|s| Arc::clone(s).downcast::<Pack>().ok())
+        .collect()
+}
+
+/// Replaces the pack kept for `pack`'s folder, or adds it.
+fn keep(sources: &mut Sources, pack: Arc<Pack>) {
+    sources.retain(|s| {
+        (&**s as &dyn Any)
+            .downcast_ref::<Pack>()
+            .is_none_or(|p| p.root() != pack.root())
+    });
+    sources.push(pack);
+}
+
+impl Shared {
+    /// Installs `pack` in one change, and remembers it when it can be read
+    /// again.
+    pub(crate) fn install_pack(&self, pack: Pack) {
+        let _ = self.try_update_with_sources(|s, sources| {
+            pack.apply(s);
+            s.set_fallback_locale(pack.fallback_locale().clone());
+            s.set_locale(pack.default_locale().clone());
+            if pack.is_on_disk() {
+                keep(sources, Arc::new(pack));
+            }
+            Ok(())
+        });
+    }
+
+    /// Every path the registry's sources read: the packs installed from
+    /// folders and the user configuration. `None` when there is none.
+    #[cfg(feature = "watch")]
+    pub(crate) fn source_paths(&self) -> Option<crate::config::ConfigPaths> {
+        let packs = packs(&self.sources());
+        let current = self.current();
+        let config = crate::config::LoadedConfig::of(&current).map(|c| c.paths());
+        if packs.is_empty() && config.is_none() {
+            return None;
+        }
+        let mut paths = config.cloned().unwrap_or_default();
+        for pack in &packs {
+            let more = pack.paths();
+            paths.files.extend(more.files);
+            paths.dirs.extend(more.dirs);
+        }
+        Some(paths)
+    }
+
+    /// Reads every source again (the packs installed from folders, then the
+    /// user configuration) and publishes the result in one change; on error
+    /// nothing is published.
+    pub(crate) fn reload(&self) -> Result<LoadReport, Error> {
+        let installed = packs(&self.sources());
+        let current = self.current();
+        let config = UserLayer::of(&current).map(|l| (Arc::clone(l.spec()), l.options().clone()));
+        drop(current);
+        if installed.is_empty() && config.is_none() {
+            return Err(Error::new(
+                ErrorKind::NotLoaded,
+                "no user configuration is loaded and no pack was installed from a folder; call `load_config` first",
+            ));
+        }
+        // Files are read before taking the writer lock: other writers are
+        // not held up by I/O, and a failure publishes nothing.
+        let fresh: Vec<Arc<Pack>> = installed
+            .iter()
+            .map(|p| Pack::load(p.root()).map(Arc::new))
+            .collect::<Result<_, _>>()?;
+        let (layer, warnings) = match config {
+            Some((spec, options)) => {
+                // A configuration declared by a pack follows its manifest.
+                let spec = installed
+                    .iter()
+                    .zip(&fresh)
+                    .find(|(old, _)| old.spec() == &*spec)
+                    .map_or(spec, |(_, new)| Arc::new(new.spec().clone()));
+                let (layer, warnings) = UserLayer::try_load(spec, options)?;
+                (Some(Arc::new(layer)), warnings)
+            }
+            None => (None, Vec::new()),
+        };
+        let mut changed = BTreeSet::new();
+        self.try_update_with_sources(|s, sources| {
+            for (old, new) in installed.iter().zip(&fresh) {
+                changed.extend(new.changed_since(old));
+                old.retract(s);
+                new.apply(s);
+                if new.default_locale() != old.default_locale() {
+                    s.set_locale(new.default_locale().clone());
+                }
+                if new.fallback_locale() != old.fallback_locale() {
+                    s.set_fallback_locale(new.fallback_locale().clone());
+                }
+            }
+            for new in fresh {
+                keep(sources, new);
+            }
+            if let Some(layer) = layer {
+                changed.extend(layer.changed_since(UserLayer::of(s)));
+                s.set_layer(Some(layer as Arc<dyn Layer>));
+            }
+            Ok(())
+        })?;
+        Ok(LoadReport {
+            changed: changed.into_iter().collect(),
+            warnings,
+        })
+    }
+
+    fn load_layer(&self, spec: Arc<ConfigSpec>, options: LoadOptions) -> Result<LoadReport, Error> {
+        // Files are read before taking the writer lock: other writers are
+        // not held up by I/O, and a failure publishes nothing.
+        let (layer, warnings) = UserLayer::try_load(spec, options)?;
+        let layer = Arc::new(layer);
+        let mut changed = Vec::new();
+        self.update(|s| {
+            changed = layer.changed_since(UserLayer::of(s));
+            s.set_layer(Some(layer as Arc<dyn Layer>));
+        });
+        Ok(LoadReport { changed, warnings })
+    }
+}
+
+impl PromptRegistry {
+    /// Reads the user configuration declared by `spec` (settings files and
+    /// prompt directories under `options`' home and cwd) into the registry.
+    ///
+    /// The user layer sits between the host's code and the appenders: per
+    /// the [resolution rule](crate::config::resolve_prompt), a user block
+    /// follows the body (modes `append`, `global-local`, ...) or replaces it
+    /// (mode `override`, or an `inline` setting). Pinned blocks stay in
+    /// every mode and appenders still come last. Renders read no files:
+    /// call [`reload`](Self::reload) after files change.
+    ///
+    /// Returns the keys whose configuration changed and the warnings (see
+    /// [`config::check`](crate::config::check)).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`] with every diagnostic when a file is invalid or
+    /// unreadable. The registry then keeps its previous configuration.
+    pub fn load_config(&self, spec: ConfigSpec, options: LoadOptions) -> Result<LoadReport, Error> {
+        self.shared().load_layer(Arc::new(spec), options)
+    }
+
+    /// Re-reads what the registry was loaded from, the packs installed from
+    /// folders (see [`Pack::install`]) and the user configuration, and
+    /// publishes the result atomically. A reloaded pack replaces the
+    /// defaults and locale variants it had registered; a configuration
+    /// declared by a pack follows the pack's new manifest. On failure
+    /// everything stays as it was and the error is returned.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`] as for [`load_config`](Self::load_config) and
+    /// [`Pack::load`]; [`ErrorKind::NotLoaded`] when no configuration was
+    /// loaded and no pack was installed from a folder.
+    pub fn reload(&self) -> Result<LoadReport, Error> {
+        self.shared().reload()
+    }
+
+    /// Removes the user configuration; renders use the host's prompts only.
+    pub fn unload_config(&self) {
+        self.shared().update(|s| s.set_layer(None));
+    }
+}
