@@ -447,6 +447,7 @@ pub fn abbreviate(text: &str, max: usize) -> Cow<'_, str> {
 
 /// A name or value from a file, as a message quotes it: cut to
 /// [`NAME_MAX`] characters and printable.
+#[cfg_attr(not(feature = "config"), allow(dead_code))]
 pub(crate) fn quoted(text: &str) -> String {
     printable(&abbreviate(text, NAME_MAX)).into_owned()
 }
@@ -457,6 +458,7 @@ pub const MAX_DIAGNOSTICS_PER_FILE: usize = 100;
 /// Keeps the first [`MAX_DIAGNOSTICS_PER_FILE`] of one file's diagnostics
 /// (in the order given) and replaces the rest by one that counts them: an
 /// error when any of them is one.
+#[cfg_attr(not(feature = "config"), allow(dead_code))]
 pub(crate) fn cap_per_file(diagnostics: &mut Vec<Diagnostic>, file: &Path) {
     if diagnostics.len() <= MAX_DIAGNOSTICS_PER_FILE {
         return;

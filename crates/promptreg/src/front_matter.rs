@@ -15,6 +15,10 @@
 //! The body.
 //! ```
 
+// Descriptions, pins and variable declarations serve pack files; a
+// user's file only reads `template` and its body.
+#![cfg_attr(not(feature = "packs"), allow(dead_code))]
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -226,14 +226,31 @@
 //!
 //! # Optional features
 //!
+//! The core (registering, overriding per locale, appending, pinning,
+//! rendering with a trace) needs none of them; each adds a source or a
+//! tool, and only adds: nothing compiles without a feature that stops
+//! compiling with it.
+//!
 //! | feature | default | what it adds | dependencies |
 //! |---|---|---|---|
-//! | `watch` | off | `PromptRegistry::watch`: follow the user's files and the packs installed from folders, and reload when they change | `notify` |
+//! | `templates` | via `config` | minijinja templates: [`Renderer::compile_template`], template prompt files | `minijinja`, `serde_json` |
+//! | `config` | via `packs` | the end user's configuration ([`config`]): settings files, prompt files with front matter | `jsonc-parser`, `serde-saphyr`; `templates` |
+//! | `packs` | **on** | prompts declared in files ([`pack`]), with the user configuration a pack declares | `toml`; `config` |
+//! | `schema` | off | [`config::settings_schema`], the JSON Schema of the settings file | `schemars`; `config` |
+//! | `watch` | off | `PromptRegistry::watch`: follow the user's files and the packs installed from folders | `notify`; `config` |
 //!
-//! A host that never reloads files at run time builds no file watcher; the
-//! `promptreg` tool always has it. CI checks with `cargo tree` that the
-//! default build does not depend on `notify`. The published documentation
-//! shows every feature's items, each marked with the feature it needs.
+//! The default is what most hosts use: a pack and its users'
+//! configuration. A host that declares every prompt in code builds with
+//! `default-features = false` and gets the core alone (`arc-swap`,
+//! `icu_locale`, `serde`, `foldhash`, `strsim`). CI builds the core and
+//! each feature alone, and checks with `cargo tree` that no feature pulls
+//! in another's dependencies. The `promptreg` tool has them all. The
+//! published documentation marks every item with the feature it needs.
+//!
+//! A render context implements `serde::Serialize` whatever the features:
+//! templates need it, and a bound that only some features added would make
+//! turning a feature on break code that compiled without it. Serialising
+//! happens only when a template renders.
 //!
 //! # One registry per process
 //!
@@ -254,22 +271,32 @@
 #![allow(clippy::result_large_err)]
 #![warn(rustdoc::broken_intra_doc_links)]
 
-pub mod config;
+// The core: no source, no optional dependency.
 mod diagnostic;
 mod error;
-mod front_matter;
 mod id;
 mod layer;
 mod locale;
-pub mod pack;
 mod prompt;
 mod provenance;
 mod registry;
 mod render;
 mod renderer;
 mod snapshot;
-mod sources;
 mod suggest;
+
+// Sources and tools above the core, each behind its feature.
+#[cfg(feature = "config")]
+#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
+pub mod config;
+#[cfg(feature = "config")]
+mod front_matter;
+#[cfg(feature = "packs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "packs")))]
+pub mod pack;
+#[cfg(feature = "config")]
+mod sources;
+#[cfg(feature = "templates")]
 mod template;
 #[cfg(feature = "watch")]
 mod watch;
@@ -290,6 +317,8 @@ pub use registry::PromptRegistry;
 pub use render::{LocaleMatch, LocaleStep, LookupStep, Origin, Part, Rendered};
 pub use renderer::{IntoRenderer, Renderer, markers};
 pub use snapshot::{Problem, Snapshot};
+#[cfg(feature = "templates")]
+#[cfg_attr(docsrs, doc(cfg(feature = "templates")))]
 pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableType};
 #[cfg(feature = "watch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "watch")))]

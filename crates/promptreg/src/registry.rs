@@ -72,6 +72,7 @@ impl Shared {
     }
 
     /// What the sources keep, as it is now.
+    #[cfg_attr(not(feature = "config"), allow(dead_code))]
     pub(crate) fn sources(&self) -> Sources {
         self.writer
             .lock()
@@ -138,6 +139,7 @@ impl PromptRegistry {
         self.shared.state.load_full()
     }
 
+    #[cfg_attr(not(feature = "config"), allow(dead_code))]
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }

@@ -2,6 +2,7 @@
 
 use std::any::{Any, type_name};
 use std::borrow::Cow;
+#[cfg(feature = "templates")]
 use std::cell::OnceCell;
 use std::fmt;
 use std::ops::Range;
@@ -9,6 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use crate::locale::Locale;
+#[cfg(feature = "templates")]
 use crate::template::Template;
 
 type TypedFn = dyn Fn(&dyn Any, &Locale) -> Option<String> + Send + Sync;
@@ -52,6 +54,7 @@ enum Kind {
     Text(Arc<str>),
     Localised(Arc<LocaleFn>),
     Typed(Arc<Typed>),
+    #[cfg(feature = "templates")]
     Template(Arc<Template>),
 }
 
@@ -67,10 +70,13 @@ pub(crate) struct RenderCx<'a> {
     pub(crate) ctx_type: &'static str,
     pub(crate) locale: &'a Locale,
     /// Serialises the context for templates; run at most once per render.
+    #[cfg(feature = "templates")]
     pub(crate) serialize: &'a dyn Fn() -> minijinja::Value,
+    #[cfg(feature = "templates")]
     pub(crate) template_ctx: OnceCell<minijinja::Value>,
 }
 
+#[cfg(feature = "templates")]
 impl RenderCx<'_> {
     fn template_ctx(&self) -> &minijinja::Value {
         self.template_ctx.get_or_init(self.serialize)
@@ -80,9 +86,16 @@ impl RenderCx<'_> {
 /// Why a renderer produced no text.
 #[derive(Debug)]
 pub(crate) enum Failure {
-    WrongContext { expected: &'static str },
-    Panicked { message: String },
-    Template { message: String },
+    WrongContext {
+        expected: &'static str,
+    },
+    Panicked {
+        message: String,
+    },
+    #[cfg_attr(not(feature = "templates"), allow(dead_code))]
+    Template {
+        message: String,
+    },
 }
 
 impl Renderer {
@@ -121,16 +134,51 @@ impl Renderer {
         })))
     }
 
+    /// A minijinja template written in code (feature `templates`): it sees
+    /// the render context by field name and `locale`, fails on an
+    /// undefined variable, and runs at most
+    /// [`TEMPLATE_FUEL`](crate::TEMPLATE_FUEL) instructions. `name` names
+    /// it in errors.
+    ///
+    /// ```
+    /// use promptreg::{PromptRegistry, Renderer};
+    ///
+    /// let registry = PromptRegistry::new();
+    /// let greeting = Renderer::compile_template("greeting", "Greet {{ name }} in {{ locale }}.")?;
+    /// registry.register_default("greeting.system", greeting)?;
+    /// let ctx = serde_json::json!({ "name": "Ada" });
+    /// assert_eq!(registry.render_in("greeting.system", &ctx, "ja")?, "Greet Ada in ja.");
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) with the syntax
+    /// error's line when the template does not compile.
+    #[cfg(feature = "templates")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "templates")))]
+    pub fn compile_template(name: &str, source: &str) -> Result<Self, crate::Error> {
+        let template = Template::compile(std::path::Path::new(name), source, 0, Vec::new())
+            .map_err(|d| crate::Error::from_diagnostics(vec![d]))?;
+        Ok(Renderer::from_template(template))
+    }
+
     /// A compiled template.
+    #[cfg(feature = "templates")]
     pub(crate) fn from_template(template: Template) -> Self {
         Renderer(Kind::Template(Arc::new(template)))
     }
 
-    /// Whether this renderer is a template.
+    /// Whether this renderer is a template (feature `templates`).
     pub fn is_template(&self) -> bool {
-        matches!(self.0, Kind::Template(_))
+        #[cfg(feature = "templates")]
+        return matches!(self.0, Kind::Template(_));
+        #[cfg(not(feature = "templates"))]
+        false
     }
 
+    #[cfg(feature = "templates")]
+    #[cfg_attr(not(feature = "config"), allow(dead_code))]
     pub(crate) fn template(&self) -> Option<&Template> {
         match &self.0 {
             Kind::Template(template) => Some(template),
@@ -173,6 +221,7 @@ impl Renderer {
                     expected: typed.context,
                 }),
             },
+            #[cfg(feature = "templates")]
             Kind::Template(template) => template
                 .render(cx.template_ctx(), cx.locale)
                 .map(Cow::Owned)
@@ -223,6 +272,7 @@ impl fmt::Debug for Renderer {
             Kind::Text(text) => f.debug_tuple("Text").field(text).finish(),
             Kind::Localised(_) => f.write_str("LocaleFn"),
             Kind::Typed(typed) => write!(f, "Fn<{}>", typed.context),
+            #[cfg(feature = "templates")]
             Kind::Template(template) => template.fmt(f),
         }
     }

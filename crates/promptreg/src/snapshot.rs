@@ -5,7 +5,6 @@
 //! of a change.
 
 use std::any::{Any, type_name};
-use std::cell::OnceCell;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -248,6 +247,7 @@ impl Snapshot {
     }
 
     /// The layer over the prompts (the user's configuration), if any.
+    #[cfg_attr(not(feature = "config"), allow(dead_code))]
     pub(crate) fn layer(&self) -> Option<&Arc<dyn Layer>> {
         self.layer.as_ref()
     }
@@ -349,13 +349,16 @@ impl Snapshot {
             appenders: &entry.appenders,
             global: &self.global,
         };
+        #[cfg(feature = "templates")]
         let serialize = || minijinja::Value::from(minijinja::value::Serde(ctx));
         let cx = RenderCx {
             ctx,
             ctx_type: type_name::<C>(),
             locale,
+            #[cfg(feature = "templates")]
             serialize: &serialize,
-            template_ctx: OnceCell::new(),
+            #[cfg(feature = "templates")]
+            template_ctx: std::cell::OnceCell::new(),
         };
         render::compose(id, &plan, &cx, trace)
     }
@@ -601,6 +604,8 @@ impl Snapshot {
     }
 
     /// Removes the default of `id`; its overrides and appenders stay.
+    #[cfg_attr(not(feature = "config"), allow(dead_code))]
+    #[cfg_attr(not(feature = "packs"), allow(dead_code))]
     pub(crate) fn unregister(&mut self, id: &str) {
         if let Some(entry) = self.entries.get_mut(id) {
             Arc::make_mut(entry).default = None;
@@ -608,6 +613,8 @@ impl Snapshot {
     }
 
     /// Removes the override of `id` for exactly `locale`.
+    #[cfg_attr(not(feature = "config"), allow(dead_code))]
+    #[cfg_attr(not(feature = "packs"), allow(dead_code))]
     pub(crate) fn remove_override(&mut self, id: &str, locale: &Locale) {
         if let Some(entry) = self.entries.get_mut(id) {
             let entry = Arc::make_mut(entry);
@@ -617,6 +624,8 @@ impl Snapshot {
     }
 
     /// Removes every pin translation of `id` for exactly `locale`.
+    #[cfg_attr(not(feature = "config"), allow(dead_code))]
+    #[cfg_attr(not(feature = "packs"), allow(dead_code))]
     pub(crate) fn remove_pin_translations(&mut self, id: &str, locale: &Locale) {
         if let Some(entry) = self.entries.get_mut(id) {
             let entry = Arc::make_mut(entry);
@@ -666,6 +675,7 @@ impl Snapshot {
         self.fallback = locale;
     }
 
+    #[cfg_attr(not(feature = "config"), allow(dead_code))]
     pub(crate) fn set_layer(&mut self, layer: Option<Arc<dyn Layer>>) {
         self.layer = layer;
     }

@@ -3,105 +3,90 @@
 //! [`Sources`] without knowing their types; this module, above the core,
 //! knows both and reloads them together.
 
-use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::config::{ConfigSpec, LoadOptions, LoadReport, UserLayer};
 use crate::error::{Error, ErrorKind};
 use crate::layer::Layer;
-use crate::pack::Pack;
-use crate::registry::{PromptRegistry, Shared, Sources};
+use crate::registry::{PromptRegistry, Shared};
+#[cfg(not(feature = "packs"))]
+use crate::{id::PromptId, registry::Sources, snapshot::Snapshot};
 
-/// The packs among what the sources keep.
-fn packs(sources: &Sources) -> Vec<Arc<Pack>> {
-    sources
-        .iter()
-        .filter_map(|s| Arc::clone(s).downcast::<Pack>().ok())
-        .collect()
-}
+#[cfg(feature = "packs")]
+use packs::Reread;
 
-/// Replaces the pack kept for `pack`'s folder, or adds it.
-fn keep(sources: &mut Sources, pack: Arc<Pack>) {
-    sources.retain(|s| {
-        (&**s as &dyn Any)
-            .downcast_ref::<Pack>()
-            .is_none_or(|p| p.root() != pack.root())
-    });
-    sources.push(pack);
-}
+/// Without packs, there is never a pack to read again.
+#[cfg(not(feature = "packs"))]
+struct Reread;
 
-impl Shared {
-    /// Installs `pack` in one change, and remembers it when it can be read
-    /// again.
-    pub(crate) fn install_pack(&self, pack: Pack) {
-        let _ = self.try_update_with_sources(|s, sources| {
-            pack.apply(s);
-            s.set_fallback_locale(pack.fallback_locale().clone());
-            s.set_locale(pack.default_locale().clone());
-            if pack.is_on_disk() {
-                keep(sources, Arc::new(pack));
-            }
-            Ok(())
-        });
+#[cfg(not(feature = "packs"))]
+impl Reread {
+    fn packs(_: &Sources) -> Result<Reread, Error> {
+        Ok(Reread)
     }
 
-    /// Every path the registry's sources read: the packs installed from
-    /// folders and the user configuration. `None` when there is none.
-    #[cfg(feature = "watch")]
-    pub(crate) fn source_paths(&self) -> Option<crate::config::ConfigPaths> {
-        let packs = packs(&self.sources());
-        let current = self.current();
-        let config = crate::config::LoadedConfig::of(&current).map(|c| c.paths());
-        if packs.is_empty() && config.is_none() {
-            return None;
-        }
-        let mut paths = config.cloned().unwrap_or_default();
-        for pack in &packs {
-            let more = pack.paths();
-            paths.files.extend(more.files);
-            paths.dirs.extend(more.dirs);
-        }
-        Some(paths)
+    fn is_empty(&self) -> bool {
+        true
     }
 
-    /// Reads every source again (the packs installed from folders, then the
-    /// user configuration) and publishes the result in one change; on error
-    /// nothing is published.
-    pub(crate) fn reload(&self) -> Result<LoadReport, Error> {
-        let installed = packs(&self.sources());
-        let current = self.current();
-        let config = UserLayer::of(&current).map(|l| (Arc::clone(l.spec()), l.options().clone()));
-        drop(current);
-        if installed.is_empty() && config.is_none() {
-            return Err(Error::new(
-                ErrorKind::NotLoaded,
-                "no user configuration is loaded and no pack was installed from a folder; call `load_config` first",
-            ));
+    fn spec_for(&self, spec: Arc<ConfigSpec>) -> Arc<ConfigSpec> {
+        spec
+    }
+
+    fn publish(self, _: &mut Snapshot, _: &mut Sources, _: &mut BTreeSet<PromptId>) {}
+}
+
+#[cfg(feature = "packs")]
+mod packs {
+    //! The packs among what the sources keep.
+
+    use std::any::Any;
+    use std::collections::BTreeSet;
+    use std::sync::Arc;
+
+    use crate::config::ConfigSpec;
+    use crate::error::Error;
+    use crate::id::PromptId;
+    use crate::pack::Pack;
+    use crate::registry::{Shared, Sources};
+    use crate::snapshot::Snapshot;
+
+    /// The packs installed from folders, each with its new reading.
+    pub(super) struct Reread(Vec<(Arc<Pack>, Arc<Pack>)>);
+
+    impl Reread {
+        /// Reads every kept pack's folder again.
+        pub(super) fn packs(sources: &Sources) -> Result<Reread, Error> {
+            let reread = installed(sources)
+                .into_iter()
+                .map(|old| Ok((Arc::clone(&old), Arc::new(Pack::load(old.root())?))))
+                .collect::<Result<_, Error>>()?;
+            Ok(Reread(reread))
         }
-        // Files are read before taking the writer lock: other writers are
-        // not held up by I/O, and a failure publishes nothing.
-        let fresh: Vec<Arc<Pack>> = installed
-            .iter()
-            .map(|p| Pack::load(p.root()).map(Arc::new))
-            .collect::<Result<_, _>>()?;
-        let (layer, warnings) = match config {
-            Some((spec, options)) => {
-                // A configuration declared by a pack follows its manifest.
-                let spec = installed
-                    .iter()
-                    .zip(&fresh)
-                    .find(|(old, _)| old.spec() == &*spec)
-                    .map_or(spec, |(_, new)| Arc::new(new.spec().clone()));
-                let (layer, warnings) = UserLayer::try_load(spec, options)?;
-                (Some(Arc::new(layer)), warnings)
-            }
-            None => (None, Vec::new()),
-        };
-        let mut changed = BTreeSet::new();
-        self.try_update_with_sources(|s, sources| {
-            for (old, new) in installed.iter().zip(&fresh) {
-                changed.extend(new.changed_since(old));
+
+        pub(super) fn is_empty(&self) -> bool {
+            self.0.is_empty()
+        }
+
+        /// The declaration a configuration loads with: a pack's new one
+        /// when the configuration was declared by that pack.
+        pub(super) fn spec_for(&self, spec: Arc<ConfigSpec>) -> Arc<ConfigSpec> {
+            self.0
+                .iter()
+                .find(|(old, _)| old.spec() == &*spec)
+                .map_or(spec, |(_, new)| Arc::new(new.spec().clone()))
+        }
+
+        /// Replaces every old pack by its new reading.
+        pub(super) fn publish(
+            self,
+            s: &mut Snapshot,
+            sources: &mut Sources,
+            changed: &mut BTreeSet<PromptId>,
+        ) {
+            for (old, new) in self.0 {
+                changed.extend(new.changed_since(&old));
                 old.retract(s);
                 new.apply(s);
                 if new.default_locale() != old.default_locale() {
@@ -110,10 +95,92 @@ impl Shared {
                 if new.fallback_locale() != old.fallback_locale() {
                     s.set_fallback_locale(new.fallback_locale().clone());
                 }
-            }
-            for new in fresh {
                 keep(sources, new);
             }
+        }
+    }
+
+    /// The packs among what the sources keep.
+    pub(super) fn installed(sources: &Sources) -> Vec<Arc<Pack>> {
+        sources
+            .iter()
+            .filter_map(|s| Arc::clone(s).downcast::<Pack>().ok())
+            .collect()
+    }
+
+    /// Replaces the pack kept for `pack`'s folder, or adds it.
+    fn keep(sources: &mut Sources, pack: Arc<Pack>) {
+        sources.retain(|s| {
+            (&**s as &dyn Any)
+                .downcast_ref::<Pack>()
+                .is_none_or(|p| p.root() != pack.root())
+        });
+        sources.push(pack);
+    }
+
+    impl Shared {
+        /// Installs `pack` in one change, and remembers it when it can be
+        /// read again.
+        pub(crate) fn install_pack(&self, pack: Pack) {
+            let _ = self.try_update_with_sources(|s, sources| {
+                pack.apply(s);
+                s.set_fallback_locale(pack.fallback_locale().clone());
+                s.set_locale(pack.default_locale().clone());
+                if pack.is_on_disk() {
+                    keep(sources, Arc::new(pack));
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+impl Shared {
+    /// Every path the registry's sources read: the packs installed from
+    /// folders and the user configuration. `None` when there is none.
+    #[cfg(feature = "watch")]
+    pub(crate) fn source_paths(&self) -> Option<crate::config::ConfigPaths> {
+        let current = self.current();
+        let config = crate::config::LoadedConfig::of(&current).map(|c| c.paths());
+        #[cfg_attr(not(feature = "packs"), allow(unused_mut))]
+        let mut paths = config.cloned().unwrap_or_default();
+        #[cfg(feature = "packs")]
+        for pack in packs::installed(&self.sources()) {
+            let more = pack.paths();
+            paths.files.extend(more.files);
+            paths.dirs.extend(more.dirs);
+        }
+        let none = config.is_none() && paths.files.is_empty() && paths.dirs.is_empty();
+        (!none).then_some(paths)
+    }
+
+    /// Reads every source again (the packs installed from folders, then the
+    /// user configuration) and publishes the result in one change; on error
+    /// nothing is published.
+    pub(crate) fn reload(&self) -> Result<LoadReport, Error> {
+        let current = self.current();
+        let config = UserLayer::of(&current).map(|l| (Arc::clone(l.spec()), l.options().clone()));
+        drop(current);
+        // Files are read before taking the writer lock: other writers are
+        // not held up by I/O, and a failure publishes nothing.
+        let packs = Reread::packs(&self.sources())?;
+        if packs.is_empty() && config.is_none() {
+            return Err(Error::new(
+                ErrorKind::NotLoaded,
+                "no user configuration is loaded and no pack was installed from a folder; call `load_config` first",
+            ));
+        }
+        let (layer, warnings) = match config {
+            Some((spec, options)) => {
+                // A configuration declared by a pack follows its manifest.
+                let (layer, warnings) = UserLayer::try_load(packs.spec_for(spec), options)?;
+                (Some(Arc::new(layer)), warnings)
+            }
+            None => (None, Vec::new()),
+        };
+        let mut changed = BTreeSet::new();
+        self.try_update_with_sources(|s, sources| {
+            packs.publish(s, sources, &mut changed);
             if let Some(layer) = layer {
                 changed.extend(layer.changed_since(UserLayer::of(s)));
                 s.set_layer(Some(layer as Arc<dyn Layer>));
@@ -163,7 +230,7 @@ impl PromptRegistry {
     }
 
     /// Re-reads what the registry was loaded from, the packs installed from
-    /// folders (see [`Pack::install`]) and the user configuration, and
+    /// folders (see [`Pack::install`](crate::pack::Pack::install)) and the user configuration, and
     /// publishes the result atomically. A reloaded pack replaces the
     /// defaults and locale variants it had registered; a configuration
     /// declared by a pack follows the pack's new manifest. On failure
@@ -172,7 +239,7 @@ impl PromptRegistry {
     /// # Errors
     ///
     /// [`ErrorKind::Config`] as for [`load_config`](Self::load_config) and
-    /// [`Pack::load`]; [`ErrorKind::NotLoaded`] when no configuration was
+    /// [`Pack::load`](crate::pack::Pack::load); [`ErrorKind::NotLoaded`] when no configuration was
     /// loaded and no pack was installed from a folder.
     pub fn reload(&self) -> Result<LoadReport, Error> {
         self.shared().reload()

@@ -4,6 +4,10 @@
 //! A prompt file is literal text unless its front matter says
 //! `template: true`: prompts often contain `{{` for code.
 
+// Checking what a template uses serves the files of `config` and `packs`;
+// with `templates` alone only compiling and rendering are used.
+#![cfg_attr(not(feature = "config"), allow(dead_code))]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -14,6 +14,8 @@
 //! may hold `[TEXT*N]` for TEXT repeated N times and the escapes `\0`,
 //! `\e` (ESC), `\a` (BEL) and `\n`.
 
+#![cfg(feature = "config")]
+
 mod support;
 
 use std::fs;

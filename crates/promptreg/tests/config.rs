@@ -1,9 +1,11 @@
 //! User configuration loaded into a registry: settings files, prompt
 //! directories, locale files, legacy names, reload, check, schema.
 
+#![cfg(feature = "config")]
+
 mod support;
 
-use promptreg::config::{ConfigSpec, LoadedConfig, check, settings_schema};
+use promptreg::config::{ConfigSpec, LoadedConfig, check};
 use promptreg::{DiagnosticCode, ErrorKind, Origin, Prompt, PromptRegistry, Severity, SourceKind};
 use support::Sandbox;
 
@@ -587,7 +589,8 @@ fn check_of_a_clean_configuration_is_empty() {
 // --- Schema ----------------------------------------------------------------------------
 
 #[test]
+#[cfg(feature = "schema")]
 fn the_schema_describes_keys_patterns_and_legacy_names() {
-    let schema = settings_schema(&spec());
+    let schema = promptreg::config::settings_schema(&spec());
     insta::assert_json_snapshot!(schema.as_value());
 }

@@ -1,6 +1,8 @@
 //! The example packs load and render; pack and template rules; manifest
 //! and front matter errors.
 
+#![cfg(feature = "packs")]
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,7 @@
 //! The stateless resolution rule, line by line.
 
+#![cfg(feature = "config")]
+
 mod support;
 
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! goal agent's declaration; each gets one snapshot of its diagnostics.
 //! Adding a case is adding a file.
 
+#![cfg(feature = "config")]
+
 mod support;
 
 use promptreg::config::check;

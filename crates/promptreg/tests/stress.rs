@@ -8,6 +8,8 @@
 //! PROMPTREG_STRESS_SECS=60 cargo test -p promptreg --test stress -- --ignored
 //! ```
 
+#![cfg(feature = "config")]
+
 mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

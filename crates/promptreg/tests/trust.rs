@@ -2,6 +2,7 @@
 //! project, symbolic links resolved, unless the user trusts the project in
 //! the global settings; the user's own configuration reads anywhere.
 
+#![cfg(feature = "config")]
 #![cfg(unix)]
 
 mod support;

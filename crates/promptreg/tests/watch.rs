@@ -3,7 +3,7 @@
 //!
 //! Tests poll with a generous deadline instead of sleeping a fixed time.
 
-#![cfg(feature = "watch")]
+#![cfg(all(feature = "watch", feature = "packs"))]
 
 mod support;
 

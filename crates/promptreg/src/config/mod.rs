@@ -20,7 +20,7 @@
 //! reads everything once into the registry's snapshot, where renders use
 //! it without reading files; [`check`] reports every problem without
 //! loading anything, and [`check_settings`] does the same for settings text
-//! not yet saved; [`settings_schema`] describes the settings file for
+//! not yet saved; `settings_schema` (feature `schema`) describes the settings file for
 //! editors.
 //!
 //! # Modes
@@ -144,6 +144,7 @@ mod load;
 mod mode;
 mod options;
 mod resolve;
+#[cfg(feature = "schema")]
 mod schema;
 mod settings;
 mod spec;
@@ -154,6 +155,8 @@ pub use layer::{ConfigPaths, LoadReport, LoadedConfig, UserFileInfo};
 pub use mode::{Mode, UnknownMode};
 pub use options::LoadOptions;
 pub use resolve::{ResolveOptions, Resolved, Scope, Source, resolve_prompt};
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub use schema::settings_schema;
 pub use settings::{PromptSettings, Settings, SettingsBlock, SettingsSource};
 pub use spec::{
@@ -162,7 +165,13 @@ pub use spec::{
 };
 pub use trust::{TrustedProject, trust_project};
 
+pub(crate) use layer::UserLayer;
+// What packs share with the user configuration.
+#[cfg(feature = "packs")]
 pub(crate) use check::{file_locale_warning, prompt_file_warnings};
+#[cfg(feature = "packs")]
 pub(crate) use files::read_text;
-pub(crate) use layer::{UserLayer, digest};
+#[cfg(feature = "packs")]
+pub(crate) use layer::digest;
+#[cfg(feature = "packs")]
 pub(crate) use spec::FileKey;

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use jsonc_parser::ast::{Object, ObjectProp, Value};
 use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::mode::Mode;
@@ -31,7 +30,8 @@ use crate::suggest;
 /// The settings of one prompt key: the `prompts.<key>` block.
 ///
 /// Blank `inline` and `file` values count as absent.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PromptSettings {
     /// How the user's block combines with the application's prompt

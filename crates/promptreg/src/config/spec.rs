@@ -120,6 +120,7 @@ pub(crate) enum FileKey<'a> {
     /// A declared key, and the locale of a `<key>.<locale>.md` file.
     Key(PromptId, Option<Locale>),
     /// A name that matches a pattern but is not a valid id.
+    #[cfg_attr(not(feature = "packs"), allow(dead_code))]
     Invalid(Error),
     /// No declared key: `key` is the part before any locale suffix.
     Unknown {
