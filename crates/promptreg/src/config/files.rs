@@ -214,20 +214,29 @@ pub(crate) fn expand(raw: &str, home: &Path, cwd: Option<&Path>) -> Option<PathB
     }
 }
 
-/// The global and local prompt directories for a declared directory.
+/// The global and local prompt directories of a declared prompts
+/// directory (`dir`, as in [`ConfigSpec::prompts_dir`](super::ConfigSpec::prompts_dir)).
 ///
-/// A relative directory is joined to home (global) and to cwd (local); a
-/// `~/...` or absolute one is a single directory, read as the global one.
-pub(crate) fn prompt_dirs(
-    dir: &str,
-    home: &Path,
-    cwd: Option<&Path>,
-) -> (Option<PathBuf>, Option<PathBuf>) {
+/// A relative directory is joined to home (global) and to `cwd` (local,
+/// `None` without a project); `~`, `~/...` or an absolute directory is a
+/// single directory, read as the global one, and there is no local one.
+///
+/// ```
+/// use std::path::{Path, PathBuf};
+/// use promptreg::config::prompt_dirs;
+///
+/// let (home, cwd) = (Path::new("/home/u"), Some(Path::new("/work/p")));
+/// assert_eq!(prompt_dirs(".app/prompts", home, cwd),
+///     (PathBuf::from("/home/u/.app/prompts"), Some(PathBuf::from("/work/p/.app/prompts"))));
+/// assert_eq!(prompt_dirs("~", home, cwd), (PathBuf::from("/home/u"), None));
+/// assert_eq!(prompt_dirs("~/x", home, cwd), (PathBuf::from("/home/u/x"), None));
+/// ```
+pub fn prompt_dirs(dir: &str, home: &Path, cwd: Option<&Path>) -> (PathBuf, Option<PathBuf>) {
     let path = Path::new(dir);
-    if dir == "~" || dir.starts_with("~/") || path.is_absolute() {
-        (expand(dir, home, cwd), None)
-    } else {
-        (Some(home.join(path)), cwd.map(|cwd| cwd.join(path)))
+    match expand(dir, home, None) {
+        // `~`, `~/...` or absolute: no cwd was needed.
+        Some(single) => (single, None),
+        None => (home.join(path), cwd.map(|cwd| cwd.join(path))),
     }
 }
 
@@ -303,21 +312,16 @@ mod tests {
         assert_eq!(
             prompt_dirs(".app/prompts", home, cwd),
             (
-                Some("/home/u/.app/prompts".into()),
+                "/home/u/.app/prompts".into(),
                 Some("/work/p/.app/prompts".into())
             )
         );
         assert_eq!(
             prompt_dirs("/srv/prompts", home, cwd),
-            (Some("/srv/prompts".into()), None)
+            ("/srv/prompts".into(), None)
         );
-        assert_eq!(
-            prompt_dirs("~/p", home, cwd),
-            (Some("/home/u/p".into()), None)
-        );
-        assert_eq!(
-            prompt_dirs("rel", home, None),
-            (Some("/home/u/rel".into()), None)
-        );
+        assert_eq!(prompt_dirs("~/p", home, cwd), ("/home/u/p".into(), None));
+        assert_eq!(prompt_dirs("~", home, cwd), ("/home/u".into(), None));
+        assert_eq!(prompt_dirs("rel", home, None), ("/home/u/rel".into(), None));
     }
 }

@@ -49,10 +49,10 @@ impl UserLayer {
         loader
             .watched
             .dirs
-            .extend(global.iter().chain(local.iter()).cloned());
+            .extend(std::iter::once(&global).chain(local.iter()).cloned());
         // The global folder is the user's own unless the project chose it.
         let dirs = [
-            loader.directory(global.as_deref(), Scope::Global, loader.project_prompts_dir),
+            loader.directory(Some(&global), Scope::Global, loader.project_prompts_dir),
             loader.directory(local.as_deref(), Scope::Local, true),
         ];
         let explicit = loader.explicit_files(&settings);

@@ -150,6 +150,7 @@ mod spec;
 mod trust;
 
 pub use check::{check, check_settings};
+pub use files::prompt_dirs;
 pub use layer::{ConfigPaths, LoadReport, UserFileInfo, UserOrigin};
 pub use mode::{Mode, UnknownMode};
 pub use options::LoadOptions;

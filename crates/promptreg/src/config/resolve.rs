@@ -306,7 +306,7 @@ impl Blocks for Disk<'_> {
     fn dir(&mut self, scope: Scope) -> Result<Option<String>, Diagnostic> {
         let (global, local) = files::prompt_dirs(&self.options.prompts_dir, self.home, self.cwd);
         let Some(dir) = (match scope {
-            Scope::Global => global,
+            Scope::Global => Some(global),
             Scope::Local => local,
         }) else {
             return Ok(None);

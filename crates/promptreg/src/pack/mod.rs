@@ -194,10 +194,36 @@ impl Pack {
     /// default file is for an undeclared id, front matter does not parse, a
     /// template does not compile, or two files define the same prompt.
     pub fn load(dir: impl AsRef<Path>) -> Result<Pack, Error> {
-        let (pack, diagnostics) = Pack::read(dir.as_ref());
-        let mut pack = pack.ok_or_else(|| Error::from_diagnostics(diagnostics))?;
-        pack.on_disk = true;
-        Ok(pack)
+        match Pack::load_with_diagnostics(dir) {
+            (Some(pack), _) => Ok(pack),
+            (None, diagnostics) => Err(Error::from_diagnostics(diagnostics)),
+        }
+    }
+
+    /// Reads the pack in folder `dir` once: the pack when it loads (no
+    /// diagnostic is an error), and every diagnostic, errors and warnings,
+    /// as [`check`](Self::check) reports them. For a checker that wants
+    /// both the problems and, when there are only warnings, the pack.
+    ///
+    /// ```
+    /// use promptreg::{pack::Pack, DiagnosticCode};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("defaults"))?;
+    /// std::fs::write(dir.path().join("promptreg.toml"),
+    ///     "name = \"demo\"\nkeys = [\"greeting\", \"farewell\"]\n[user]\nprompts_dir = \".demo\"\n")?;
+    /// std::fs::write(dir.path().join("defaults/greeting.md"), "Hello!")?;
+    ///
+    /// let (pack, diagnostics) = Pack::load_with_diagnostics(dir.path());
+    /// assert_eq!(pack.unwrap().name(), "demo");
+    /// assert_eq!(diagnostics[0].code, DiagnosticCode::MissingDefault);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load_with_diagnostics(dir: impl AsRef<Path>) -> (Option<Pack>, Vec<Diagnostic>) {
+        let (mut pack, diagnostics) = Pack::read(dir.as_ref());
+        if let Some(pack) = &mut pack {
+            pack.on_disk = true;
+        }
+        (pack, diagnostics)
     }
 
     /// Every diagnostic of the pack in `dir`, errors and warnings, without
@@ -206,7 +232,7 @@ impl Pack {
     /// template, a file-name locale that names no language, and declared
     /// keys without a default file.
     pub fn check(dir: impl AsRef<Path>) -> Vec<Diagnostic> {
-        Pack::read(dir.as_ref()).1
+        Pack::load_with_diagnostics(dir).1
     }
 
     /// Builds a pack from in-memory files, for a pack embedded in a binary
