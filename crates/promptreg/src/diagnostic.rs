@@ -614,6 +614,36 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// The diagnostics of one load or check, collected as each step finds
+/// them: every step pushes into one collector, so no problem is lost and
+/// the order is the order found.
+#[derive(Debug, Default)]
+pub(crate) struct Diagnostics(Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub(crate) fn push(&mut self, diagnostic: Diagnostic) {
+        self.0.push(diagnostic);
+    }
+
+    pub(crate) fn extend(&mut self, diagnostics: impl IntoIterator<Item = Diagnostic>) {
+        self.0.extend(diagnostics);
+    }
+
+    /// The value of `result`, or `None` with its error collected.
+    pub(crate) fn ok<T>(&mut self, result: Result<T, Diagnostic>) -> Option<T> {
+        result.map_err(|d| self.push(d)).ok()
+    }
+
+    /// Whether any diagnostic collected is an error.
+    pub(crate) fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<Diagnostic> {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

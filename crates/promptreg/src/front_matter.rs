@@ -21,6 +21,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
+use crate::prompt_file::non_blank;
 use crate::renderer::Renderer;
 use crate::suggest;
 use crate::template::{Template, Variable, VariableType};
@@ -340,7 +341,7 @@ impl<'a> Document<'a> {
 }
 
 fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
-    if yaml.trim().is_empty() {
+    if non_blank(yaml).is_none() {
         return Ok(FrontMatter::default());
     }
     serde_saphyr::from_str::<Option<FrontMatter>>(yaml)

@@ -262,6 +262,7 @@ mod id;
 mod locale;
 pub mod pack;
 mod prompt;
+mod prompt_file;
 mod registry;
 mod render;
 mod renderer;

@@ -163,7 +163,4 @@ pub use spec::{
 };
 pub use trust::{TrustedProject, trust_project};
 
-pub(crate) use check::{file_locale_warning, prompt_file_warnings};
-pub(crate) use files::read_text;
 pub(crate) use layer::{UserChoice, UserLayer, UserPart, digest};
-pub(crate) use spec::FileKey;

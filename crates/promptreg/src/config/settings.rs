@@ -26,6 +26,7 @@ use super::spec::{ConfigSpec, LegacyField};
 use super::trust::{self, TRUSTED_PROJECTS};
 use crate::diagnostic::{self, Diagnostic, DiagnosticCode, LineIndex, Position, quoted};
 use crate::id::PromptId;
+use crate::prompt_file::non_blank;
 use crate::suggest;
 
 /// The settings of one prompt key: the `prompts.<key>` block.
@@ -641,7 +642,10 @@ impl<'a> Validator<'a> {
     /// A string (blank and `null` count as absent).
     fn text_value(&mut self, value: &Value<'a>, key_path: &str) -> Option<Setting> {
         match value {
-            Value::StringLit(s) => Some(Setting::Text(non_blank(&s.value))),
+            // Kept as written: a blank text is absent, any other is used whole.
+            Value::StringLit(s) => Some(Setting::Text(
+                non_blank(&s.value).map(|_| s.value.to_string()),
+            )),
             Value::NullKeyword(_) => Some(Setting::Text(None)),
             other => {
                 let message = format!("expected a string, found {}", describe(other));
@@ -659,7 +663,7 @@ impl<'a> Validator<'a> {
         };
         match s.value.trim().parse::<Mode>() {
             Ok(mode) => Some(Setting::Mode(Some(mode))),
-            Err(_) if s.value.trim().is_empty() => Some(Setting::Mode(None)),
+            Err(_) if non_blank(&s.value).is_none() => Some(Setting::Mode(None)),
             Err(e) => {
                 let names = Mode::ALL.map(Mode::as_str);
                 let d = Diagnostic::error(DiagnosticCode::InvalidMode, e.to_string())
@@ -696,10 +700,6 @@ fn describe(value: &Value<'_>) -> &'static str {
         Value::Array(_) => "an array",
         Value::NullKeyword(_) => "null",
     }
-}
-
-fn non_blank(text: &str) -> Option<String> {
-    (!text.trim().is_empty()).then(|| text.to_owned())
 }
 
 fn join_path(parent: &str, name: &str) -> String {

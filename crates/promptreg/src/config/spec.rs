@@ -4,11 +4,10 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::check;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
 use crate::id::{self, PromptId};
-use crate::locale::Locale;
+use crate::prompt_file::{DeclaredIds, non_blank};
 use crate::suggest;
 
 /// The largest prompt or settings file read by default: 1 MiB.
@@ -115,19 +114,6 @@ impl fmt::Display for KeyPattern {
     }
 }
 
-/// What a prompt file name stands for; see [`ConfigSpec::file_key`].
-pub(crate) enum FileKey<'a> {
-    /// A declared key, and the locale of a `<key>.<locale>.md` file.
-    Key(PromptId, Option<Locale>),
-    /// A name that matches a pattern but is not a valid id.
-    Invalid(Error),
-    /// No declared key: `key` is the part before any locale suffix.
-    Unknown {
-        key: &'a str,
-        locale_suffix: &'a str,
-    },
-}
-
 /// What an application declares about its user configuration.
 ///
 /// Build one with [`ConfigSpec::builder`]; a pack's manifest declares the
@@ -202,43 +188,6 @@ impl ConfigSpec {
         self.keys.contains(key) || self.patterns.iter().any(|p| p.matches(key))
     }
 
-    /// What the prompt file name `<stem>.md` stands for: `<key>` or
-    /// `<key>.<locale>`. Ids may contain dots, so an exact key naming the
-    /// whole stem wins. A pattern such as `tool-*` matches `tool-x.ja` as a
-    /// whole too: there a suffix naming a known language makes a variant
-    /// (`tool-x.ja.md`), and any other suffix is part of the id
-    /// (`tool-x.system.md`).
-    pub(crate) fn file_key<'a>(&self, stem: &'a str) -> FileKey<'a> {
-        let as_id = |key: &str, locale| match PromptId::new(key) {
-            Ok(id) => FileKey::Key(id, locale),
-            Err(e) => FileKey::Invalid(e),
-        };
-        if self.keys.contains(stem) {
-            return as_id(stem, None);
-        }
-        let split = stem
-            .rsplit_once('.')
-            .and_then(|(key, tag)| Some((key, Locale::parse(tag).ok()?)));
-        let whole_is_key = self.is_known_key(stem);
-        match split {
-            Some((key, locale))
-                if self.is_known_key(key)
-                    && (!whole_is_key || check::names_known_language(&locale)) =>
-            {
-                as_id(key, Some(locale))
-            }
-            _ if whole_is_key => as_id(stem, None),
-            Some((key, _)) => FileKey::Unknown {
-                key,
-                locale_suffix: &stem[key.len()..],
-            },
-            None => FileKey::Unknown {
-                key: stem,
-                locale_suffix: "",
-            },
-        }
-    }
-
     /// `did you mean ...?` for an unknown key: the nearest exact key.
     pub(crate) fn suggest_key(&self, key: &str) -> Option<String> {
         suggest::did_you_mean(key, self.keys.iter().map(PromptId::as_str))
@@ -277,6 +226,17 @@ impl ConfigSpec {
     /// The largest file read, in bytes.
     pub fn max_file_size(&self) -> u64 {
         self.max_file_size
+    }
+}
+
+/// A pack's and a user's prompt files are named after the declared keys.
+impl DeclaredIds for ConfigSpec {
+    fn is_exact(&self, id: &str) -> bool {
+        self.keys.contains(id)
+    }
+
+    fn is_known(&self, id: &str) -> bool {
+        self.is_known_key(id)
     }
 }
 
@@ -401,7 +361,7 @@ impl ConfigSpecBuilder {
             }
         }
         let prompts_dir = self.prompts_dir.clone().unwrap_or_default();
-        if prompts_dir.trim().is_empty() {
+        if non_blank(&prompts_dir).is_none() {
             problem(format!(
                 "application `{}` declares no prompts directory",
                 self.name
@@ -491,35 +451,6 @@ mod tests {
         let p = KeyPattern::parse("*.system").unwrap();
         assert!(p.matches("planner.system"));
         assert!(!p.matches(".system"));
-    }
-
-    #[test]
-    fn file_names_split_a_locale_only_where_it_names_a_language() {
-        let spec = ConfigSpec::builder("app")
-            .keys(["planner.system", "chef"])
-            .key_pattern("tool-*")
-            .prompts_dir(".app")
-            .build()
-            .unwrap();
-        let read = |stem| match spec.file_key(stem) {
-            FileKey::Key(id, locale) => {
-                format!("{id} {}", locale.map_or("-".into(), |l| l.to_string()))
-            }
-            FileKey::Invalid(e) => format!("invalid: {e}"),
-            FileKey::Unknown { key, .. } => format!("unknown {key}"),
-        };
-        assert_eq!(read("planner.system"), "planner.system -");
-        assert_eq!(read("planner.system.ja"), "planner.system ja");
-        // An exact key takes any well-formed locale (`check` warns about `jp`).
-        assert_eq!(read("chef.jp"), "chef jp");
-        assert_eq!(read("tool-x.ja"), "tool-x ja");
-        assert_eq!(read("tool-x.zh-TW"), "tool-x zh-TW");
-        assert_eq!(read("tool-x.system"), "tool-x.system -");
-        // Well-formed but no language: part of a pattern key's id.
-        assert_eq!(read("tool-x.jp"), "tool-x.jp -");
-        assert_eq!(read("tool-x"), "tool-x -");
-        assert_eq!(read("planer.system"), "unknown planer.system");
-        assert_eq!(read("planer.system.ja"), "unknown planer.system");
     }
 
     #[test]

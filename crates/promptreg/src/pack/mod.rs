@@ -58,21 +58,18 @@
 mod manifest;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 pub use manifest::MANIFEST;
 
-use crate::config::{
-    ConfigSpec, DEFAULT_MAX_FILE_SIZE, FileKey, file_locale_warning, prompt_file_warnings,
-};
-use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
+use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::error::Error;
 use crate::front_matter::{Document, PIN_HEAD, PIN_TAIL};
 use crate::id::PromptId;
 use crate::locale::Locale;
 use crate::prompt::{Pin, Prompt};
+use crate::prompt_file::{self, FileKey, file_locale_warning, prompt_file_warnings};
 use crate::registry::PromptRegistry;
 use crate::renderer::Renderer;
 use crate::snapshot::Snapshot;
@@ -130,13 +127,13 @@ struct Digests {
 pub struct PackPrompt {
     id: PromptId,
     default: Option<(PathBuf, Prompt, Vec<Variable>)>,
-    variants: BTreeMap<String, Variant>,
+    variants: BTreeMap<String, LocaleVariant>,
 }
 
 /// A locale variant of a pack prompt: its body and its translations of
 /// the default's pinned blocks (empty when it gives none for that side).
 #[derive(Debug, Clone)]
-struct Variant {
+struct LocaleVariant {
     locale: Locale,
     file: PathBuf,
     renderer: Renderer,
@@ -252,51 +249,35 @@ impl Pack {
         T: AsRef<str>,
     {
         let root = root.into();
-        let files: Vec<(PathBuf, String)> = files
-            .into_iter()
-            .map(|(p, t)| (root.join(p.as_ref()), t.as_ref().to_owned()))
-            .collect();
-        let (pack, diagnostics) = build(&root, files, Vec::new());
+        let manifest_path = root.join(MANIFEST);
+        let mut manifest = None;
+        let mut defaults = Vec::new();
+        for (path, text) in files {
+            let (path, text) = (root.join(path.as_ref()), text.as_ref().to_owned());
+            if path == manifest_path {
+                manifest.get_or_insert_with(|| ManifestRead::parse(text, &manifest_path));
+            } else {
+                defaults.push((path, text));
+            }
+        }
+        let (pack, diagnostics) = build(&root, manifest, defaults, Diagnostics::default());
         pack.ok_or_else(|| Error::from_diagnostics(diagnostics))
     }
 
-    /// Reads the manifest and default files of `dir`.
+    /// Reads the manifest and default files of `dir`: the default files
+    /// with the manifest's `max_file_size` (the manifest itself with the
+    /// default limit, as nothing declares its own).
     fn read(dir: &Path) -> (Option<Pack>, Vec<Diagnostic>) {
-        let mut problems = Vec::new();
-        let mut files = Vec::new();
-        let mut read =
-            |path: PathBuf, problems: &mut Vec<Diagnostic>| match crate::config::read_text(
-                &path,
-                DEFAULT_MAX_FILE_SIZE,
-            ) {
-                Ok(Some(text)) => files.push((path, text)),
-                Ok(None) => {}
-                Err(d) => problems.push(d),
-            };
-        read(dir.join(MANIFEST), &mut problems);
-        let defaults = dir.join(DEFAULTS_DIR);
-        match fs::read_dir(&defaults) {
-            Ok(entries) => {
-                let mut paths: Vec<PathBuf> =
-                    entries.filter_map(Result::ok).map(|e| e.path()).collect();
-                paths.sort();
-                for path in paths
-                    .into_iter()
-                    .filter(|p| p.extension().is_some_and(|e| e == "md"))
-                {
-                    read(path, &mut problems);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => problems.push(
-                Diagnostic::error(
-                    DiagnosticCode::Io,
-                    format!("cannot read the directory: {e}"),
-                )
-                .in_file(&defaults),
-            ),
-        }
-        build(dir, files, problems)
+        let mut diagnostics = Diagnostics::default();
+        let manifest_path = dir.join(MANIFEST);
+        let manifest = read_pack_file(&manifest_path, DEFAULT_MAX_FILE_SIZE, &mut diagnostics)
+            .map(|text| ManifestRead::parse(text, &manifest_path));
+        let limit = manifest
+            .as_ref()
+            .and_then(|m| m.parsed.as_ref().ok())
+            .map_or(DEFAULT_MAX_FILE_SIZE, |m| m.spec.max_file_size());
+        let defaults = read_defaults(&dir.join(DEFAULTS_DIR), limit, &mut diagnostics);
+        build(dir, manifest, defaults, diagnostics)
     }
 
     /// The pack's folder (or the name given to [`from_files`](Self::from_files)).
@@ -465,82 +446,98 @@ impl Pack {
     }
 }
 
-/// Builds a pack from the files read, collecting every diagnostic.
+/// A file of the pack, read: its text, or `None` when it does not exist.
+fn read_pack_file(path: &Path, limit: u64, diagnostics: &mut Diagnostics) -> Option<String> {
+    diagnostics
+        .ok(prompt_file::read_text(path, limit))
+        .flatten()
+}
+
+/// Every `*.md` file of the `defaults/` folder, read; none when the folder
+/// does not exist.
+fn read_defaults(
+    defaults: &Path,
+    limit: u64,
+    diagnostics: &mut Diagnostics,
+) -> Vec<(PathBuf, String)> {
+    let names = match prompt_file::markdown_names(defaults) {
+        Ok(names) => names.unwrap_or_default(),
+        Err(e) => {
+            diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::Io,
+                    format!("cannot read the directory: {e}"),
+                )
+                .in_file(defaults),
+            );
+            Vec::new()
+        }
+    };
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let path = defaults.join(name);
+            let text = read_pack_file(&path, limit, diagnostics)?;
+            Some((path, text))
+        })
+        .collect()
+}
+
+/// The manifest's text and what parsing it gave.
+struct ManifestRead {
+    text: String,
+    parsed: Result<manifest::Manifest, Vec<Diagnostic>>,
+}
+
+impl ManifestRead {
+    fn parse(text: String, path: &Path) -> ManifestRead {
+        let parsed = manifest::parse(&text, path);
+        ManifestRead { text, parsed }
+    }
+}
+
+/// One default or variant file, named after a declared id.
+struct PromptFile<'a> {
+    id: PromptId,
+    locale: Option<Locale>,
+    path: &'a Path,
+    text: &'a str,
+}
+
+/// Builds a pack from the manifest and the default files read, collecting
+/// every diagnostic: the pack when none is an error.
 fn build(
     root: &Path,
+    manifest: Option<ManifestRead>,
     files: Vec<(PathBuf, String)>,
-    mut diagnostics: Vec<Diagnostic>,
+    mut diagnostics: Diagnostics,
 ) -> (Option<Pack>, Vec<Diagnostic>) {
-    let manifest_path = root.join(MANIFEST);
-    let Some((_, manifest_text)) = files.iter().find(|(p, _)| *p == manifest_path) else {
-        diagnostics.push(
-            Diagnostic::error(DiagnosticCode::Manifest, "no pack manifest")
-                .in_file(&manifest_path)
-                .suggest(Some(format!(
-                    "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
-                ))),
-        );
-        return (None, diagnostics);
+    let Some((manifest, manifest_text)) = valid_manifest(root, manifest, &mut diagnostics) else {
+        return (None, diagnostics.into_vec());
     };
-    let manifest = match manifest::parse(manifest_text, &manifest_path) {
-        Ok(manifest) => Some(manifest),
-        Err(problems) => {
-            diagnostics.extend(problems);
-            None
-        }
-    };
-    let Some(manifest) = manifest else {
-        return (None, diagnostics);
-    };
-    let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
-    let defaults = root.join(DEFAULTS_DIR);
-    let mut classified = Vec::new();
-    for (path, text) in &files {
-        if path.parent() != Some(defaults.as_path()) {
-            continue;
-        }
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        match classify(&manifest.spec, name, path) {
-            Ok((id, locale)) => {
-                if let Some(locale) = &locale {
-                    diagnostics.extend(file_locale_warning(&id, locale, path));
-                }
-                classified.push((id, locale, path, text));
-            }
-            Err(d) => diagnostics.push(d),
-        }
-    }
+    let mut classified = classify_files(root, &manifest.spec, &files, &mut diagnostics);
     // A default file that fails to load is reported as it is, not as missing.
     let with_default_file: BTreeSet<PromptId> = classified
         .iter()
-        .filter(|(_, locale, ..)| locale.is_none())
-        .map(|(id, ..)| id.clone())
+        .filter(|file| file.locale.is_none())
+        .map(|file| file.id.clone())
         .collect();
     // Defaults first: their variants inherit their variable declarations.
-    classified
-        .sort_by_key(|(id, locale, path, _)| (id.clone(), locale.is_some(), path.to_path_buf()));
-    let mut texts: BTreeMap<PromptId, Vec<(&Path, &str)>> = BTreeMap::new();
-    for (id, locale, path, text) in classified {
-        texts.entry(id.clone()).or_default().push((path, text));
-        if let Err(d) = add_file(&mut prompts, id, locale, path, text, &mut diagnostics) {
-            diagnostics.push(d);
-        }
-    }
-    let missing_defaults = missing_defaults(root, &manifest, manifest_text, &with_default_file);
-    diagnostics.extend(missing_defaults.values().cloned());
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        return (None, diagnostics);
-    }
+    classified.sort_by_key(|f| (f.id.clone(), f.locale.is_some(), f.path.to_path_buf()));
     let digests = Digests {
-        manifest: crate::config::digest(manifest_text),
-        prompts: texts
-            .into_iter()
-            .map(|(id, texts)| (id, crate::config::digest(&texts)))
-            .collect(),
+        manifest: crate::config::digest(&manifest_text),
+        prompts: prompt_digests(&classified),
     };
+    let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
+    for file in classified {
+        add_file(&mut prompts, file, &mut diagnostics);
+    }
+    let missing_defaults = missing_defaults(root, &manifest, &manifest_text, &with_default_file);
+    diagnostics.extend(missing_defaults.values().cloned());
+    if diagnostics.has_errors() {
+        return (None, diagnostics.into_vec());
+    }
+    let diagnostics = diagnostics.into_vec();
     let pack = Pack {
         root: root.to_path_buf(),
         name: manifest.name,
@@ -555,6 +552,80 @@ fn build(
         missing_defaults,
     };
     (Some(pack), diagnostics)
+}
+
+/// The manifest and its text, when it exists and is valid.
+fn valid_manifest(
+    root: &Path,
+    manifest: Option<ManifestRead>,
+    diagnostics: &mut Diagnostics,
+) -> Option<(manifest::Manifest, String)> {
+    let Some(ManifestRead { text, parsed }) = manifest else {
+        diagnostics.push(
+            Diagnostic::error(DiagnosticCode::Manifest, "no pack manifest")
+                .in_file(root.join(MANIFEST))
+                .suggest(Some(format!(
+                    "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
+                ))),
+        );
+        return None;
+    };
+    match parsed {
+        Ok(manifest) => Some((manifest, text)),
+        Err(problems) => {
+            diagnostics.extend(problems);
+            None
+        }
+    }
+}
+
+/// The files directly in `defaults/`, each named after a declared id,
+/// with a warning for a file-name locale that names no language.
+fn classify_files<'a>(
+    root: &Path,
+    spec: &ConfigSpec,
+    files: &'a [(PathBuf, String)],
+    diagnostics: &mut Diagnostics,
+) -> Vec<PromptFile<'a>> {
+    let defaults = root.join(DEFAULTS_DIR);
+    let in_defaults = files
+        .iter()
+        .filter(|(path, _)| path.parent() == Some(defaults.as_path()));
+    let mut classified = Vec::new();
+    for (path, text) in in_defaults {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let Some((id, locale)) = diagnostics.ok(classify(spec, name, path)) else {
+            continue;
+        };
+        if let Some(locale) = &locale {
+            diagnostics.extend(file_locale_warning(&id, locale, path));
+        }
+        classified.push(PromptFile {
+            id,
+            locale,
+            path,
+            text,
+        });
+    }
+    classified
+}
+
+/// A hash of each prompt's files, in load order.
+fn prompt_digests(files: &[PromptFile<'_>]) -> BTreeMap<PromptId, u64> {
+    let mut texts: BTreeMap<&PromptId, Vec<(&Path, &str)>> = BTreeMap::new();
+    for file in files {
+        texts
+            .entry(&file.id)
+            .or_default()
+            .push((file.path, file.text));
+    }
+    texts
+        .into_iter()
+        .map(|(id, texts)| (id.clone(), crate::config::digest(&texts)))
+        .collect()
 }
 
 /// A warning for every declared key without a default file, at the key in
@@ -596,84 +667,119 @@ fn missing_defaults(
         .collect()
 }
 
-/// Adds one default or variant file to `prompts`.
+/// Adds one default or variant file to `prompts`; what is wrong with it
+/// goes to `diagnostics`.
 fn add_file(
     prompts: &mut BTreeMap<PromptId, PackPrompt>,
-    id: PromptId,
-    locale: Option<Locale>,
-    path: &Path,
-    text: &str,
-    warnings: &mut Vec<Diagnostic>,
-) -> Result<(), Diagnostic> {
-    let doc = Document::parse(text, path)?;
-    let entry = prompts.entry(id.clone()).or_insert_with(|| PackPrompt {
-        id: id.clone(),
-        default: None,
-        variants: BTreeMap::new(),
-    });
-    let body = doc.body_renderer_with(path, entry.variables())?;
-    if let Some(template) = body.template() {
-        warnings.extend(template.undeclared_diagnostics());
-    }
-    let duplicate = |what: String| {
-        Diagnostic::error(
-            DiagnosticCode::DuplicateId,
-            format!("{what} is defined twice"),
-        )
-        .in_file(path)
-        .suggest(Some("keep one of the files".to_owned()))
+    file: PromptFile<'_>,
+    diagnostics: &mut Diagnostics,
+) {
+    let Some(doc) = diagnostics.ok(Document::parse(file.text, file.path)) else {
+        return;
     };
-    match locale {
-        None => {
-            let (head, tail) = doc.pin_renderers(path)?;
-            let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
-            warnings.extend(prompt_file_warnings(&doc, text, path, &parts));
-            let mut prompt = Prompt::new(body);
-            prompt.head = head;
-            prompt.tail = tail;
-            prompt.description = doc.meta.description.as_deref().map(Into::into);
-            entry.default = Some((path.to_path_buf(), prompt, doc.variables()));
-        }
+    let entry = prompts
+        .entry(file.id.clone())
+        .or_insert_with(|| PackPrompt {
+            id: file.id.clone(),
+            default: None,
+            variants: BTreeMap::new(),
+        });
+    let body = doc.body_renderer_with(file.path, entry.variables());
+    let Some(body) = diagnostics.ok(body) else {
+        return;
+    };
+    if let Some(template) = body.template() {
+        diagnostics.extend(template.undeclared_diagnostics());
+    }
+    match &file.locale {
+        None => add_default(entry, &file, &doc, body, diagnostics),
         Some(locale) => {
-            if doc.meta.description.is_some() {
-                return Err(Diagnostic::error(
-                    DiagnosticCode::FrontMatter,
-                    "a locale variant cannot set `description`",
-                )
-                .in_file(path)
-                .at_key(&doc, "description")
-                .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))));
+            if let Some(variant) = variant(entry, &file, locale, &doc, body, diagnostics) {
+                diagnostics.ok(insert_variant(entry, variant));
             }
-            let default = entry.default_prompt();
-            for (key, declared) in [
-                (PIN_HEAD, default.map_or(0, |d| d.head().len())),
-                (PIN_TAIL, default.map_or(0, |d| d.tail().len())),
-            ] {
-                check_pin_count(&doc, key, declared, &id, path)?;
-            }
-            let (head, tail) = doc.pin_renderers_with(path, entry.variables())?;
-            let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
-            warnings.extend(prompt_file_warnings(&doc, text, path, &parts));
-            let key = locale.key().to_owned();
-            if let Some(existing) = entry.variants.get(&key) {
-                return Err(duplicate(format!(
-                    "the `{}` variant of `{id}` (also in {})",
-                    locale,
-                    existing.file.display()
-                )));
-            }
-            entry.variants.insert(
-                key,
-                Variant {
-                    locale,
-                    file: path.to_path_buf(),
-                    renderer: body,
-                    head,
-                    tail,
-                },
-            );
         }
     }
+}
+
+/// The default of a prompt, with its pinned blocks and description.
+fn add_default(
+    entry: &mut PackPrompt,
+    file: &PromptFile<'_>,
+    doc: &Document<'_>,
+    body: Renderer,
+    diagnostics: &mut Diagnostics,
+) {
+    let Some((head, tail)) = diagnostics.ok(doc.pin_renderers(file.path)) else {
+        return;
+    };
+    let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
+    diagnostics.extend(prompt_file_warnings(doc, file.text, file.path, &parts));
+    let mut prompt = Prompt::new(body);
+    prompt.head = head;
+    prompt.tail = tail;
+    prompt.description = doc.meta.description.as_deref().map(Into::into);
+    entry.default = Some((file.path.to_path_buf(), prompt, doc.variables()));
+}
+
+/// A locale variant: its body and its translations of the default's pins,
+/// which it gives all or none of per side.
+fn variant(
+    entry: &PackPrompt,
+    file: &PromptFile<'_>,
+    locale: &Locale,
+    doc: &Document<'_>,
+    body: Renderer,
+    diagnostics: &mut Diagnostics,
+) -> Option<LocaleVariant> {
+    let (id, path) = (&file.id, file.path);
+    if doc.meta.description.is_some() {
+        diagnostics.push(
+            Diagnostic::error(
+                DiagnosticCode::FrontMatter,
+                "a locale variant cannot set `description`",
+            )
+            .in_file(path)
+            .at_key(doc, "description")
+            .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))),
+        );
+        return None;
+    }
+    let default = entry.default_prompt();
+    for (key, declared) in [
+        (PIN_HEAD, default.map_or(0, |d| d.head().len())),
+        (PIN_TAIL, default.map_or(0, |d| d.tail().len())),
+    ] {
+        diagnostics.ok(check_pin_count(doc, key, declared, id, path))?;
+    }
+    let (head, tail) = diagnostics.ok(doc.pin_renderers_with(path, entry.variables()))?;
+    let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
+    diagnostics.extend(prompt_file_warnings(doc, file.text, path, &parts));
+    Some(LocaleVariant {
+        locale: locale.clone(),
+        file: path.to_path_buf(),
+        renderer: body,
+        head,
+        tail,
+    })
+}
+
+/// Adds `variant` to its prompt; two files for one locale are an error.
+fn insert_variant(entry: &mut PackPrompt, variant: LocaleVariant) -> Result<(), Diagnostic> {
+    let key = variant.locale.key().to_owned();
+    if let Some(existing) = entry.variants.get(&key) {
+        return Err(Diagnostic::error(
+            DiagnosticCode::DuplicateId,
+            format!(
+                "the `{}` variant of `{}` (also in {}) is defined twice",
+                variant.locale,
+                entry.id,
+                existing.file.display()
+            ),
+        )
+        .in_file(&variant.file)
+        .suggest(Some("keep one of the files".to_owned())));
+    }
+    entry.variants.insert(key, variant);
     Ok(())
 }
 
@@ -734,7 +840,7 @@ fn classify(
     path: &Path,
 ) -> Result<(PromptId, Option<Locale>), Diagnostic> {
     let stem = name.strip_suffix(".md").unwrap_or(name);
-    let key = match spec.file_key(stem) {
+    let key = match prompt_file::file_key(spec, stem) {
         FileKey::Key(id, locale) => return Ok((id, locale)),
         FileKey::Invalid(e) => return Err(invalid(path, e)),
         FileKey::Unknown { key, .. } => key,
