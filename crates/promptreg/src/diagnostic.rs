@@ -649,6 +649,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_collector_keeps_every_diagnostic_in_the_order_found() {
+        let mut collected = Diagnostics::default();
+        let warning = Diagnostic::warning(DiagnosticCode::UnusedVariable, "w");
+        collected.push(warning.clone());
+        assert!(!collected.has_errors());
+        let failed: Result<(), Diagnostic> = Err(Diagnostic::error(DiagnosticCode::Io, "e"));
+        assert_eq!(collected.ok(failed), None);
+        assert_eq!(collected.ok(Ok::<_, Diagnostic>(7)), Some(7));
+        assert!(collected.has_errors());
+        let messages: Vec<String> = collected
+            .into_vec()
+            .into_iter()
+            .map(|d| d.message)
+            .collect();
+        assert_eq!(messages, ["w", "e"]);
+    }
+
+    #[test]
     fn positions_count_lines_and_characters_from_one() {
         let text = "{\n  \"é\": 1,\n  \"x\": 2\n}";
         assert_eq!(

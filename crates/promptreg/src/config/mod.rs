@@ -158,8 +158,8 @@ pub use resolve::{ResolveOptions, Resolved, Scope, Source, resolve_prompt};
 pub use schema::settings_schema;
 pub use settings::{PromptSettings, Settings, SettingsBlock, SettingsSource};
 pub use spec::{
-    ConfigSpec, ConfigSpecBuilder, DEFAULT_MAX_FILE_SIZE, KeyPattern, LegacyAlias, LegacyField,
-    LegacyFile,
+    ConfigSpec, ConfigSpecBuilder, DEFAULT_MAX_FILE_SIZE, KeyPattern, LegacyAlias, LegacyFile,
+    PromptField,
 };
 pub use trust::{TrustedProject, trust_project};
 

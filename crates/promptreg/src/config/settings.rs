@@ -22,7 +22,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::mode::Mode;
-use super::spec::{ConfigSpec, LegacyField};
+use super::spec::{ConfigSpec, PromptField};
 use super::trust::{self, TRUSTED_PROJECTS};
 use crate::diagnostic::{self, Diagnostic, DiagnosticCode, LineIndex, Position, quoted};
 use crate::id::PromptId;
@@ -45,11 +45,11 @@ pub struct PromptSettings {
 }
 
 impl PromptSettings {
-    fn set(&mut self, field: LegacyField, value: Setting) {
+    fn set(&mut self, field: PromptField, value: Setting) {
         match (field, value) {
-            (LegacyField::Mode, Setting::Mode(mode)) => self.mode = mode,
-            (LegacyField::Inline, Setting::Text(text)) => self.inline = text,
-            (LegacyField::File, Setting::Text(text)) => self.file = text,
+            (PromptField::Mode, Setting::Mode(mode)) => self.mode = mode,
+            (PromptField::Inline, Setting::Text(text)) => self.inline = text,
+            (PromptField::File, Setting::Text(text)) => self.file = text,
             _ => {}
         }
     }
@@ -475,7 +475,7 @@ impl<'a> Validator<'a> {
                     continue;
                 }
             };
-            if let (Some(setting), Some(field)) = (setting, LegacyField::parse(field)) {
+            if let (Some(setting), Some(field)) = (setting, PromptField::parse(field)) {
                 settings.set(field, setting);
             }
         }
@@ -529,8 +529,8 @@ impl<'a> Validator<'a> {
         for &(prop, index) in found {
             let alias = &spec.legacy_aliases()[index];
             let setting = match alias.field {
-                LegacyField::Mode => self.mode_value(&prop.value, &alias.name),
-                LegacyField::Inline | LegacyField::File => {
+                PromptField::Mode => self.mode_value(&prop.value, &alias.name),
+                PromptField::Inline | PromptField::File => {
                     self.text_value(&prop.value, &alias.name)
                 }
             };
@@ -553,13 +553,13 @@ impl<'a> Validator<'a> {
                 });
             block.settings.set(alias.field, setting);
             match alias.field {
-                LegacyField::Mode => {
+                PromptField::Mode => {
                     modes.insert(alias.key.clone(), (&prop.value, &alias.name));
                 }
-                LegacyField::File => {
+                PromptField::File => {
                     block.file_value = Some(self.value_at(&prop.value, &alias.name))
                 }
-                LegacyField::Inline => {}
+                PromptField::Inline => {}
             }
         }
         for (key, (mode_value, name)) in modes {
