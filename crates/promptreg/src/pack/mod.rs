@@ -260,6 +260,10 @@ impl Pack {
                 defaults.push((path, text));
             }
         }
+        let defaults = DefaultFiles {
+            read: defaults,
+            unreadable: Vec::new(),
+        };
         let (pack, diagnostics) = build(&root, manifest, defaults, Diagnostics::default());
         pack.ok_or_else(|| Error::from_diagnostics(diagnostics))
     }
@@ -455,11 +459,7 @@ fn read_pack_file(path: &Path, limit: u64, diagnostics: &mut Diagnostics) -> Opt
 
 /// Every `*.md` file of the `defaults/` folder, read; none when the folder
 /// does not exist.
-fn read_defaults(
-    defaults: &Path,
-    limit: u64,
-    diagnostics: &mut Diagnostics,
-) -> Vec<(PathBuf, String)> {
+fn read_defaults(defaults: &Path, limit: u64, diagnostics: &mut Diagnostics) -> DefaultFiles {
     let names = match prompt_file::markdown_names(defaults) {
         Ok(names) => names.unwrap_or_default(),
         Err(e) => {
@@ -473,14 +473,27 @@ fn read_defaults(
             Vec::new()
         }
     };
-    names
-        .into_iter()
-        .filter_map(|name| {
-            let path = defaults.join(name);
-            let text = read_pack_file(&path, limit, diagnostics)?;
-            Some((path, text))
-        })
-        .collect()
+    let mut files = DefaultFiles::default();
+    for path in names.into_iter().map(|name| defaults.join(name)) {
+        match prompt_file::read_text(&path, limit) {
+            Ok(Some(text)) => files.read.push((path, text)),
+            // Gone since the folder was listed.
+            Ok(None) => {}
+            Err(d) => {
+                diagnostics.push(d);
+                files.unreadable.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// The files of `defaults/`: those read, and those that could not be
+/// (reported already).
+#[derive(Default)]
+struct DefaultFiles {
+    read: Vec<(PathBuf, String)>,
+    unreadable: Vec<PathBuf>,
 }
 
 /// The manifest's text and what parsing it gave.
@@ -509,18 +522,20 @@ struct PromptFile<'a> {
 fn build(
     root: &Path,
     manifest: Option<ManifestRead>,
-    files: Vec<(PathBuf, String)>,
+    files: DefaultFiles,
     mut diagnostics: Diagnostics,
 ) -> (Option<Pack>, Vec<Diagnostic>) {
     let Some((manifest, manifest_text)) = valid_manifest(root, manifest, &mut diagnostics) else {
         return (None, diagnostics.into_vec());
     };
-    let mut classified = classify_files(root, &manifest.spec, &files, &mut diagnostics);
-    // A default file that fails to load is reported as it is, not as missing.
+    let mut classified = classify_files(root, &manifest.spec, &files.read, &mut diagnostics);
+    // A default file that fails to read or load is reported as it is, not
+    // as missing.
     let with_default_file: BTreeSet<PromptId> = classified
         .iter()
         .filter(|file| file.locale.is_none())
         .map(|file| file.id.clone())
+        .chain(unreadable_defaults(&manifest.spec, &files.unreadable))
         .collect();
     // Defaults first: their variants inherit their variable declarations.
     classified.sort_by_key(|f| (f.id.clone(), f.locale.is_some(), f.path.to_path_buf()));
@@ -611,6 +626,20 @@ fn classify_files<'a>(
         });
     }
     classified
+}
+
+/// The ids whose default file (`<id>.md`, not a variant) could not be read.
+fn unreadable_defaults<'a>(
+    spec: &'a ConfigSpec,
+    paths: &'a [PathBuf],
+) -> impl Iterator<Item = PromptId> + 'a {
+    paths.iter().filter_map(|path| {
+        let stem = path.file_name()?.to_str()?.strip_suffix(".md")?;
+        match prompt_file::file_key(spec, stem) {
+            FileKey::Key(id, None) => Some(id),
+            _ => None,
+        }
+    })
 }
 
 /// A hash of each prompt's files, in load order.
