@@ -15,7 +15,7 @@ use crate::locale::Locale;
 
 /// The names of the `*.md` files in `dir`, sorted; `None` when the folder
 /// does not exist. Names that are not UTF-8 cannot be a prompt id and are
-/// left out.
+/// left out, and so is a bare `.md`, which names nothing.
 pub(crate) fn markdown_names(dir: &Path) -> io::Result<Option<Vec<String>>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -25,7 +25,7 @@ pub(crate) fn markdown_names(dir: &Path) -> io::Result<Option<Vec<String>>> {
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| name.ends_with(".md"))
+        .filter(|name| name.len() > ".md".len() && name.ends_with(".md"))
         .collect();
     names.sort_unstable();
     Ok(Some(names))
@@ -197,7 +197,7 @@ mod tests {
     #[test]
     fn markdown_names_are_sorted_and_a_missing_folder_is_none() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["b.md", "a.ja.md", "notes.txt", "c.md"] {
+        for name in ["b.md", "a.ja.md", "notes.txt", "c.md", ".md", "d.MD"] {
             fs::write(dir.path().join(name), "x").unwrap();
         }
         assert_eq!(
