@@ -703,46 +703,63 @@ fn add_file(
     file: PromptFile<'_>,
     diagnostics: &mut Diagnostics,
 ) {
-    let Some(doc) = diagnostics.ok(Document::parse(file.text, file.path)) else {
+    let inherited = prompts.get(&file.id).map_or(&[][..], PackPrompt::variables);
+    let Some(parsed) = parse_file(file, inherited, diagnostics) else {
         return;
     };
-    let entry = prompts
-        .entry(file.id.clone())
-        .or_insert_with(|| PackPrompt {
-            id: file.id.clone(),
-            default: None,
-            variants: BTreeMap::new(),
-        });
-    let body = doc.body_renderer_with(file.path, entry.variables());
-    let Some(body) = diagnostics.ok(body) else {
-        return;
-    };
-    if let Some(template) = body.template() {
-        diagnostics.extend(template.undeclared_diagnostics());
-    }
-    match &file.locale {
-        None => add_default(entry, &file, &doc, body, diagnostics),
+    let id = &parsed.file.id;
+    let entry = prompts.entry(id.clone()).or_insert_with(|| PackPrompt {
+        id: id.clone(),
+        default: None,
+        variants: BTreeMap::new(),
+    });
+    match parsed.file.locale.clone() {
+        None => add_default(entry, parsed, diagnostics),
         Some(locale) => {
-            if let Some(variant) = variant(entry, &file, locale, &doc, body, diagnostics) {
+            if let Some(variant) = variant(entry, parsed, locale, diagnostics) {
                 diagnostics.ok(insert_variant(entry, variant));
             }
         }
     }
 }
 
-/// The default of a prompt, with its pinned blocks and description.
-fn add_default(
-    entry: &mut PackPrompt,
-    file: &PromptFile<'_>,
-    doc: &Document<'_>,
+/// A prompt file with its front matter read and its body compiled.
+struct ParsedFile<'a> {
+    file: PromptFile<'a>,
+    doc: Document<'a>,
     body: Renderer,
+}
+
+impl ParsedFile<'_> {
+    /// Warnings about the file, its pinned blocks compiled.
+    fn warnings(&self, head: &[Renderer], tail: &[Renderer]) -> Vec<Diagnostic> {
+        let parts: Vec<&Renderer> = head.iter().chain([&self.body]).chain(tail).collect();
+        prompt_file_warnings(&self.doc, self.file.text, self.file.path, &parts)
+    }
+}
+
+/// Reads the front matter and compiles the body (with the default's
+/// variables, for a variant that declares none).
+fn parse_file<'a>(
+    file: PromptFile<'a>,
+    inherited: &[Variable],
     diagnostics: &mut Diagnostics,
-) {
-    let Some((head, tail)) = diagnostics.ok(doc.pin_renderers(file.path)) else {
+) -> Option<ParsedFile<'a>> {
+    let doc = diagnostics.ok(Document::parse(file.text, file.path))?;
+    let body = diagnostics.ok(doc.body_renderer_with(file.path, inherited))?;
+    if let Some(template) = body.template() {
+        diagnostics.extend(template.undeclared_diagnostics());
+    }
+    Some(ParsedFile { file, doc, body })
+}
+
+/// The default of a prompt, with its pinned blocks and description.
+fn add_default(entry: &mut PackPrompt, parsed: ParsedFile<'_>, diagnostics: &mut Diagnostics) {
+    let Some((head, tail)) = diagnostics.ok(parsed.doc.pin_renderers(parsed.file.path)) else {
         return;
     };
-    let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
-    diagnostics.extend(prompt_file_warnings(doc, file.text, file.path, &parts));
+    diagnostics.extend(parsed.warnings(&head, &tail));
+    let ParsedFile { file, doc, body } = parsed;
     let mut prompt = Prompt::new(body);
     prompt.head = head;
     prompt.tail = tail;
@@ -754,25 +771,12 @@ fn add_default(
 /// which it gives all or none of per side.
 fn variant(
     entry: &PackPrompt,
-    file: &PromptFile<'_>,
-    locale: &Locale,
-    doc: &Document<'_>,
-    body: Renderer,
+    parsed: ParsedFile<'_>,
+    locale: Locale,
     diagnostics: &mut Diagnostics,
 ) -> Option<LocaleVariant> {
-    let (id, path) = (&file.id, file.path);
-    if doc.meta.description.is_some() {
-        diagnostics.push(
-            Diagnostic::error(
-                DiagnosticCode::FrontMatter,
-                "a locale variant cannot set `description`",
-            )
-            .in_file(path)
-            .at_key(doc, "description")
-            .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))),
-        );
-        return None;
-    }
+    let (doc, id, path) = (&parsed.doc, &parsed.file.id, parsed.file.path);
+    diagnostics.ok(no_description(doc, id, path))?;
     let default = entry.default_prompt();
     for (key, declared) in [
         (PIN_HEAD, default.map_or(0, |d| d.head().len())),
@@ -781,15 +785,28 @@ fn variant(
         diagnostics.ok(check_pin_count(doc, key, declared, id, path))?;
     }
     let (head, tail) = diagnostics.ok(doc.pin_renderers_with(path, entry.variables()))?;
-    let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
-    diagnostics.extend(prompt_file_warnings(doc, file.text, path, &parts));
+    diagnostics.extend(parsed.warnings(&head, &tail));
     Some(LocaleVariant {
-        locale: locale.clone(),
+        locale,
         file: path.to_path_buf(),
-        renderer: body,
+        renderer: parsed.body,
         head,
         tail,
     })
+}
+
+/// A description belongs to the default: listings show one per prompt.
+fn no_description(doc: &Document<'_>, id: &PromptId, path: &Path) -> Result<(), Diagnostic> {
+    if doc.meta.description.is_none() {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        DiagnosticCode::FrontMatter,
+        "a locale variant cannot set `description`",
+    )
+    .in_file(path)
+    .at_key(doc, "description")
+    .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))))
 }
 
 /// Adds `variant` to its prompt; two files for one locale are an error.
