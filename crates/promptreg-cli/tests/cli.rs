@@ -619,6 +619,27 @@ fn init_creates_a_valid_configuration_and_never_overwrites() {
     assert!(s.home().join(".pi/pi-goal-xx-settings.json").is_file());
 }
 
+/// `init` creates the prompts directory the library reads: home itself for
+/// `~`, not a folder named `~` in the project.
+#[test]
+fn init_creates_the_prompts_dir_the_library_reads_for_tilde() {
+    for (declared, under_home) in [("~", None), ("~/x", Some("x"))] {
+        let s = Sandbox::new();
+        let manifest = s.pack("goal-agent").join("promptreg.toml");
+        let text = fs::read_to_string(&manifest).unwrap().replace(
+            "prompts_dir = \".pi/pi-goal-xx/prompts/\"",
+            &format!("prompts_dir = \"{declared}\""),
+        );
+        fs::write(&manifest, text).unwrap();
+        let out = json(s.with_pack("goal-agent").arg("init"));
+        let made = under_home.map_or(s.home(), |dir| s.home().join(dir));
+        let reported = s.root.path().join(out["prompts_dir"].as_str().unwrap());
+        assert_eq!(reported, made, "{declared}");
+        assert!(made.is_dir(), "{declared}");
+        assert!(!s.cwd().join("~").exists(), "{declared}");
+    }
+}
+
 // --- trust ---------------------------------------------------------------------------------
 
 /// A project whose auditor prompt file links to a file under home.

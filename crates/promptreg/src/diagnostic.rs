@@ -616,9 +616,59 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// The diagnostics of one load or check, collected as each step finds
+/// them: every step pushes into one collector, so no problem is lost and
+/// the order is the order found.
+#[derive(Debug, Default)]
+#[cfg_attr(not(feature = "packs"), allow(dead_code))]
+pub(crate) struct Diagnostics(Vec<Diagnostic>);
+
+#[cfg_attr(not(feature = "packs"), allow(dead_code))]
+impl Diagnostics {
+    pub(crate) fn push(&mut self, diagnostic: Diagnostic) {
+        self.0.push(diagnostic);
+    }
+
+    pub(crate) fn extend(&mut self, diagnostics: impl IntoIterator<Item = Diagnostic>) {
+        self.0.extend(diagnostics);
+    }
+
+    /// The value of `result`, or `None` with its error collected.
+    pub(crate) fn ok<T>(&mut self, result: Result<T, Diagnostic>) -> Option<T> {
+        result.map_err(|d| self.push(d)).ok()
+    }
+
+    /// Whether any diagnostic collected is an error.
+    pub(crate) fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<Diagnostic> {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_collector_keeps_every_diagnostic_in_the_order_found() {
+        let mut collected = Diagnostics::default();
+        let warning = Diagnostic::warning(DiagnosticCode::UnusedVariable, "w");
+        collected.push(warning.clone());
+        assert!(!collected.has_errors());
+        let failed: Result<(), Diagnostic> = Err(Diagnostic::error(DiagnosticCode::Io, "e"));
+        assert_eq!(collected.ok(failed), None);
+        assert_eq!(collected.ok(Ok::<_, Diagnostic>(7)), Some(7));
+        assert!(collected.has_errors());
+        let messages: Vec<String> = collected
+            .into_vec()
+            .into_iter()
+            .map(|d| d.message)
+            .collect();
+        assert_eq!(messages, ["w", "e"]);
+    }
 
     #[test]
     fn positions_count_lines_and_characters_from_one() {

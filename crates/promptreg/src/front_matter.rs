@@ -25,6 +25,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
+use crate::prompt_file::non_blank;
 use crate::renderer::Renderer;
 use crate::suggest;
 use crate::template::{Template, Variable, VariableType};
@@ -45,9 +46,9 @@ pub(crate) struct FrontMatter {
     #[serde(default)]
     variables: BTreeMap<String, Option<VariableSpec>>,
     #[serde(default)]
-    pin_head: Blocks,
+    pin_head: PinTexts,
     #[serde(default)]
-    pin_tail: Blocks,
+    pin_tail: PinTexts,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -61,22 +62,22 @@ struct VariableSpec {
     description: Option<String>,
 }
 
-/// One block or a list of them.
+/// The texts of the pinned blocks on one side: one text or a list.
 #[derive(Debug, Default, Deserialize)]
 #[serde(untagged)]
-enum Blocks {
+enum PinTexts {
     #[default]
     None,
     One(String),
     Many(Vec<String>),
 }
 
-impl Blocks {
+impl PinTexts {
     fn texts(&self) -> &[String] {
         match self {
-            Blocks::None => &[],
-            Blocks::One(text) => std::slice::from_ref(text),
-            Blocks::Many(texts) => texts,
+            PinTexts::None => &[],
+            PinTexts::One(text) => std::slice::from_ref(text),
+            PinTexts::Many(texts) => texts,
         }
     }
 }
@@ -259,7 +260,7 @@ impl<'a> Document<'a> {
             true => self.variables(),
             false => inherited.to_vec(),
         };
-        let build = |blocks: &Blocks, key: &str| -> Result<Vec<Renderer>, Diagnostic> {
+        let build = |blocks: &PinTexts, key: &str| -> Result<Vec<Renderer>, Diagnostic> {
             let line_offset = self.pin_line_offset(key);
             blocks
                 .texts()
@@ -344,7 +345,7 @@ impl<'a> Document<'a> {
 }
 
 fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
-    if yaml.trim().is_empty() {
+    if non_blank(yaml).is_none() {
         return Ok(FrontMatter::default());
     }
     serde_saphyr::from_str::<Option<FrontMatter>>(yaml)

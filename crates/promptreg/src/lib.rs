@@ -278,6 +278,8 @@ mod id;
 mod layer;
 mod locale;
 mod prompt;
+#[cfg(feature = "config")]
+mod prompt_file;
 mod provenance;
 mod registry;
 mod render;

@@ -497,3 +497,28 @@ fn pack_fixtures() {
         insta::assert_snapshot!(support::report(&diagnostics, |text| text.replace(&root, "[pack]")));
     });
 }
+
+#[test]
+fn default_files_are_read_with_the_manifests_max_file_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = |limit: u64| {
+        format!(
+            "name = \"big\"\nkeys = [\"long\"]\n[user]\nprompts_dir = \".big\"\nmax_file_size = {limit}\n"
+        )
+    };
+    std::fs::create_dir_all(dir.path().join("defaults")).unwrap();
+    // Larger than the default limit of 1 MiB.
+    let text = "x".repeat(1_500_000);
+    std::fs::write(dir.path().join("defaults/long.md"), &text).unwrap();
+
+    std::fs::write(dir.path().join("promptreg.toml"), manifest(2_000_000)).unwrap();
+    let pack = Pack::load(dir.path()).unwrap();
+    assert!(pack.prompt("long").unwrap().default_prompt().is_some());
+
+    std::fs::write(dir.path().join("promptreg.toml"), manifest(1_000)).unwrap();
+    let (pack, diagnostics) = Pack::load_with_diagnostics(dir.path());
+    assert!(pack.is_none());
+    let codes: Vec<DiagnosticCode> = diagnostics.iter().map(|d| d.code).collect();
+    // Too large, and not reported as missing as well.
+    assert_eq!(codes, [DiagnosticCode::FileTooLarge]);
+}

@@ -14,8 +14,8 @@ use crate::session::Session;
 pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
     let dir = session.pack_dir()?;
     crate::session::ensure_pack(&dir)?;
-    let mut diagnostics = Pack::check(&dir);
-    if let Ok(pack) = Pack::load(&dir) {
+    let (pack, mut diagnostics) = Pack::load_with_diagnostics(&dir);
+    if let Some(pack) = pack {
         diagnostics.extend(registry_problems(session, &pack)?);
         diagnostics.extend(check(pack.spec(), &session.load_options(&pack)));
     }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use promptreg::config::{ConfigSpec, Mode};
+use promptreg::config::{ConfigSpec, Mode, prompt_dirs};
 use serde_json::json;
 
 use super::Output;
@@ -43,7 +43,7 @@ pub fn run(session: &Session, args: &InitArgs) -> Result<Output, Failure> {
             settings.display()
         )));
     }
-    let prompts_dir = prompts_dir(spec.prompts_dir(), &session.home, &root);
+    let prompts_dir = prompts_dir(spec.prompts_dir(), &session.home, &root, args.global);
     let io = |path: &Path, e: std::io::Error| {
         Failure::usage(format!("cannot create {}: {e}", path.display()))
     };
@@ -66,12 +66,14 @@ pub fn run(session: &Session, args: &InitArgs) -> Result<Output, Failure> {
     )))
 }
 
-/// The prompts directory under `root` (home or project); `~/...` and
-/// absolute directories are used as they are.
-fn prompts_dir(dir: &str, home: &Path, root: &Path) -> PathBuf {
-    match dir.strip_prefix("~/") {
-        Some(rest) => home.join(rest),
-        None => root.join(dir),
+/// The prompts directory `init` creates: the one the library reads for
+/// the scope (`root` is home or the project); `~`, `~/...` and absolute
+/// directories are the single global one in both scopes.
+fn prompts_dir(dir: &str, home: &Path, root: &Path, global: bool) -> PathBuf {
+    let (global_dir, local_dir) = prompt_dirs(dir, home, Some(root));
+    match (global, local_dir) {
+        (false, Some(local)) => local,
+        _ => global_dir,
     }
 }
 

@@ -2,18 +2,15 @@
 //! by settings, legacy files; every problem collected as a diagnostic.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::check;
 use super::files;
 use super::layer::{ConfigPaths, KeyConfig, KeyFiles, UserFile, UserLayer, digest};
 use super::options::LoadOptions;
 use super::resolve::Scope;
 use super::settings::{self, ParsedSettings, Settings, SettingsBlock};
-use super::spec::{ConfigSpec, FileKey};
+use super::spec::ConfigSpec;
 use super::trust::{Boundary, TRUSTED_PROJECTS};
 use crate::Map;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
@@ -21,6 +18,7 @@ use crate::error::Error;
 use crate::front_matter::Document;
 use crate::id::PromptId;
 use crate::locale::Locale;
+use crate::prompt_file::{self, FileKey, non_blank};
 use crate::provenance::{Provenance, Setting, SourceKind};
 use crate::renderer::Renderer;
 use crate::suggest;
@@ -50,10 +48,10 @@ impl UserLayer {
         loader
             .watched
             .dirs
-            .extend(global.iter().chain(local.iter()).cloned());
+            .extend(std::iter::once(&global).chain(local.iter()).cloned());
         // The global folder is the user's own unless the project chose it.
         let dirs = [
-            loader.directory(global.as_deref(), Scope::Global, loader.project_prompts_dir),
+            loader.directory(Some(&global), Scope::Global, loader.project_prompts_dir),
             loader.directory(local.as_deref(), Scope::Local, true),
         ];
         let explicit = loader.explicit_files(&settings);
@@ -97,14 +95,9 @@ fn by_key(
     for (key, block) in settings.prompts() {
         let config = keys.entry(key.clone()).or_default();
         config.settings = Some(Box::new(block.clone()));
-        if let Some(inline) = block
-            .settings
-            .inline
-            .as_deref()
-            .filter(|s| !s.trim().is_empty())
-        {
+        if let Some(inline) = block.settings.inline.as_deref().and_then(non_blank) {
             let provenance = user_provenance("inline setting", Some(block));
-            config.inline = Some((Renderer::text(inline.trim()), Arc::new(provenance)));
+            config.inline = Some((Renderer::text(inline), Arc::new(provenance)));
         }
     }
     for (key, file) in explicit {
@@ -271,7 +264,7 @@ impl Loader<'_> {
             .filter(|_| which == SettingsFile::Local);
         let within = boundary.map(|b| (b, "settings file of the project"));
         let text = match files::read_file(path, self.spec.max_file_size(), within) {
-            Ok(Some(file)) if !file.text.trim().is_empty() => file.text,
+            Ok(Some(file)) if non_blank(&file.text).is_some() => file.text,
             Ok(None) if which == SettingsFile::Env => {
                 self.missing_env_file(path);
                 return None;
@@ -367,13 +360,9 @@ impl Loader<'_> {
             }
         };
         // List the folder that was checked, not whatever `dir` names now.
-        let mut names: Vec<String> = match fs::read_dir(&resolved) {
-            Ok(entries) => entries
-                .filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|name| name.ends_with(".md"))
-                .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return found,
+        let names = match prompt_file::markdown_names(&resolved) {
+            Ok(Some(names)) => names,
+            Ok(None) => return found,
             Err(e) => {
                 self.diagnostics.push(
                     Diagnostic::error(
@@ -385,7 +374,6 @@ impl Loader<'_> {
                 return found;
             }
         };
-        names.sort_unstable();
         for name in names {
             let path = dir.join(&name);
             let Some((key, locale)) = self.classify(&name, &path) else {
@@ -409,10 +397,10 @@ impl Loader<'_> {
     /// The key (and locale) a file name stands for, or a warning.
     fn classify(&mut self, name: &str, path: &Path) -> Option<(PromptId, Option<Locale>)> {
         let stem = name.strip_suffix(".md")?;
-        let hint = match self.spec.file_key(stem) {
+        let hint = match prompt_file::file_key(self.spec, stem) {
             FileKey::Key(key, locale) => {
                 if let Some(locale) = &locale {
-                    let warning = check::file_locale_warning(&key, locale, path);
+                    let warning = prompt_file::file_locale_warning(&key, locale, path);
                     self.diagnostics.extend(warning);
                 }
                 return Some((key, locale));
@@ -472,7 +460,7 @@ impl Loader<'_> {
     ) -> Loaded {
         let boundary = self.boundary.as_ref();
         let within = confined.and_then(|what| Some((boundary?, what)));
-        let files::FileText { text, target } =
+        let prompt_file::FileText { text, target } =
             match files::read_file(path, self.spec.max_file_size(), within) {
                 Ok(Some(file)) => file,
                 Ok(None) => return Loaded::Missing,
@@ -511,14 +499,14 @@ impl Loader<'_> {
             .in_file(path)
             .suggest(Some("remove `pin_head` and `pin_tail`".to_owned())));
         }
-        if doc.body.trim().is_empty() {
+        if non_blank(doc.body).is_none() {
             return Ok(None);
         }
         let renderer = doc.body_renderer(path)?;
         if let Some(template) = renderer.template() {
             self.diagnostics.extend(template.undeclared_diagnostics());
         }
-        let warnings = check::prompt_file_warnings(&doc, text, path, &[&renderer]);
+        let warnings = prompt_file::prompt_file_warnings(&doc, text, path, &[&renderer]);
         self.diagnostics.extend(warnings);
         Ok(Some(renderer))
     }
@@ -528,13 +516,7 @@ impl Loader<'_> {
     fn explicit_files(&mut self, settings: &Settings) -> HashMap<PromptId, Arc<UserFile>> {
         let mut found = HashMap::new();
         for (key, block) in settings.prompts() {
-            let Some(raw) = block
-                .settings
-                .file
-                .as_deref()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-            else {
+            let Some(raw) = block.settings.file.as_deref().and_then(non_blank) else {
                 continue;
             };
             let Some(path) = files::expand(raw, self.options.home(), self.options.cwd()) else {

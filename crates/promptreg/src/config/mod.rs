@@ -151,6 +151,7 @@ mod spec;
 mod trust;
 
 pub use check::{check, check_settings};
+pub use files::prompt_dirs;
 pub use layer::{ConfigPaths, LoadReport, LoadedConfig, UserFileInfo};
 pub use mode::{Mode, UnknownMode};
 pub use options::LoadOptions;
@@ -160,18 +161,11 @@ pub use resolve::{ResolveOptions, Resolved, Scope, Source, resolve_prompt};
 pub use schema::settings_schema;
 pub use settings::{PromptSettings, Settings, SettingsBlock, SettingsSource};
 pub use spec::{
-    ConfigSpec, ConfigSpecBuilder, DEFAULT_MAX_FILE_SIZE, KeyPattern, LegacyAlias, LegacyField,
-    LegacyFile,
+    ConfigSpec, ConfigSpecBuilder, DEFAULT_MAX_FILE_SIZE, KeyPattern, LegacyAlias, LegacyFile,
+    PromptField,
 };
 pub use trust::{TrustedProject, trust_project};
 
 pub(crate) use layer::UserLayer;
-// What packs share with the user configuration.
-#[cfg(feature = "packs")]
-pub(crate) use check::{file_locale_warning, prompt_file_warnings};
-#[cfg(feature = "packs")]
-pub(crate) use files::read_text;
 #[cfg(feature = "packs")]
 pub(crate) use layer::digest;
-#[cfg(feature = "packs")]
-pub(crate) use spec::FileKey;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use super::files::non_empty;
 use super::spec::ConfigSpec;
 use crate::error::{Error, ErrorKind};
+use crate::prompt_file::non_blank;
 
 /// Where a configuration is read from: home, cwd and the value of the
 /// settings environment variable.
@@ -33,7 +34,7 @@ impl LoadOptions {
     /// after the global and local ones (`~/...`, absolute, or relative to
     /// cwd). A blank value counts as unset.
     pub fn settings_env_value(mut self, value: Option<String>) -> Self {
-        self.settings_env = value.filter(|v| !v.trim().is_empty());
+        self.settings_env = value.filter(|v| non_blank(v).is_some());
         self
     }
 

@@ -13,6 +13,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::id;
 use crate::locale::Locale;
+use crate::prompt_file::{self, non_blank};
 
 /// Which of the user's files a block was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -228,19 +229,14 @@ pub(crate) fn choose<'s, S: Blocks>(
     cfg: &'s PromptSettings,
     source: &mut S,
 ) -> Result<Option<Choice<'s, S::Block>>, Diagnostic> {
-    if let Some(inline) = cfg
-        .inline
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
+    if let Some(inline) = cfg.inline.as_deref().and_then(non_blank) {
         return Ok(Some(Choice::Inline(inline)));
     }
     let mode = cfg.mode.unwrap_or_default();
     if mode == Mode::Off {
         return Ok(None);
     }
-    if let Some(raw) = cfg.file.as_deref().map(str::trim).filter(|s| !s.is_empty())
+    if let Some(raw) = cfg.file.as_deref().and_then(non_blank)
         && let Some(block) = source.file(raw)?
     {
         return Ok(Some(Choice::File(block)));
@@ -288,8 +284,8 @@ struct Disk<'a> {
 
 impl Disk<'_> {
     fn read_block(&self, path: &Path) -> Result<Option<String>, Diagnostic> {
-        let text = files::read_text(path, self.options.max_file_size)?;
-        Ok(text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()))
+        let text = prompt_file::read_text(path, self.options.max_file_size)?;
+        Ok(text.as_deref().and_then(non_blank).map(str::to_owned))
     }
 }
 
@@ -306,7 +302,7 @@ impl Blocks for Disk<'_> {
     fn dir(&mut self, scope: Scope) -> Result<Option<String>, Diagnostic> {
         let (global, local) = files::prompt_dirs(&self.options.prompts_dir, self.home, self.cwd);
         let Some(dir) = (match scope {
-            Scope::Global => global,
+            Scope::Global => Some(global),
             Scope::Local => local,
         }) else {
             return Ok(None);

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::mode::Mode;
 use super::settings::PromptSettings;
-use super::spec::{ConfigSpec, KeyPattern, LegacyField};
+use super::spec::{ConfigSpec, KeyPattern, PromptField};
 
 /// The JSON Schema (draft 2020-12) of `spec`'s settings files: the declared
 /// keys and patterns under `prompts`, `promptsDir`, `trustedProjects`, and
@@ -68,8 +68,8 @@ pub fn settings_schema(spec: &ConfigSpec) -> Schema {
     );
     for alias in spec.legacy_aliases() {
         let mut schema = match alias.field {
-            LegacyField::Mode => json!({ "anyOf": [mode.clone(), { "type": "null" }] }),
-            LegacyField::Inline | LegacyField::File => json!({ "type": ["string", "null"] }),
+            PromptField::Mode => json!({ "anyOf": [mode.clone(), { "type": "null" }] }),
+            PromptField::Inline | PromptField::File => json!({ "type": ["string", "null"] }),
         };
         schema["description"] = json!(format!("Legacy alias of `{}`.", alias.target()));
         schema["deprecated"] = json!(true);

@@ -21,10 +21,11 @@ use jsonc_parser::{CollectOptions, ParseOptions};
 use serde::Serialize;
 
 use super::mode::Mode;
-use super::spec::{ConfigSpec, LegacyField};
+use super::spec::{ConfigSpec, PromptField};
 use super::trust::{self, TRUSTED_PROJECTS};
 use crate::diagnostic::{self, Diagnostic, DiagnosticCode, LineIndex, Position, quoted};
 use crate::id::PromptId;
+use crate::prompt_file::non_blank;
 use crate::suggest;
 
 /// The settings of one prompt key: the `prompts.<key>` block.
@@ -44,11 +45,11 @@ pub struct PromptSettings {
 }
 
 impl PromptSettings {
-    fn set(&mut self, field: LegacyField, value: Setting) {
+    fn set(&mut self, field: PromptField, value: Setting) {
         match (field, value) {
-            (LegacyField::Mode, Setting::Mode(mode)) => self.mode = mode,
-            (LegacyField::Inline, Setting::Text(text)) => self.inline = text,
-            (LegacyField::File, Setting::Text(text)) => self.file = text,
+            (PromptField::Mode, Setting::Mode(mode)) => self.mode = mode,
+            (PromptField::Inline, Setting::Text(text)) => self.inline = text,
+            (PromptField::File, Setting::Text(text)) => self.file = text,
             _ => {}
         }
     }
@@ -474,7 +475,7 @@ impl<'a> Validator<'a> {
                     continue;
                 }
             };
-            if let (Some(setting), Some(field)) = (setting, LegacyField::parse(field)) {
+            if let (Some(setting), Some(field)) = (setting, PromptField::parse(field)) {
                 settings.set(field, setting);
             }
         }
@@ -528,8 +529,8 @@ impl<'a> Validator<'a> {
         for &(prop, index) in found {
             let alias = &spec.legacy_aliases()[index];
             let setting = match alias.field {
-                LegacyField::Mode => self.mode_value(&prop.value, &alias.name),
-                LegacyField::Inline | LegacyField::File => {
+                PromptField::Mode => self.mode_value(&prop.value, &alias.name),
+                PromptField::Inline | PromptField::File => {
                     self.text_value(&prop.value, &alias.name)
                 }
             };
@@ -552,13 +553,13 @@ impl<'a> Validator<'a> {
                 });
             block.settings.set(alias.field, setting);
             match alias.field {
-                LegacyField::Mode => {
+                PromptField::Mode => {
                     modes.insert(alias.key.clone(), (&prop.value, &alias.name));
                 }
-                LegacyField::File => {
+                PromptField::File => {
                     block.file_value = Some(self.value_at(&prop.value, &alias.name))
                 }
-                LegacyField::Inline => {}
+                PromptField::Inline => {}
             }
         }
         for (key, (mode_value, name)) in modes {
@@ -641,7 +642,10 @@ impl<'a> Validator<'a> {
     /// A string (blank and `null` count as absent).
     fn text_value(&mut self, value: &Value<'a>, key_path: &str) -> Option<Setting> {
         match value {
-            Value::StringLit(s) => Some(Setting::Text(non_blank(&s.value))),
+            // Kept as written: a blank text is absent, any other is used whole.
+            Value::StringLit(s) => Some(Setting::Text(
+                non_blank(&s.value).map(|_| s.value.to_string()),
+            )),
             Value::NullKeyword(_) => Some(Setting::Text(None)),
             other => {
                 let message = format!("expected a string, found {}", describe(other));
@@ -659,7 +663,7 @@ impl<'a> Validator<'a> {
         };
         match s.value.trim().parse::<Mode>() {
             Ok(mode) => Some(Setting::Mode(Some(mode))),
-            Err(_) if s.value.trim().is_empty() => Some(Setting::Mode(None)),
+            Err(_) if non_blank(&s.value).is_none() => Some(Setting::Mode(None)),
             Err(e) => {
                 let names = Mode::ALL.map(Mode::as_str);
                 let d = Diagnostic::error(DiagnosticCode::InvalidMode, e.to_string())
@@ -696,10 +700,6 @@ fn describe(value: &Value<'_>) -> &'static str {
         Value::Array(_) => "an array",
         Value::NullKeyword(_) => "null",
     }
-}
-
-fn non_blank(text: &str) -> Option<String> {
-    (!text.trim().is_empty()).then(|| text.to_owned())
 }
 
 fn join_path(parent: &str, name: &str) -> String {

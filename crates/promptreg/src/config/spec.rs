@@ -4,19 +4,19 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::check;
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics};
 use crate::error::Error;
 use crate::id::{self, PromptId};
-use crate::locale::Locale;
+use crate::prompt_file::{DeclaredIds, non_blank};
 use crate::suggest;
 
 /// The largest prompt or settings file read by default: 1 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
 
-/// A settings field that a legacy flat key stands for.
+/// A field of a `prompts.<key>` settings block: what a settings file sets
+/// for a key, and what a legacy flat key stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LegacyField {
+pub enum PromptField {
     /// `prompts.<key>.inline`
     Inline,
     /// `prompts.<key>.mode`
@@ -25,13 +25,13 @@ pub enum LegacyField {
     File,
 }
 
-impl LegacyField {
+impl PromptField {
     /// The field named `name` in a `prompts.<key>` block.
     pub(crate) fn parse(name: &str) -> Option<Self> {
         match name {
-            "inline" => Some(LegacyField::Inline),
-            "mode" => Some(LegacyField::Mode),
-            "file" => Some(LegacyField::File),
+            "inline" => Some(PromptField::Inline),
+            "mode" => Some(PromptField::Mode),
+            "file" => Some(PromptField::File),
             _ => None,
         }
     }
@@ -39,9 +39,9 @@ impl LegacyField {
     /// The field's name in a `prompts.<key>` block.
     pub fn as_str(self) -> &'static str {
         match self {
-            LegacyField::Inline => "inline",
-            LegacyField::Mode => "mode",
-            LegacyField::File => "file",
+            PromptField::Inline => "inline",
+            PromptField::Mode => "mode",
+            PromptField::File => "file",
         }
     }
 }
@@ -55,7 +55,7 @@ pub struct LegacyAlias {
     /// The prompt key it configures.
     pub key: PromptId,
     /// The field it sets.
-    pub field: LegacyField,
+    pub field: PromptField,
 }
 
 impl LegacyAlias {
@@ -115,27 +115,13 @@ impl fmt::Display for KeyPattern {
     }
 }
 
-/// What a prompt file name stands for; see [`ConfigSpec::file_key`].
-pub(crate) enum FileKey<'a> {
-    /// A declared key, and the locale of a `<key>.<locale>.md` file.
-    Key(PromptId, Option<Locale>),
-    /// A name that matches a pattern but is not a valid id.
-    #[cfg_attr(not(feature = "packs"), allow(dead_code))]
-    Invalid(Error),
-    /// No declared key: `key` is the part before any locale suffix.
-    Unknown {
-        key: &'a str,
-        locale_suffix: &'a str,
-    },
-}
-
 /// What an application declares about its user configuration.
 ///
 /// Build one with [`ConfigSpec::builder`]; a pack's manifest declares the
 /// same things in a file.
 ///
 /// ```
-/// use promptreg::config::{ConfigSpec, LegacyField};
+/// use promptreg::config::{ConfigSpec, PromptField};
 ///
 /// let spec = ConfigSpec::builder("pi-goal-xx")
 ///     .keys(["goal-running", "auditor"])
@@ -149,7 +135,7 @@ pub(crate) enum FileKey<'a> {
 ///
 /// assert!(spec.is_known_key("tool-get-goal"));
 /// assert!(!spec.is_known_key("goal-runing"));
-/// assert_eq!(spec.legacy_aliases()[0].field, LegacyField::Inline);
+/// assert_eq!(spec.legacy_aliases()[0].field, PromptField::Inline);
 /// # Ok::<(), promptreg::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,43 +189,6 @@ impl ConfigSpec {
         self.keys.contains(key) || self.patterns.iter().any(|p| p.matches(key))
     }
 
-    /// What the prompt file name `<stem>.md` stands for: `<key>` or
-    /// `<key>.<locale>`. Ids may contain dots, so an exact key naming the
-    /// whole stem wins. A pattern such as `tool-*` matches `tool-x.ja` as a
-    /// whole too: there a suffix naming a known language makes a variant
-    /// (`tool-x.ja.md`), and any other suffix is part of the id
-    /// (`tool-x.system.md`).
-    pub(crate) fn file_key<'a>(&self, stem: &'a str) -> FileKey<'a> {
-        let as_id = |key: &str, locale| match PromptId::new(key) {
-            Ok(id) => FileKey::Key(id, locale),
-            Err(e) => FileKey::Invalid(e),
-        };
-        if self.keys.contains(stem) {
-            return as_id(stem, None);
-        }
-        let split = stem
-            .rsplit_once('.')
-            .and_then(|(key, tag)| Some((key, Locale::parse(tag).ok()?)));
-        let whole_is_key = self.is_known_key(stem);
-        match split {
-            Some((key, locale))
-                if self.is_known_key(key)
-                    && (!whole_is_key || check::names_known_language(&locale)) =>
-            {
-                as_id(key, Some(locale))
-            }
-            _ if whole_is_key => as_id(stem, None),
-            Some((key, _)) => FileKey::Unknown {
-                key,
-                locale_suffix: &stem[key.len()..],
-            },
-            None => FileKey::Unknown {
-                key: stem,
-                locale_suffix: "",
-            },
-        }
-    }
-
     /// `did you mean ...?` for an unknown key: the nearest exact key.
     pub(crate) fn suggest_key(&self, key: &str) -> Option<String> {
         suggest::did_you_mean(key, self.keys.iter().map(PromptId::as_str))
@@ -278,6 +227,17 @@ impl ConfigSpec {
     /// The largest file read, in bytes.
     pub fn max_file_size(&self) -> u64 {
         self.max_file_size
+    }
+}
+
+/// A pack's and a user's prompt files are named after the declared keys.
+impl DeclaredIds for ConfigSpec {
+    fn is_exact(&self, id: &str) -> bool {
+        self.keys.contains(id)
+    }
+
+    fn is_known(&self, id: &str) -> bool {
+        self.is_known_key(id)
     }
 }
 
@@ -377,82 +337,14 @@ impl ConfigSpecBuilder {
     /// directory, a legacy alias whose target is not `prompts.<key>.<field>`
     /// of a declared key or whose name is a settings key.
     pub fn build(self) -> Result<ConfigSpec, Error> {
-        let mut problems = Vec::new();
-        let mut problem = |message: String| {
-            problems.push(Diagnostic::error(
-                DiagnosticCode::InvalidDeclaration,
-                message,
-            ));
-        };
-
-        let mut keys = BTreeSet::new();
-        for key in &self.keys {
-            match PromptId::new(key) {
-                Ok(id) => {
-                    keys.insert(id);
-                }
-                Err(e) => problem(format!("declared key: {e}")),
-            }
-        }
-        let mut patterns = Vec::new();
-        for pattern in &self.patterns {
-            match KeyPattern::parse(pattern) {
-                Ok(p) => patterns.push(p),
-                Err(e) => problem(e),
-            }
-        }
-        let prompts_dir = self.prompts_dir.clone().unwrap_or_default();
-        if prompts_dir.trim().is_empty() {
-            problem(format!(
-                "application `{}` declares no prompts directory",
-                self.name
-            ));
-        }
+        let mut problems = Diagnostics::default();
+        let keys = self.declared_keys(&mut problems);
+        let patterns = self.declared_patterns(&mut problems);
+        let prompts_dir = self.declared_prompts_dir(&mut problems);
         let is_known = |key: &str| keys.contains(key) || patterns.iter().any(|p| p.matches(key));
-
-        let mut aliases = Vec::new();
-        for (name, target) in &self.aliases {
-            if matches!(
-                name.as_str(),
-                "prompts" | "promptsDir" | "trustedProjects" | "$schema"
-            ) {
-                problem(format!(
-                    "legacy alias `{name}` would hide the settings key of the same name"
-                ));
-                continue;
-            }
-            match parse_target(target) {
-                Some((key, field)) if is_known(&key) => match PromptId::new(&key) {
-                    Ok(key) => aliases.push(LegacyAlias {
-                        name: name.clone(),
-                        key,
-                        field,
-                    }),
-                    Err(e) => problem(format!("legacy alias `{name}`: {e}")),
-                },
-                Some((key, _)) => problem(format!(
-                    "legacy alias `{name}` targets `{key}`, which is not a declared key"
-                )),
-                None => problem(format!(
-                    "legacy alias `{name}` targets `{target}`; expected `prompts.<key>.inline`, `.mode` or `.file`"
-                )),
-            }
-        }
-
-        let mut legacy_files = Vec::new();
-        for (path, key) in &self.legacy_files {
-            match PromptId::new(key) {
-                Ok(key) if is_known(&key) => legacy_files.push(LegacyFile {
-                    path: path.clone(),
-                    key,
-                }),
-                Ok(key) => problem(format!(
-                    "legacy file `{path}` is for `{key}`, which is not a declared key"
-                )),
-                Err(e) => problem(format!("legacy file `{path}`: {e}")),
-            }
-        }
-
+        let aliases = self.declared_aliases(&is_known, &mut problems);
+        let legacy_files = self.declared_legacy_files(&is_known, &mut problems);
+        let problems = problems.into_vec();
         if !problems.is_empty() {
             return Err(Error::from_diagnostics(problems));
         }
@@ -469,13 +361,113 @@ impl ConfigSpecBuilder {
             max_file_size: self.max_file_size,
         })
     }
+
+    fn declared_keys(&self, problems: &mut Diagnostics) -> BTreeSet<PromptId> {
+        let valid = |key: &String| match PromptId::new(key) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                problems.push(invalid(format!("declared key: {e}")));
+                None
+            }
+        };
+        self.keys.iter().filter_map(valid).collect()
+    }
+
+    fn declared_patterns(&self, problems: &mut Diagnostics) -> Vec<KeyPattern> {
+        let valid = |pattern: &String| KeyPattern::parse(pattern).map_err(invalid);
+        self.patterns
+            .iter()
+            .filter_map(|pattern| problems.ok(valid(pattern)))
+            .collect()
+    }
+
+    fn declared_prompts_dir(&self, problems: &mut Diagnostics) -> String {
+        let prompts_dir = self.prompts_dir.clone().unwrap_or_default();
+        if non_blank(&prompts_dir).is_none() {
+            problems.push(invalid(format!(
+                "application `{}` declares no prompts directory",
+                self.name
+            )));
+        }
+        prompts_dir
+    }
+
+    fn declared_aliases(
+        &self,
+        is_known: &dyn Fn(&str) -> bool,
+        problems: &mut Diagnostics,
+    ) -> Vec<LegacyAlias> {
+        let alias = |(name, target): &(String, String)| {
+            problems.ok(legacy_alias(name, target, is_known).map_err(invalid))
+        };
+        self.aliases.iter().filter_map(alias).collect()
+    }
+
+    fn declared_legacy_files(
+        &self,
+        is_known: &dyn Fn(&str) -> bool,
+        problems: &mut Diagnostics,
+    ) -> Vec<LegacyFile> {
+        let file = |(path, key): &(String, String)| {
+            let file = match PromptId::new(key) {
+                Ok(key) if is_known(&key) => Ok(LegacyFile {
+                    path: path.clone(),
+                    key,
+                }),
+                Ok(key) => Err(format!(
+                    "legacy file `{path}` is for `{key}`, which is not a declared key"
+                )),
+                Err(e) => Err(format!("legacy file `{path}`: {e}")),
+            };
+            problems.ok(file.map_err(invalid))
+        };
+        self.legacy_files.iter().filter_map(file).collect()
+    }
+}
+
+/// A problem with what the application declares.
+fn invalid(message: String) -> Diagnostic {
+    Diagnostic::error(DiagnosticCode::InvalidDeclaration, message)
+}
+
+/// A legacy alias `name` for `target`, which must be `prompts.<key>.<field>`
+/// of a declared key; its name must not hide a settings key.
+fn legacy_alias(
+    name: &str,
+    target: &str,
+    is_known: &dyn Fn(&str) -> bool,
+) -> Result<LegacyAlias, String> {
+    if matches!(
+        name,
+        "prompts" | "promptsDir" | "trustedProjects" | "$schema"
+    ) {
+        return Err(format!(
+            "legacy alias `{name}` would hide the settings key of the same name"
+        ));
+    }
+    match parse_target(target) {
+        Some((key, field)) if is_known(&key) => match PromptId::new(&key) {
+            Ok(key) => Ok(LegacyAlias {
+                name: name.to_owned(),
+                key,
+                field,
+            }),
+            Err(e) => Err(format!("legacy alias `{name}`: {e}")),
+        },
+        Some((key, _)) => Err(format!(
+            "legacy alias `{name}` targets `{key}`, which is not a declared key"
+        )),
+        None => Err(format!(
+            "legacy alias `{name}` targets `{target}`; expected `prompts.<key>.inline`, `.mode` or `.file`"
+        )),
+    }
 }
 
 /// `prompts.<key>.<field>` -> (key, field); keys may contain dots.
-fn parse_target(target: &str) -> Option<(String, LegacyField)> {
+fn parse_target(target: &str) -> Option<(String, PromptField)> {
     let rest = target.strip_prefix("prompts.")?;
     let (key, field) = rest.rsplit_once('.')?;
-    Some((key.to_owned(), LegacyField::parse(field)?))
+    Some((key.to_owned(), PromptField::parse(field)?))
 }
 
 #[cfg(test)]
@@ -495,39 +487,10 @@ mod tests {
     }
 
     #[test]
-    fn file_names_split_a_locale_only_where_it_names_a_language() {
-        let spec = ConfigSpec::builder("app")
-            .keys(["planner.system", "chef"])
-            .key_pattern("tool-*")
-            .prompts_dir(".app")
-            .build()
-            .unwrap();
-        let read = |stem| match spec.file_key(stem) {
-            FileKey::Key(id, locale) => {
-                format!("{id} {}", locale.map_or("-".into(), |l| l.to_string()))
-            }
-            FileKey::Invalid(e) => format!("invalid: {e}"),
-            FileKey::Unknown { key, .. } => format!("unknown {key}"),
-        };
-        assert_eq!(read("planner.system"), "planner.system -");
-        assert_eq!(read("planner.system.ja"), "planner.system ja");
-        // An exact key takes any well-formed locale (`check` warns about `jp`).
-        assert_eq!(read("chef.jp"), "chef jp");
-        assert_eq!(read("tool-x.ja"), "tool-x ja");
-        assert_eq!(read("tool-x.zh-TW"), "tool-x zh-TW");
-        assert_eq!(read("tool-x.system"), "tool-x.system -");
-        // Well-formed but no language: part of a pattern key's id.
-        assert_eq!(read("tool-x.jp"), "tool-x.jp -");
-        assert_eq!(read("tool-x"), "tool-x -");
-        assert_eq!(read("planer.system"), "unknown planer.system");
-        assert_eq!(read("planer.system.ja"), "unknown planer.system");
-    }
-
-    #[test]
     fn targets_may_name_keys_with_dots() {
         assert_eq!(
             parse_target("prompts.planner.system.mode"),
-            Some(("planner.system".into(), LegacyField::Mode))
+            Some(("planner.system".into(), PromptField::Mode))
         );
         assert_eq!(parse_target("prompts.auditor"), None);
         assert_eq!(parse_target("auditor.inline"), None);

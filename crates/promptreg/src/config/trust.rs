@@ -18,6 +18,7 @@ use super::settings;
 use super::spec::ConfigSpec;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
+use crate::prompt_file::non_blank;
 
 /// The global settings key that lists trusted project roots.
 pub(crate) const TRUSTED_PROJECTS: &str = "trustedProjects";
@@ -67,7 +68,7 @@ impl Boundary {
         }
         // The diagnostic names `path` as its file; the message says where
         // it leads.
-        let message = if files::leads_elsewhere(path, target) {
+        let message = if crate::prompt_file::leads_elsewhere(path, target) {
             format!(
                 "this {what} leads to {}, outside the project {}, and was not read",
                 target.display(),
@@ -189,7 +190,7 @@ pub fn trust_project(
     })?;
     let root = project_root(project)?;
     let settings_file = home.join(name);
-    let text = files::read_text(&settings_file, spec.max_file_size())
+    let text = crate::prompt_file::read_text(&settings_file, spec.max_file_size())
         .map_err(|d| Error::from_diagnostics(vec![d]))?
         .unwrap_or_default();
     let trusted = trusted_in(&text, &settings_file, spec)?;
@@ -242,7 +243,7 @@ fn project_root(project: &Path) -> Result<PathBuf, Error> {
 /// when the file is in no state to be edited (it does not parse, is not an
 /// object, or its list is invalid). Other problems are left to `check`.
 fn trusted_in(text: &str, path: &Path, spec: &ConfigSpec) -> Result<Vec<String>, Error> {
-    if text.trim().is_empty() {
+    if non_blank(text).is_none() {
         return Ok(Vec::new());
     }
     let (parsed, diagnostics) = settings::parse(text, path, spec);
@@ -267,7 +268,7 @@ fn trusted_in(text: &str, path: &Path, spec: &ConfigSpec) -> Result<Vec<String>,
 /// `text` with `entry` appended to its `trustedProjects` list (created
 /// when absent or `null`), everything else kept.
 fn with_entry(text: &str, entry: &str, path: &Path) -> Result<String, Error> {
-    let source = if text.trim().is_empty() { "{}\n" } else { text };
+    let source = non_blank(text).map_or("{}\n", |_| text);
     let root = CstRootNode::parse(source, &settings::parse_options()).map_err(|e| {
         Error::new(
             ErrorKind::Config,

@@ -20,14 +20,14 @@
 //! ".pi/auditor-prompt.md" = "auditor"
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::{ConfigSpec, ConfigSpecBuilder};
-use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::id::PromptId;
 use crate::locale::Locale;
 
@@ -85,71 +85,97 @@ pub(crate) struct Manifest {
 /// Parses `text`, the manifest at `path`, reporting every problem found
 /// once it parses as TOML.
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>> {
-    let lines = LineIndex::new(text);
-    let raw: RawManifest = toml::from_str(text).map_err(|e| {
-        let d = Diagnostic::error(
-            DiagnosticCode::Manifest,
-            format!("invalid manifest: {}", e.message().trim()),
-        )
-        .in_file(path);
-        vec![match e.span() {
-            Some(span) => d.at(&lines, span),
-            None => d,
-        }]
-    })?;
-    let mut problems = Vec::new();
-    let mut problem = |message: String, span: std::ops::Range<usize>| {
-        problems.push(
-            Diagnostic::error(DiagnosticCode::Manifest, message)
-                .in_file(path)
-                .at(&lines, span),
-        );
+    let mut problems = Diagnostics::default();
+    let at = Place {
+        path,
+        lines: LineIndex::new(text),
     };
+    match validate(text, &at, &mut problems) {
+        Some(manifest) if !problems.has_errors() => Ok(manifest),
+        _ => Err(problems.into_vec()),
+    }
+}
 
-    let mut seen = std::collections::HashSet::new();
-    for key in &raw.keys {
+/// Where a problem is: the manifest's file and its lines.
+struct Place<'a> {
+    path: &'a Path,
+    lines: LineIndex<'a>,
+}
+
+impl Place<'_> {
+    fn error(&self, message: String, span: std::ops::Range<usize>) -> Diagnostic {
+        Diagnostic::error(DiagnosticCode::Manifest, message)
+            .in_file(self.path)
+            .at(&self.lines, span)
+    }
+}
+
+/// One step per concern: the TOML, the keys, the locales, the user
+/// configuration.
+fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Manifest> {
+    let raw = problems.ok(parse_toml(text, at))?;
+    check_keys(&raw.keys, at, problems);
+    let default_locale = locale(raw.default_locale.as_ref(), at, problems);
+    let fallback_locale = locale(raw.fallback_locale.as_ref(), at, problems);
+    let spec = user_spec(&raw, at.path, problems);
+    Some(Manifest {
+        key_spans: key_spans(&raw.keys),
+        name: raw.name,
+        description: raw.description,
+        default_locale: default_locale?,
+        fallback_locale: fallback_locale?,
+        spec: spec?,
+    })
+}
+
+fn parse_toml(text: &str, at: &Place<'_>) -> Result<RawManifest, Diagnostic> {
+    toml::from_str(text).map_err(|e| {
+        let message = format!("invalid manifest: {}", e.message().trim());
+        match e.span() {
+            Some(span) => at.error(message, span),
+            None => Diagnostic::error(DiagnosticCode::Manifest, message).in_file(at.path),
+        }
+    })
+}
+
+/// Every declared key is a valid id, declared once.
+fn check_keys(keys: &[Spanned<String>], at: &Place<'_>, problems: &mut Diagnostics) {
+    let mut seen = HashSet::new();
+    for key in keys {
         if let Err(e) = PromptId::new(key.get_ref()) {
-            problem(format!("declared key: {}", e.detail()), key.span());
+            problems.push(at.error(format!("declared key: {}", e.detail()), key.span()));
         } else if !seen.insert(key.get_ref().as_str()) {
-            problem(
-                format!("key `{}` is declared twice", key.get_ref()),
-                key.span(),
-            );
+            let message = format!("key `{}` is declared twice", key.get_ref());
+            problems.push(at.error(message, key.span()));
         }
     }
-    let mut locale = |tag: &Option<Spanned<String>>| match tag {
-        None => Locale::parse("en").ok(),
-        Some(tag) => Locale::parse(tag.get_ref())
-            .map_err(|e| problem(e.to_string(), tag.span()))
-            .ok(),
-    };
-    let default_locale = locale(&raw.default_locale);
-    let fallback_locale = locale(&raw.fallback_locale);
+}
 
-    let spec = builder(&raw).build().map_err(|e| {
-        e.diagnostics()
-            .iter()
-            .map(|d| {
+/// A declared locale, `en` when absent.
+fn locale(
+    tag: Option<&Spanned<String>>,
+    at: &Place<'_>,
+    problems: &mut Diagnostics,
+) -> Option<Locale> {
+    let Some(tag) = tag else {
+        return Locale::parse("en").ok();
+    };
+    let parsed = Locale::parse(tag.get_ref()).map_err(|e| at.error(e.to_string(), tag.span()));
+    problems.ok(parsed)
+}
+
+/// The user configuration the manifest declares, its problems reported
+/// as the manifest's.
+fn user_spec(raw: &RawManifest, path: &Path, problems: &mut Diagnostics) -> Option<ConfigSpec> {
+    match builder(raw).build() {
+        Ok(spec) => Some(spec),
+        Err(e) => {
+            problems.extend(e.diagnostics().iter().map(|d| {
                 let mut d = d.clone().in_file(path);
                 d.code = DiagnosticCode::Manifest;
                 d
-            })
-            .collect::<Vec<_>>()
-    });
-    match (spec, default_locale, fallback_locale) {
-        (Ok(spec), Some(default_locale), Some(fallback_locale)) if problems.is_empty() => {
-            Ok(Manifest {
-                key_spans: key_spans(&raw.keys),
-                name: raw.name,
-                description: raw.description,
-                default_locale,
-                fallback_locale,
-                spec,
-            })
-        }
-        (spec, ..) => {
-            problems.extend(spec.err().unwrap_or_default());
-            Err(problems)
+            }));
+            None
         }
     }
 }

@@ -58,22 +58,19 @@
 mod manifest;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use manifest::MANIFEST;
 
-use crate::config::{
-    ConfigSpec, DEFAULT_MAX_FILE_SIZE, FileKey, file_locale_warning, prompt_file_warnings,
-};
-use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
+use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::error::Error;
 use crate::front_matter::{Document, PIN_HEAD, PIN_TAIL};
 use crate::id::PromptId;
 use crate::locale::Locale;
 use crate::prompt::{Pin, Prompt};
+use crate::prompt_file::{self, FileKey, file_locale_warning, prompt_file_warnings};
 use crate::provenance::{Provenance, SourceKind};
 use crate::registry::PromptRegistry;
 use crate::renderer::Renderer;
@@ -132,13 +129,13 @@ struct Digests {
 pub struct PackPrompt {
     id: PromptId,
     default: Option<(PathBuf, Prompt, Vec<Variable>)>,
-    variants: BTreeMap<String, Variant>,
+    variants: BTreeMap<String, LocaleVariant>,
 }
 
 /// A locale variant of a pack prompt: its body and its translations of
 /// the default's pinned blocks (empty when it gives none for that side).
 #[derive(Debug, Clone)]
-struct Variant {
+struct LocaleVariant {
     locale: Locale,
     file: PathBuf,
     renderer: Renderer,
@@ -197,10 +194,36 @@ impl Pack {
     /// default file is for an undeclared id, front matter does not parse, a
     /// template does not compile, or two files define the same prompt.
     pub fn load(dir: impl AsRef<Path>) -> Result<Pack, Error> {
-        let (pack, diagnostics) = Pack::read(dir.as_ref());
-        let mut pack = pack.ok_or_else(|| Error::from_diagnostics(diagnostics))?;
-        pack.on_disk = true;
-        Ok(pack)
+        match Pack::load_with_diagnostics(dir) {
+            (Some(pack), _) => Ok(pack),
+            (None, diagnostics) => Err(Error::from_diagnostics(diagnostics)),
+        }
+    }
+
+    /// Reads the pack in folder `dir` once: the pack when it loads (no
+    /// diagnostic is an error), and every diagnostic, errors and warnings,
+    /// as [`check`](Self::check) reports them. For a checker that wants
+    /// both the problems and, when there are only warnings, the pack.
+    ///
+    /// ```
+    /// use promptreg::{pack::Pack, DiagnosticCode};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("defaults"))?;
+    /// std::fs::write(dir.path().join("promptreg.toml"),
+    ///     "name = \"demo\"\nkeys = [\"greeting\", \"farewell\"]\n[user]\nprompts_dir = \".demo\"\n")?;
+    /// std::fs::write(dir.path().join("defaults/greeting.md"), "Hello!")?;
+    ///
+    /// let (pack, diagnostics) = Pack::load_with_diagnostics(dir.path());
+    /// assert_eq!(pack.unwrap().name(), "demo");
+    /// assert_eq!(diagnostics[0].code, DiagnosticCode::MissingDefault);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load_with_diagnostics(dir: impl AsRef<Path>) -> (Option<Pack>, Vec<Diagnostic>) {
+        let (mut pack, diagnostics) = Pack::read(dir.as_ref());
+        if let Some(pack) = &mut pack {
+            pack.on_disk = true;
+        }
+        (pack, diagnostics)
     }
 
     /// Every diagnostic of the pack in `dir`, errors and warnings, without
@@ -209,7 +232,7 @@ impl Pack {
     /// template, a file-name locale that names no language, and declared
     /// keys without a default file.
     pub fn check(dir: impl AsRef<Path>) -> Vec<Diagnostic> {
-        Pack::read(dir.as_ref()).1
+        Pack::load_with_diagnostics(dir).1
     }
 
     /// Builds a pack from in-memory files, for a pack embedded in a binary
@@ -229,51 +252,39 @@ impl Pack {
         T: AsRef<str>,
     {
         let root = root.into();
-        let files: Vec<(PathBuf, String)> = files
-            .into_iter()
-            .map(|(p, t)| (root.join(p.as_ref()), t.as_ref().to_owned()))
-            .collect();
-        let (pack, diagnostics) = build(&root, files, Vec::new());
+        let manifest_path = root.join(MANIFEST);
+        let mut manifest = None;
+        let mut defaults = Vec::new();
+        for (path, text) in files {
+            let (path, text) = (root.join(path.as_ref()), text.as_ref().to_owned());
+            if path == manifest_path {
+                manifest.get_or_insert_with(|| ManifestRead::parse(text, &manifest_path));
+            } else {
+                defaults.push((path, text));
+            }
+        }
+        let defaults = DefaultFiles {
+            read: defaults,
+            unreadable: Vec::new(),
+        };
+        let (pack, diagnostics) = build(&root, manifest, defaults, Diagnostics::default());
         pack.ok_or_else(|| Error::from_diagnostics(diagnostics))
     }
 
-    /// Reads the manifest and default files of `dir`.
+    /// Reads the manifest and default files of `dir`: the default files
+    /// with the manifest's `max_file_size` (the manifest itself with the
+    /// default limit, as nothing declares its own).
     fn read(dir: &Path) -> (Option<Pack>, Vec<Diagnostic>) {
-        let mut problems = Vec::new();
-        let mut files = Vec::new();
-        let mut read =
-            |path: PathBuf, problems: &mut Vec<Diagnostic>| match crate::config::read_text(
-                &path,
-                DEFAULT_MAX_FILE_SIZE,
-            ) {
-                Ok(Some(text)) => files.push((path, text)),
-                Ok(None) => {}
-                Err(d) => problems.push(d),
-            };
-        read(dir.join(MANIFEST), &mut problems);
-        let defaults = dir.join(DEFAULTS_DIR);
-        match fs::read_dir(&defaults) {
-            Ok(entries) => {
-                let mut paths: Vec<PathBuf> =
-                    entries.filter_map(Result::ok).map(|e| e.path()).collect();
-                paths.sort();
-                for path in paths
-                    .into_iter()
-                    .filter(|p| p.extension().is_some_and(|e| e == "md"))
-                {
-                    read(path, &mut problems);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => problems.push(
-                Diagnostic::error(
-                    DiagnosticCode::Io,
-                    format!("cannot read the directory: {e}"),
-                )
-                .in_file(&defaults),
-            ),
-        }
-        build(dir, files, problems)
+        let mut diagnostics = Diagnostics::default();
+        let manifest_path = dir.join(MANIFEST);
+        let manifest = read_pack_file(&manifest_path, DEFAULT_MAX_FILE_SIZE, &mut diagnostics)
+            .map(|text| ManifestRead::parse(text, &manifest_path));
+        let limit = manifest
+            .as_ref()
+            .and_then(|m| m.parsed.as_ref().ok())
+            .map_or(DEFAULT_MAX_FILE_SIZE, |m| m.spec.max_file_size());
+        let defaults = read_defaults(&dir.join(DEFAULTS_DIR), limit, &mut diagnostics);
+        build(dir, manifest, defaults, diagnostics)
     }
 
     /// The pack's folder (or the name given to [`from_files`](Self::from_files)).
@@ -444,82 +455,109 @@ impl Pack {
     }
 }
 
-/// Builds a pack from the files read, collecting every diagnostic.
+/// A file of the pack, read: its text, or `None` when it does not exist.
+fn read_pack_file(path: &Path, limit: u64, diagnostics: &mut Diagnostics) -> Option<String> {
+    diagnostics
+        .ok(prompt_file::read_text(path, limit))
+        .flatten()
+}
+
+/// Every `*.md` file of the `defaults/` folder, read; none when the folder
+/// does not exist.
+fn read_defaults(defaults: &Path, limit: u64, diagnostics: &mut Diagnostics) -> DefaultFiles {
+    let names = match prompt_file::markdown_names(defaults) {
+        Ok(names) => names.unwrap_or_default(),
+        Err(e) => {
+            diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::Io,
+                    format!("cannot read the directory: {e}"),
+                )
+                .in_file(defaults),
+            );
+            Vec::new()
+        }
+    };
+    let mut files = DefaultFiles::default();
+    for path in names.into_iter().map(|name| defaults.join(name)) {
+        match prompt_file::read_text(&path, limit) {
+            Ok(Some(text)) => files.read.push((path, text)),
+            // Gone since the folder was listed.
+            Ok(None) => {}
+            Err(d) => {
+                diagnostics.push(d);
+                files.unreadable.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// The files of `defaults/`: those read, and those that could not be
+/// (reported already).
+#[derive(Default)]
+struct DefaultFiles {
+    read: Vec<(PathBuf, String)>,
+    unreadable: Vec<PathBuf>,
+}
+
+/// The manifest's text and what parsing it gave.
+struct ManifestRead {
+    text: String,
+    parsed: Result<manifest::Manifest, Vec<Diagnostic>>,
+}
+
+impl ManifestRead {
+    fn parse(text: String, path: &Path) -> ManifestRead {
+        let parsed = manifest::parse(&text, path);
+        ManifestRead { text, parsed }
+    }
+}
+
+/// One default or variant file, named after a declared id.
+struct PromptFile<'a> {
+    id: PromptId,
+    locale: Option<Locale>,
+    path: &'a Path,
+    text: &'a str,
+}
+
+/// Builds a pack from the manifest and the default files read, collecting
+/// every diagnostic: the pack when none is an error.
 fn build(
     root: &Path,
-    files: Vec<(PathBuf, String)>,
-    mut diagnostics: Vec<Diagnostic>,
+    manifest: Option<ManifestRead>,
+    files: DefaultFiles,
+    mut diagnostics: Diagnostics,
 ) -> (Option<Pack>, Vec<Diagnostic>) {
-    let manifest_path = root.join(MANIFEST);
-    let Some((_, manifest_text)) = files.iter().find(|(p, _)| *p == manifest_path) else {
-        diagnostics.push(
-            Diagnostic::error(DiagnosticCode::Manifest, "no pack manifest")
-                .in_file(&manifest_path)
-                .suggest(Some(format!(
-                    "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
-                ))),
-        );
-        return (None, diagnostics);
+    let Some((manifest, manifest_text)) = valid_manifest(root, manifest, &mut diagnostics) else {
+        return (None, diagnostics.into_vec());
     };
-    let manifest = match manifest::parse(manifest_text, &manifest_path) {
-        Ok(manifest) => Some(manifest),
-        Err(problems) => {
-            diagnostics.extend(problems);
-            None
-        }
-    };
-    let Some(manifest) = manifest else {
-        return (None, diagnostics);
-    };
-    let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
-    let defaults = root.join(DEFAULTS_DIR);
-    let mut classified = Vec::new();
-    for (path, text) in &files {
-        if path.parent() != Some(defaults.as_path()) {
-            continue;
-        }
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        match classify(&manifest.spec, name, path) {
-            Ok((id, locale)) => {
-                if let Some(locale) = &locale {
-                    diagnostics.extend(file_locale_warning(&id, locale, path));
-                }
-                classified.push((id, locale, path, text));
-            }
-            Err(d) => diagnostics.push(d),
-        }
-    }
-    // A default file that fails to load is reported as it is, not as missing.
+    let mut classified = classify_files(root, &manifest.spec, &files.read, &mut diagnostics);
+    // A default file that fails to read or load is reported as it is, not
+    // as missing.
     let with_default_file: BTreeSet<PromptId> = classified
         .iter()
-        .filter(|(_, locale, ..)| locale.is_none())
-        .map(|(id, ..)| id.clone())
+        .filter(|file| file.locale.is_none())
+        .map(|file| file.id.clone())
+        .chain(unreadable_defaults(&manifest.spec, &files.unreadable))
         .collect();
     // Defaults first: their variants inherit their variable declarations.
-    classified
-        .sort_by_key(|(id, locale, path, _)| (id.clone(), locale.is_some(), path.to_path_buf()));
-    let mut texts: BTreeMap<PromptId, Vec<(&Path, &str)>> = BTreeMap::new();
-    for (id, locale, path, text) in classified {
-        texts.entry(id.clone()).or_default().push((path, text));
-        if let Err(d) = add_file(&mut prompts, id, locale, path, text, &mut diagnostics) {
-            diagnostics.push(d);
-        }
-    }
-    let missing_defaults = missing_defaults(root, &manifest, manifest_text, &with_default_file);
-    diagnostics.extend(missing_defaults.values().cloned());
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        return (None, diagnostics);
-    }
+    classified.sort_by_key(|f| (f.id.clone(), f.locale.is_some(), f.path.to_path_buf()));
     let digests = Digests {
-        manifest: crate::config::digest(manifest_text),
-        prompts: texts
-            .into_iter()
-            .map(|(id, texts)| (id, crate::config::digest(&texts)))
-            .collect(),
+        manifest: crate::config::digest(&manifest_text),
+        prompts: prompt_digests(&classified),
     };
+    let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
+    for file in classified {
+        add_file(&mut prompts, file, &mut diagnostics);
+    }
+    let missing_defaults = missing_defaults(root, &manifest, &manifest_text, &with_default_file);
+    diagnostics.extend(missing_defaults.values().cloned());
+    if diagnostics.has_errors() {
+        return (None, diagnostics.into_vec());
+    }
+    let diagnostics = diagnostics.into_vec();
     let pack = Pack {
         root: root.to_path_buf(),
         name: manifest.name,
@@ -534,6 +572,94 @@ fn build(
         missing_defaults,
     };
     (Some(pack), diagnostics)
+}
+
+/// The manifest and its text, when it exists and is valid.
+fn valid_manifest(
+    root: &Path,
+    manifest: Option<ManifestRead>,
+    diagnostics: &mut Diagnostics,
+) -> Option<(manifest::Manifest, String)> {
+    let Some(ManifestRead { text, parsed }) = manifest else {
+        diagnostics.push(
+            Diagnostic::error(DiagnosticCode::Manifest, "no pack manifest")
+                .in_file(root.join(MANIFEST))
+                .suggest(Some(format!(
+                    "a pack is a folder with a {MANIFEST} and a {DEFAULTS_DIR}/ folder"
+                ))),
+        );
+        return None;
+    };
+    match parsed {
+        Ok(manifest) => Some((manifest, text)),
+        Err(problems) => {
+            diagnostics.extend(problems);
+            None
+        }
+    }
+}
+
+/// The files directly in `defaults/`, each named after a declared id,
+/// with a warning for a file-name locale that names no language.
+fn classify_files<'a>(
+    root: &Path,
+    spec: &ConfigSpec,
+    files: &'a [(PathBuf, String)],
+    diagnostics: &mut Diagnostics,
+) -> Vec<PromptFile<'a>> {
+    let defaults = root.join(DEFAULTS_DIR);
+    let in_defaults = files
+        .iter()
+        .filter(|(path, _)| path.parent() == Some(defaults.as_path()));
+    let mut classified = Vec::new();
+    for (path, text) in in_defaults {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let Some((id, locale)) = diagnostics.ok(classify(spec, name, path)) else {
+            continue;
+        };
+        if let Some(locale) = &locale {
+            diagnostics.extend(file_locale_warning(&id, locale, path));
+        }
+        classified.push(PromptFile {
+            id,
+            locale,
+            path,
+            text,
+        });
+    }
+    classified
+}
+
+/// The ids whose default file (`<id>.md`, not a variant) could not be read.
+fn unreadable_defaults<'a>(
+    spec: &'a ConfigSpec,
+    paths: &'a [PathBuf],
+) -> impl Iterator<Item = PromptId> + 'a {
+    paths.iter().filter_map(|path| {
+        let stem = path.file_name()?.to_str()?.strip_suffix(".md")?;
+        match prompt_file::file_key(spec, stem) {
+            FileKey::Key(id, None) => Some(id),
+            _ => None,
+        }
+    })
+}
+
+/// A hash of each prompt's files, in load order.
+fn prompt_digests(files: &[PromptFile<'_>]) -> BTreeMap<PromptId, u64> {
+    let mut texts: BTreeMap<&PromptId, Vec<(&Path, &str)>> = BTreeMap::new();
+    for file in files {
+        texts
+            .entry(&file.id)
+            .or_default()
+            .push((file.path, file.text));
+    }
+    texts
+        .into_iter()
+        .map(|(id, texts)| (id.clone(), crate::config::digest(&texts)))
+        .collect()
 }
 
 /// A warning for every declared key without a default file, at the key in
@@ -575,86 +701,138 @@ fn missing_defaults(
         .collect()
 }
 
-/// Adds one default or variant file to `prompts`.
+/// Adds one default or variant file to `prompts`; what is wrong with it
+/// goes to `diagnostics`.
 fn add_file(
     prompts: &mut BTreeMap<PromptId, PackPrompt>,
-    id: PromptId,
-    locale: Option<Locale>,
-    path: &Path,
-    text: &str,
-    warnings: &mut Vec<Diagnostic>,
-) -> Result<(), Diagnostic> {
-    let doc = Document::parse(text, path)?;
+    file: PromptFile<'_>,
+    diagnostics: &mut Diagnostics,
+) {
+    let inherited = prompts.get(&file.id).map_or(&[][..], PackPrompt::variables);
+    let Some(parsed) = parse_file(file, inherited, diagnostics) else {
+        return;
+    };
+    let id = &parsed.file.id;
     let entry = prompts.entry(id.clone()).or_insert_with(|| PackPrompt {
         id: id.clone(),
         default: None,
         variants: BTreeMap::new(),
     });
-    let body = doc.body_renderer_with(path, entry.variables())?;
-    if let Some(template) = body.template() {
-        warnings.extend(template.undeclared_diagnostics());
-    }
-    let duplicate = |what: String| {
-        Diagnostic::error(
-            DiagnosticCode::DuplicateId,
-            format!("{what} is defined twice"),
-        )
-        .in_file(path)
-        .suggest(Some("keep one of the files".to_owned()))
-    };
-    match locale {
-        None => {
-            let (head, tail) = doc.pin_renderers(path)?;
-            let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
-            warnings.extend(prompt_file_warnings(&doc, text, path, &parts));
-            let mut prompt = Prompt::new(body);
-            prompt.head = head;
-            prompt.tail = tail;
-            prompt.description = doc.meta.description.as_deref().map(Into::into);
-            prompt.provenance = Some(file_provenance("default file", path, None));
-            entry.default = Some((path.to_path_buf(), prompt, doc.variables()));
-        }
+    match parsed.file.locale.clone() {
+        None => add_default(entry, parsed, diagnostics),
         Some(locale) => {
-            if doc.meta.description.is_some() {
-                return Err(Diagnostic::error(
-                    DiagnosticCode::FrontMatter,
-                    "a locale variant cannot set `description`",
-                )
-                .in_file(path)
-                .at_key(&doc, "description")
-                .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))));
+            if let Some(variant) = variant(entry, parsed, locale, diagnostics) {
+                diagnostics.ok(insert_variant(entry, variant));
             }
-            let default = entry.default_prompt();
-            for (key, declared) in [
-                (PIN_HEAD, default.map_or(0, |d| d.head().len())),
-                (PIN_TAIL, default.map_or(0, |d| d.tail().len())),
-            ] {
-                check_pin_count(&doc, key, declared, &id, path)?;
-            }
-            let (head, tail) = doc.pin_renderers_with(path, entry.variables())?;
-            let parts: Vec<&Renderer> = head.iter().chain([&body]).chain(&tail).collect();
-            warnings.extend(prompt_file_warnings(&doc, text, path, &parts));
-            let key = locale.key().to_owned();
-            if let Some(existing) = entry.variants.get(&key) {
-                return Err(duplicate(format!(
-                    "the `{}` variant of `{id}` (also in {})",
-                    locale,
-                    existing.file.display()
-                )));
-            }
-            entry.variants.insert(
-                key,
-                Variant {
-                    provenance: file_provenance("locale variant", path, Some(&locale)),
-                    locale,
-                    file: path.to_path_buf(),
-                    renderer: body,
-                    head,
-                    tail,
-                },
-            );
         }
     }
+}
+
+/// A prompt file with its front matter read and its body compiled.
+struct ParsedFile<'a> {
+    file: PromptFile<'a>,
+    doc: Document<'a>,
+    body: Renderer,
+}
+
+impl ParsedFile<'_> {
+    /// Warnings about the file, its pinned blocks compiled.
+    fn warnings(&self, head: &[Renderer], tail: &[Renderer]) -> Vec<Diagnostic> {
+        let parts: Vec<&Renderer> = head.iter().chain([&self.body]).chain(tail).collect();
+        prompt_file_warnings(&self.doc, self.file.text, self.file.path, &parts)
+    }
+}
+
+/// Reads the front matter and compiles the body (with the default's
+/// variables, for a variant that declares none).
+fn parse_file<'a>(
+    file: PromptFile<'a>,
+    inherited: &[Variable],
+    diagnostics: &mut Diagnostics,
+) -> Option<ParsedFile<'a>> {
+    let doc = diagnostics.ok(Document::parse(file.text, file.path))?;
+    let body = diagnostics.ok(doc.body_renderer_with(file.path, inherited))?;
+    if let Some(template) = body.template() {
+        diagnostics.extend(template.undeclared_diagnostics());
+    }
+    Some(ParsedFile { file, doc, body })
+}
+
+/// The default of a prompt, with its pinned blocks and description.
+fn add_default(entry: &mut PackPrompt, parsed: ParsedFile<'_>, diagnostics: &mut Diagnostics) {
+    let Some((head, tail)) = diagnostics.ok(parsed.doc.pin_renderers(parsed.file.path)) else {
+        return;
+    };
+    diagnostics.extend(parsed.warnings(&head, &tail));
+    let ParsedFile { file, doc, body } = parsed;
+    let mut prompt = Prompt::new(body);
+    prompt.head = head;
+    prompt.tail = tail;
+    prompt.description = doc.meta.description.as_deref().map(Into::into);
+    prompt.provenance = Some(file_provenance("default file", file.path, None));
+    entry.default = Some((file.path.to_path_buf(), prompt, doc.variables()));
+}
+
+/// A locale variant: its body and its translations of the default's pins,
+/// which it gives all or none of per side.
+fn variant(
+    entry: &PackPrompt,
+    parsed: ParsedFile<'_>,
+    locale: Locale,
+    diagnostics: &mut Diagnostics,
+) -> Option<LocaleVariant> {
+    let (doc, id, path) = (&parsed.doc, &parsed.file.id, parsed.file.path);
+    diagnostics.ok(no_description(doc, id, path))?;
+    let default = entry.default_prompt();
+    for (key, declared) in [
+        (PIN_HEAD, default.map_or(0, |d| d.head().len())),
+        (PIN_TAIL, default.map_or(0, |d| d.tail().len())),
+    ] {
+        diagnostics.ok(check_pin_count(doc, key, declared, id, path))?;
+    }
+    let (head, tail) = diagnostics.ok(doc.pin_renderers_with(path, entry.variables()))?;
+    diagnostics.extend(parsed.warnings(&head, &tail));
+    Some(LocaleVariant {
+        provenance: file_provenance("locale variant", path, Some(&locale)),
+        locale,
+        file: path.to_path_buf(),
+        renderer: parsed.body,
+        head,
+        tail,
+    })
+}
+
+/// A description belongs to the default: listings show one per prompt.
+fn no_description(doc: &Document<'_>, id: &PromptId, path: &Path) -> Result<(), Diagnostic> {
+    if doc.meta.description.is_none() {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        DiagnosticCode::FrontMatter,
+        "a locale variant cannot set `description`",
+    )
+    .in_file(path)
+    .at_key(doc, "description")
+    .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))))
+}
+
+/// Adds `variant` to its prompt; two files for one locale are an error.
+fn insert_variant(entry: &mut PackPrompt, variant: LocaleVariant) -> Result<(), Diagnostic> {
+    let key = variant.locale.key().to_owned();
+    if let Some(existing) = entry.variants.get(&key) {
+        return Err(Diagnostic::error(
+            DiagnosticCode::DuplicateId,
+            format!(
+                "the `{}` variant of `{}` (also in {}) is defined twice",
+                variant.locale,
+                entry.id,
+                existing.file.display()
+            ),
+        )
+        .in_file(&variant.file)
+        .suggest(Some("keep one of the files".to_owned())));
+    }
+    entry.variants.insert(key, variant);
     Ok(())
 }
 
@@ -722,7 +900,7 @@ fn classify(
     path: &Path,
 ) -> Result<(PromptId, Option<Locale>), Diagnostic> {
     let stem = name.strip_suffix(".md").unwrap_or(name);
-    let key = match spec.file_key(stem) {
+    let key = match prompt_file::file_key(spec, stem) {
         FileKey::Key(id, locale) => return Ok((id, locale)),
         FileKey::Invalid(e) => return Err(invalid(path, e)),
         FileKey::Unknown { key, .. } => key,
