@@ -271,18 +271,16 @@
 #![allow(clippy::result_large_err)]
 #![warn(rustdoc::broken_intra_doc_links)]
 
-// The core: no source, no optional dependency.
+// The core: no source, no optional dependency. ARCHITECTURE.md draws it.
+mod compose;
 mod diagnostic;
 mod error;
 mod id;
 mod layer;
 mod locale;
 mod prompt;
-#[cfg(feature = "config")]
-mod prompt_file;
 mod provenance;
 mod registry;
-mod render;
 mod renderer;
 mod snapshot;
 mod suggest;
@@ -297,6 +295,8 @@ mod front_matter;
 #[cfg_attr(docsrs, doc(cfg(feature = "packs")))]
 pub mod pack;
 #[cfg(feature = "config")]
+mod prompt_file;
+#[cfg(feature = "config")]
 mod sources;
 #[cfg(feature = "templates")]
 mod template;
@@ -306,6 +306,7 @@ mod watch;
 /// The hash map of the render path: a fast, seeded hasher.
 pub(crate) type Map<K, V> = foldhash::HashMap<K, V>;
 
+pub use compose::{LocaleMatch, LocaleStep, LookupStep, Origin, Part, Rendered};
 pub use diagnostic::{
     Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,
     abbreviate, printable,
@@ -316,7 +317,6 @@ pub use locale::{IntoLocale, Locale};
 pub use prompt::{Pin, Prompt};
 pub use provenance::{Provenance, Setting, SourceKind};
 pub use registry::PromptRegistry;
-pub use render::{LocaleMatch, LocaleStep, LookupStep, Origin, Part, Rendered};
 pub use renderer::{IntoRenderer, Renderer, markers};
 pub use snapshot::{Problem, Snapshot};
 #[cfg(feature = "templates")]

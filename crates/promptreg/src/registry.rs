@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use arc_swap::{ArcSwap, Guard};
 use serde::Serialize;
 
+use crate::compose::Rendered;
 use crate::error::Error;
 use crate::id::PromptId;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
-use crate::render::Rendered;
 use crate::renderer::IntoRenderer;
 use crate::snapshot::{Problem, Snapshot};
 

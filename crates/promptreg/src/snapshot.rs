@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::Map;
+use crate::compose::{self, Appender, LocaleStep, Matched, Part, Pins, Plan, Rendered, Slot};
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
@@ -17,7 +18,6 @@ use crate::layer::Layer;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
 use crate::provenance::Provenance;
-use crate::render::{self, Appender, LocaleStep, Matched, Part, Pins, Plan, Rendered, Slot};
 use crate::renderer::{RenderCx, Renderer};
 use crate::suggest;
 
@@ -323,7 +323,7 @@ impl Snapshot {
         Ok(Rendered {
             id: id.clone(),
             text,
-            lookup: render::lookup(&locale, &self.fallback),
+            lookup: compose::lookup(&locale, &self.fallback),
             locale,
             parts,
         })
@@ -360,7 +360,7 @@ impl Snapshot {
             #[cfg(feature = "templates")]
             template_ctx: std::cell::OnceCell::new(),
         };
-        render::compose(id, &plan, &cx, trace)
+        compose::compose(id, &plan, &cx, trace)
     }
 
     /// The entry of a registered id, or the error saying why there is none.
