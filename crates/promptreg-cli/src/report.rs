@@ -106,20 +106,26 @@ impl From<promptreg::Error> for Failure {
     }
 }
 
-/// One diagnostic for a program; names and messages are printable (control
-/// characters escaped) like the text a person sees.
+/// One diagnostic for a program, as the library serialises it, with every
+/// string printable (control characters escaped) like the text a person
+/// sees.
 pub fn diagnostic_json(d: &Diagnostic) -> Value {
-    let text = |s: &str| printable(s).into_owned();
-    json!({
-        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
-        "code": d.code.as_str(),
-        "message": text(&d.message),
-        "file": d.file.as_ref().map(|f| text(&f.display().to_string())),
-        "line": d.position.map(|p| p.line),
-        "column": d.position.map(|p| p.column),
-        "key_path": d.key_path.as_deref().map(text),
-        "suggestion": d.suggestion.as_deref().map(text),
-    })
+    printable_strings(serde_json::to_value(d).unwrap_or_default())
+}
+
+/// `value` with every string made printable.
+fn printable_strings(value: Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(printable(&s).into_owned()),
+        Value::Array(items) => Value::Array(items.into_iter().map(printable_strings).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k, printable_strings(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// How reports wrap their messages.

@@ -194,7 +194,9 @@ fn list_json() {
     assert_eq!(files[0]["scope"], "global");
     assert_eq!(files[0]["locale"], "ja");
     let running = rows.iter().find(|r| r["id"] == "goal-running").unwrap();
-    assert_eq!(running["user"]["settings"]["mode"], "override");
+    let settings = &running["user"]["settings"];
+    assert_eq!(settings["settings"]["mode"], "override");
+    assert_eq!(settings["source"]["key_path"], "prompts.goal-running");
     let narrators = json(s.with_pack("web-agent").arg("list"));
     let narrator = narrators
         .as_array()

@@ -9,8 +9,9 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-/// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// How serious a diagnostic is; serialises as `"warning"` or `"error"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Worth fixing; does not stop a load.
     Warning,
@@ -103,6 +104,32 @@ pub enum DiagnosticCode {
     NoDefault,
 }
 
+/// A code serialises as its stable name (`"unknown-prompt-key"`).
+impl serde::Serialize for DiagnosticCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// A diagnostic serialises as a program reads it: `severity`, `code`,
+/// `message`, `file`, `line`, `column`, `key_path`, `suggestion` (absent
+/// values are `null`), the shape of `promptreg check --json`.
+impl serde::Serialize for Diagnostic {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Diagnostic", 8)?;
+        out.serialize_field("severity", &self.severity)?;
+        out.serialize_field("code", &self.code)?;
+        out.serialize_field("message", &self.message)?;
+        out.serialize_field("file", &self.file)?;
+        out.serialize_field("line", &self.position.map(|p| p.line))?;
+        out.serialize_field("column", &self.position.map(|p| p.column))?;
+        out.serialize_field("key_path", &self.key_path)?;
+        out.serialize_field("suggestion", &self.suggestion)?;
+        out.end()
+    }
+}
+
 impl DiagnosticCode {
     /// A stable, kebab-case name for programs (`unknown-prompt-key`), as
     /// `promptreg --json` prints it.
@@ -143,7 +170,7 @@ impl DiagnosticCode {
 }
 
 /// A 1-based line and column (columns count characters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Position {
     /// Line, from 1.
     pub line: usize,

@@ -3,10 +3,11 @@
 use std::collections::BTreeSet;
 
 use promptreg::config::LoadedConfig;
+use promptreg::config::SettingsBlock;
 use promptreg::config::{Scope, UserFileInfo};
 use promptreg::pack::Pack;
 use promptreg::{PromptId, Snapshot};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::Output;
 use crate::report::Failure;
@@ -26,9 +27,9 @@ pub fn run(session: &Session) -> Result<Output, Failure> {
         .map(|id| Row::new(&pack, &snapshot, id))
         .collect();
     if session.args.json {
-        return Ok(Output::json(&Value::Array(
-            rows.iter().map(Row::json).collect(),
-        )));
+        return Ok(Output::json(
+            &serde_json::to_value(&rows).unwrap_or_default(),
+        ));
     }
     Ok(Output::text(table(
         &rows,
@@ -38,12 +39,20 @@ pub fn run(session: &Session) -> Result<Output, Failure> {
     )))
 }
 
+#[derive(Serialize)]
 struct Row {
     id: String,
     description: String,
     locales: Vec<String>,
     layers: Vec<String>,
-    user: Value,
+    user: UserColumns,
+}
+
+/// What the user's configuration says of one prompt.
+#[derive(Serialize)]
+struct UserColumns {
+    settings: Option<SettingsBlock>,
+    files: Vec<UserFileInfo>,
 }
 
 impl Row {
@@ -86,34 +95,13 @@ impl Row {
                 .and_then(|p| p.description())
                 .unwrap_or_default()
                 .to_owned(),
-            user: json!({
-                "settings": settings.map(|b| json!({
-                    "mode": b.settings.mode.map(|m| m.as_str()),
-                    "inline": b.settings.inline,
-                    "file": b.settings.file,
-                    "source": b.source.file.display().to_string(),
-                    "key_path": b.source.key_path,
-                })),
-                "files": files.iter().map(|f| json!({
-                    "path": f.path.display().to_string(),
-                    "scope": f.scope,
-                    "locale": f.locale.as_ref().map(|l| l.as_str()),
-                    "legacy": f.legacy,
-                })).collect::<Vec<_>>(),
-            }),
+            user: UserColumns {
+                settings: settings.cloned(),
+                files,
+            },
             locales,
             layers,
         }
-    }
-
-    fn json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "description": self.description,
-            "locales": self.locales,
-            "layers": self.layers,
-            "user": self.user,
-        })
     }
 }
 

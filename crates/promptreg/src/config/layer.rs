@@ -23,7 +23,7 @@ use crate::snapshot::Snapshot;
 
 /// What a successful [`load_config`](crate::PromptRegistry::load_config)
 /// or [`reload`](crate::PromptRegistry::reload) did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct LoadReport {
     /// The prompt keys whose user configuration changed (settings or
@@ -102,7 +102,7 @@ pub struct ConfigPaths {
 
 /// A prompt file of the user layer, as listed by
 /// [`LoadedConfig::files`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct UserFileInfo {
     /// The file, where it was found.

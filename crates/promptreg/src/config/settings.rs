@@ -56,7 +56,7 @@ impl PromptSettings {
 }
 
 /// Where a prompt's settings came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SettingsSource {
     /// The settings file.
     pub file: PathBuf,
@@ -68,13 +68,14 @@ pub struct SettingsSource {
 }
 
 /// The prompt settings of one key and where they came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SettingsBlock {
     /// The settings.
     pub settings: PromptSettings,
     /// Where they came from.
     pub source: SettingsSource,
     /// Where the `file` setting's value is, for warnings about the file.
+    #[serde(skip)]
     pub(crate) file_value: Option<ValueAt>,
 }
 
