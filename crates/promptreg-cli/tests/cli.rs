@@ -1001,6 +1001,24 @@ fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Rec
     rx
 }
 
+/// Starts `cmd` (a `--watch` command) with its output read line by line.
+fn watching(
+    cmd: &mut Command,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    (child, stdout, stderr)
+}
+
 /// Waits (with a generous deadline) for a line containing `needle`.
 fn wait_for(lines: &std::sync::mpsc::Receiver<String>, needle: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -1018,15 +1036,10 @@ fn wait_for(lines: &std::sync::mpsc::Receiver<String>, needle: &str) {
 fn render_watch_prints_again_when_a_file_changes() {
     let s = Sandbox::new();
     s.local(".pi/pi-goal-xx/prompts/auditor.md", "First rule.");
-    let mut child = s
-        .with_pack("goal-agent")
-        .args(["render", "auditor", "--watch"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = lines_of(child.stdout.take().unwrap());
-    let stderr = lines_of(child.stderr.take().unwrap());
+    let (mut child, stdout, stderr) = watching(
+        s.with_pack("goal-agent")
+            .args(["render", "auditor", "--watch"]),
+    );
     wait_for(&stdout, "First rule.");
 
     s.local(".pi/pi-goal-xx/prompts/auditor.md", "Second rule.");
@@ -1044,15 +1057,10 @@ fn render_watch_prints_again_when_a_file_changes() {
 fn render_watch_json_reports_reloads_and_failures_as_json_lines() {
     let s = Sandbox::new();
     s.local(".pi/pi-goal-xx/prompts/auditor.md", "First rule.");
-    let mut child = s
-        .with_pack("goal-agent")
-        .args(["--json", "render", "auditor", "--watch"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = lines_of(child.stdout.take().unwrap());
-    let stderr = lines_of(child.stderr.take().unwrap());
+    let (mut child, stdout, stderr) = watching(
+        s.with_pack("goal-agent")
+            .args(["--json", "render", "auditor", "--watch"]),
+    );
     wait_for(&stdout, "First rule.");
     s.local(".pi/pi-goal-xx-settings.json", "{ broken");
     let line = stderr
@@ -1074,15 +1082,11 @@ fn render_watch_json_reports_reloads_and_failures_as_json_lines() {
 #[test]
 fn render_watch_follows_the_pack_too() {
     let s = Sandbox::new();
-    let mut child = s
-        .with_pack("goal-agent")
-        .args(["render", "goal-stale", "--watch"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = lines_of(child.stdout.take().unwrap());
-    let stderr = lines_of(child.stderr.take().unwrap());
+    let (mut child, stdout, stderr) =
+        watching(
+            s.with_pack("goal-agent")
+                .args(["render", "goal-stale", "--watch"]),
+        );
     wait_for(&stdout, "");
     s.write(
         &s.pack("goal-agent").join("defaults/goal-stale.md"),
@@ -1244,15 +1248,10 @@ fn an_error_past_column_65535_is_shown_not_a_crash() {
 fn render_watch_survives_a_minified_file_with_an_error_past_column_65535() {
     let s = Sandbox::new();
     s.local(".pi/pi-goal-xx/prompts/auditor.md", "First rule.");
-    let mut child = s
-        .with_pack("goal-agent")
-        .args(["render", "auditor", "--watch"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = lines_of(child.stdout.take().unwrap());
-    let stderr = lines_of(child.stderr.take().unwrap());
+    let (mut child, stdout, stderr) = watching(
+        s.with_pack("goal-agent")
+            .args(["render", "auditor", "--watch"]),
+    );
     wait_for(&stdout, "First rule.");
 
     let inline = "A".repeat(70_000);

@@ -43,6 +43,15 @@ fn trust(sandbox: &Sandbox) {
     assert!(trusted.added);
 }
 
+/// Trusts the project; the file refused before is read now.
+fn trust_and_read_the_secret(sandbox: &Sandbox) {
+    trust(sandbox);
+    assert_eq!(
+        load(sandbox).unwrap(),
+        format!("Audit the work.\n\n{SECRET}")
+    );
+}
+
 fn secret_in_home(sandbox: &Sandbox) -> std::path::PathBuf {
     sandbox.home_file("secret.md", SECRET)
 }
@@ -80,11 +89,7 @@ fn a_project_prompt_file_linked_outside_is_refused_until_trusted() {
     );
     assert_eq!(load(&sandbox), Err(vec![DiagnosticCode::OutsideProject]));
 
-    trust(&sandbox);
-    assert_eq!(
-        load(&sandbox).unwrap(),
-        format!("Audit the work.\n\n{SECRET}")
-    );
+    trust_and_read_the_secret(&sandbox);
 }
 
 #[test]
@@ -119,11 +124,7 @@ fn a_project_prompts_folder_linked_outside_is_not_even_listed() {
             .contains("this prompts folder leads to")
     );
 
-    trust(&sandbox);
-    assert_eq!(
-        load(&sandbox).unwrap(),
-        format!("Audit the work.\n\n{SECRET}")
-    );
+    trust_and_read_the_secret(&sandbox);
 }
 
 #[test]
@@ -201,11 +202,7 @@ fn a_project_legacy_file_linked_outside_is_refused() {
     fs::create_dir_all(sandbox.cwd().join(".pi")).unwrap();
     symlink(&secret, sandbox.cwd().join(".pi/auditor-prompt.md")).unwrap();
     assert_eq!(load(&sandbox), Err(vec![DiagnosticCode::OutsideProject]));
-    trust(&sandbox);
-    assert_eq!(
-        load(&sandbox).unwrap(),
-        format!("Audit the work.\n\n{SECRET}")
-    );
+    trust_and_read_the_secret(&sandbox);
 }
 
 // --- Paths written in settings -------------------------------------------------------
