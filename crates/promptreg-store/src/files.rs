@@ -16,11 +16,22 @@ use crate::error::{Error, ErrorKind};
 pub const PACK_ENTRY: &str = "@pack";
 
 /// The files of a pack, by path relative to its folder (`promptreg.toml`,
-/// `defaults/greeting.ja.md`), each exactly as written.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `defaults/greeting.ja.md`), each exactly as written. Two `PackFiles`
+/// are equal when their files are, wherever they were read.
+#[derive(Debug, Clone, Default)]
 pub struct PackFiles {
     files: BTreeMap<String, Vec<u8>>,
+    /// The folder read, to name files in diagnostics.
+    root: Option<PathBuf>,
 }
+
+impl PartialEq for PackFiles {
+    fn eq(&self, other: &Self) -> bool {
+        self.files == other.files
+    }
+}
+
+impl Eq for PackFiles {}
 
 impl PackFiles {
     /// The files a pack folder consists of: its manifest and the `.md`
@@ -31,7 +42,10 @@ impl PackFiles {
     /// [`ErrorKind::Io`] naming the file or folder that cannot be read.
     pub fn read(dir: impl AsRef<Path>) -> Result<PackFiles, Error> {
         let dir = dir.as_ref();
-        let mut files = PackFiles::default();
+        let mut files = PackFiles {
+            root: Some(dir.to_path_buf()),
+            ..PackFiles::default()
+        };
         files.insert(MANIFEST, read_file(&dir.join(MANIFEST))?);
         let defaults = dir.join(DEFAULTS_DIR);
         let entries = match fs::read_dir(&defaults) {
@@ -92,6 +106,11 @@ impl PackFiles {
     /// One file.
     pub fn get(&self, path: &str) -> Option<&[u8]> {
         self.files.get(path).map(Vec::as_slice)
+    }
+
+    /// The folder the files were read from, if they were.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
     }
 
     /// The number of files.
@@ -162,6 +181,7 @@ impl FromIterator<(String, Vec<u8>)> for PackFiles {
     fn from_iter<I: IntoIterator<Item = (String, Vec<u8>)>>(iter: I) -> Self {
         PackFiles {
             files: iter.into_iter().collect(),
+            root: None,
         }
     }
 }

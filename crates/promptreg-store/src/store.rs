@@ -101,7 +101,10 @@ impl Store {
         message: &str,
     ) -> Result<PushReport, Error> {
         actor.require(Permission::Write, "push")?;
-        let pack = files.to_pack("pack")?;
+        let root = files
+            .root()
+            .map_or_else(|| PathBuf::from("pack"), Into::into);
+        let pack = files.to_pack(root)?;
         let entries = files.entries(&pack);
         on_backend!(self, push(pack.name(), &entries, actor, message))
     }
@@ -118,23 +121,25 @@ impl Store {
     /// [`ErrorKind::UnknownPack`] naming the packs there are.
     pub async fn pack(&self, name: Option<&str>) -> Result<String, Error> {
         let names = self.packs().await?;
-        let unknown = |what: String| {
-            let known = if names.is_empty() {
-                "the store is empty: run `promptreg store push DIR` first".to_owned()
-            } else {
-                format!("the store has {}", quoted(&names))
-            };
-            Error::new(
-                ErrorKind::UnknownPack,
-                format!("{what} in {}: {known}", self.location),
-            )
-        };
+        let location = &self.location;
+        let listed = quoted(&names);
         match name {
             Some(name) if names.iter().any(|n| n == name) => Ok(name.to_owned()),
-            Some(name) => Err(unknown(format!("no pack `{name}`"))),
+            _ if names.is_empty() => Err(Error::new(
+                ErrorKind::UnknownPack,
+                format!("the store {location} is empty: run `promptreg store push DIR` first"),
+            )),
+            Some(name) => Err(Error::new(
+                ErrorKind::UnknownPack,
+                format!("the store {location} has no pack `{name}`; it has {listed}"),
+            )),
             None if names.len() == 1 => Ok(names[0].clone()),
-            None if names.is_empty() => Err(unknown("no pack".to_owned())),
-            None => Err(unknown("several packs; name one with --name".to_owned())),
+            None => Err(Error::new(
+                ErrorKind::UnknownPack,
+                format!(
+                    "the store {location} holds several packs ({listed}): name one with --name"
+                ),
+            )),
         }
     }
 

@@ -378,7 +378,11 @@ async fn bad_names_are_refused_with_what_exists() {
         let store = db.open().await;
         let err = store.log("demo", "greeting").await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::UnknownPack);
-        assert!(err.to_string().contains("the store is empty"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("is empty: run `promptreg store push DIR` first"),
+            "{err}"
+        );
         store.push(&demo(), &writer(), "").await.unwrap();
         let err = store.log("demo", "greting").await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::UnknownPrompt);

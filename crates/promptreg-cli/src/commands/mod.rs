@@ -9,6 +9,7 @@ mod init;
 mod list;
 mod render;
 mod resolve;
+mod store;
 
 use std::io::IsTerminal;
 
@@ -53,6 +54,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Diff(args) => diff::run(&session, &args),
         Command::Schema => schema(&session),
         Command::Init(args) => init::run(&session, &args),
+        Command::Store(args) => store::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)
             .map(Output::text)
             .map_err(Failure::usage),
