@@ -61,7 +61,9 @@ fn write_pack(dir: &Path) {
         let en = format!(
             "---\ndescription: prompt {i}\ntemplate: true\nvariables:\n  user:\n---\nYou are assistant {i} for {{{{ user }}}}. Answer in one paragraph and cite your sources.\n"
         );
-        let ja = format!("---\ntemplate: true\n---\nあなたは{{{{ user }}}}さんのアシスタント{i}です。\n");
+        let ja = format!(
+            "---\ntemplate: true\n---\nあなたは{{{{ user }}}}さんのアシスタント{i}です。\n"
+        );
         std::fs::write(dir.join(format!("defaults/p{i:04}.md")), en).unwrap();
         std::fs::write(dir.join(format!("defaults/p{i:04}.ja.md")), ja).unwrap();
     }
@@ -201,24 +203,35 @@ mod label_moves {
     fn moves(bencher: Bencher, backend: &Backend, rt: &tokio::runtime::Runtime) {
         let mut files = PackFiles::read(PACK.path()).unwrap();
         files.insert("defaults/p0000.md", "Second version.\n");
-        rt.block_on(backend.store.push(&files, &writer(), "v2")).unwrap();
+        rt.block_on(backend.store.push(&files, &writer(), "v2"))
+            .unwrap();
         let production = Label::new("production").unwrap();
         let store = &backend.store;
         rt.block_on(store.move_label("big", "p0000", &production, 1, None, &writer(), ""))
             .unwrap();
         let mut at = 1;
-        bencher.counter(divan::counter::ItemsCount::new(MOVES)).bench_local(|| {
-            rt.block_on(async {
-                for _ in 0..MOVES {
-                    let to = 3 - at;
-                    store
-                        .move_label("big", "p0000", &production, to, Some(at), &writer(), "bench")
-                        .await
-                        .unwrap();
-                    at = to;
-                }
-            })
-        });
+        bencher
+            .counter(divan::counter::ItemsCount::new(MOVES))
+            .bench_local(|| {
+                rt.block_on(async {
+                    for _ in 0..MOVES {
+                        let to = 3 - at;
+                        store
+                            .move_label(
+                                "big",
+                                "p0000",
+                                &production,
+                                to,
+                                Some(at),
+                                &writer(),
+                                "bench",
+                            )
+                            .await
+                            .unwrap();
+                        at = to;
+                    }
+                })
+            });
     }
 
     #[divan::bench(sample_count = 3, sample_size = 1)]

@@ -23,11 +23,16 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<(), OpError> {
         sqlx::query_as("SELECT MAX(version) FROM promptreg_schema")
             .fetch_one(pool)
             .await;
-    if let Ok((version,)) = applied {
-        check_version(version.unwrap_or(0))?;
-        if version == Some(SCHEMA_VERSION) {
-            return Ok(());
+    match applied {
+        Ok((version,)) => {
+            check_version(version.unwrap_or(0))?;
+            if version == Some(SCHEMA_VERSION) {
+                return Ok(());
+            }
         }
+        // No schema table yet (or not a database): the migration says which.
+        Err(sqlx::Error::Database(_)) => {}
+        Err(e) => return Err(e.into()),
     }
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     if let Some(lock) = DIALECT.migration_lock {

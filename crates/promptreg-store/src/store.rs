@@ -17,8 +17,12 @@ use crate::files::{self, PACK_ENTRY, PackFiles};
 use crate::location::Location;
 use crate::model::{Actor, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef};
 
-/// How long an operation waits for a connection, or for SQLite's write lock.
+/// How long an operation waits for SQLite's write lock.
 const WAIT: Duration = Duration::from_secs(10);
+
+/// How long an operation waits for a connection to PostgreSQL (sqlx retries
+/// in the meantime), before reporting the server unreachable.
+const CONNECT_WAIT: Duration = Duration::from_secs(5);
 
 /// A store of pack versions and labels, in SQLite or PostgreSQL.
 ///
@@ -580,7 +584,7 @@ fn connect_postgres(url: &str) -> Result<Backend, sqlx::Error> {
     let options = PgConnectOptions::from_str(url)?;
     let pool = PgPoolOptions::new()
         .max_connections(8)
-        .acquire_timeout(WAIT)
+        .acquire_timeout(CONNECT_WAIT)
         .connect_lazy_with(options);
     Ok(Backend::Postgres(pool))
 }

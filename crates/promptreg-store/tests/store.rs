@@ -157,13 +157,33 @@ async fn a_stored_label_renders_like_the_pack_folder() {
             .push(&PackFiles::read(&dir).unwrap(), &writer(), "")
             .await
             .unwrap();
+        // The user's configuration on top: a local override of the planner.
+        let user = tempfile::tempdir().unwrap();
+        let (home, project) = (user.path().join("home"), user.path().join("project"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join(".webagent/prompts")).unwrap();
+        std::fs::write(
+            project.join(".webagent/prompts/planner.system.md"),
+            "Plan in three steps.\n",
+        )
+        .unwrap();
+        let options = promptreg::config::LoadOptions::new(&home, &project);
         let from_store = PromptRegistry::new();
-        store
+        let stored = store
             .install("web-agent", &Label::latest(), &from_store)
             .await
             .unwrap();
+        from_store
+            .load_config(stored.spec().clone(), options.clone())
+            .unwrap();
         let from_files = PromptRegistry::new();
-        Pack::load(&dir).unwrap().install(&from_files).unwrap();
+        let pack = Pack::load(&dir).unwrap();
+        pack.install(&from_files).unwrap();
+        from_files
+            .load_config(pack.spec().clone(), options)
+            .unwrap();
+        let planner = from_store.render_plain("planner.system").unwrap();
+        assert!(planner.ends_with("\n\nPlan in three steps."), "{planner}");
         let ctx = serde_json::json!({ "brand": "Acme", "site": "acme.example", "locale": "ja", "page": "home", "goal": "buy", "text": "hi" });
         let mut compared = 0;
         let store_root = format!("{}#web-agent@latest", store.location());
@@ -607,4 +627,50 @@ async fn a_thousand_prompts_with_ten_changed_write_ten_versions() {
 fn only_admins_may_do_admin_things() {
     assert!(Actor::new("a", [Permission::Admin]).may(Permission::Write));
     assert!(!Actor::new("w", [Permission::Write]).may(Permission::Admin));
+}
+
+/// Two pushes of different content at once: each completes or is refused
+/// as a conflict to retry, and the store holds whole versions only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_pushes_at_once_never_mix() {
+    for db in databases("two_pushes").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        for round in 0..5 {
+            let (a, b) = (db.open().await, db.open().await);
+            let mut one = demo();
+            one.insert("defaults/farewell.md", format!("Bye {round} from one.\n"));
+            let mut two = demo();
+            two.insert("defaults/farewell.md", format!("Bye {round} from two.\n"));
+            let (r1, r2) = tokio::join!(
+                tokio::spawn(async move { a.push(&one, &writer(), "one").await }),
+                tokio::spawn(async move { b.push(&two, &writer(), "two").await }),
+            );
+            for result in [r1.unwrap(), r2.unwrap()] {
+                if let Err(err) = result {
+                    assert_eq!(err.kind(), ErrorKind::Conflict, "{}: {err}", db.name);
+                    assert!(err.to_string().contains("run the command again"), "{err}");
+                }
+            }
+            store.verify("demo").await.unwrap();
+        }
+        let log = store.log("demo", "farewell").await.unwrap();
+        let numbers: Vec<u64> = log.iter().map(|v| v.number).collect();
+        let expected: Vec<u64> = (1..=log.len() as u64).rev().collect();
+        assert_eq!(numbers, expected, "{}: numbered without gaps", db.name);
+    }
+}
+
+#[tokio::test]
+async fn the_sqlite_file_is_in_wal_mode() {
+    let db = common::sqlite();
+    db.open().await.push(&demo(), &writer(), "").await.unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}", db.url))
+        .await
+        .unwrap();
+    let (mode,): (String,) = sqlx::query_as("PRAGMA journal_mode")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
 }
