@@ -76,6 +76,8 @@ pub enum Command {
     Trust(TrustArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
+    /// Versions and labels of packs in a store (SQLite file or PostgreSQL)
+    Store(StoreArgs),
 }
 
 #[derive(Debug, Args)]
@@ -149,6 +151,97 @@ pub struct TrustArgs {
     /// The project folder [default: --cwd]
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// The store: a SQLite file, `sqlite:PATH` or `postgres://USER:PASSWORD@HOST/DB`
+    #[arg(long, global = true, value_name = "URL", default_value = promptreg_store::DEFAULT_DATABASE)]
+    pub database: String,
+    /// The pack in the store [default: the only one]
+    #[arg(long = "name", global = true, value_name = "PACK")]
+    pub pack_name: Option<String>,
+    /// Act as an admin: move protected labels, protect labels
+    #[arg(long, global = true)]
+    pub admin: bool,
+    #[command(subcommand)]
+    pub command: StoreCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Record a new version of every prompt of the pack folder that changed
+    Push {
+        /// The pack folder
+        dir: PathBuf,
+        /// Why, recorded with each new version
+        #[arg(long, short, value_name = "TEXT", default_value = "")]
+        message: String,
+    },
+    /// Write the pack at a label into a new folder, byte for byte as pushed
+    Pull {
+        /// The folder to create (or an empty one)
+        dir: PathBuf,
+        /// The label to pull
+        #[arg(long, default_value = "latest")]
+        label: String,
+    },
+    /// List a prompt's versions, newest first, with their labels
+    Log {
+        /// The prompt id (`@pack` for the manifest)
+        id: String,
+    },
+    /// Point a label of a prompt at a version
+    Label {
+        /// The prompt id (`@pack` for the manifest)
+        id: String,
+        /// The label, like `production`
+        label: String,
+        /// The version number
+        version: u64,
+        /// The version the label points at now, or `none` for a new label
+        #[arg(long, value_name = "VERSION|none")]
+        expect: String,
+        /// Why, recorded in the history
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        reason: String,
+    },
+    /// Move a label back to the version it pointed at before its last move
+    Rollback {
+        /// The prompt id
+        id: String,
+        /// The label
+        label: String,
+    },
+    /// Point label TO at what FROM points at, on every prompt, in one step
+    Release {
+        /// The label released, like `staging`
+        from: String,
+        /// The label moved, like `production`
+        to: String,
+    },
+    /// Show what changed between two versions or labels of a prompt (--locale for one file)
+    Diff {
+        /// The prompt id
+        id: String,
+        /// The old version or label
+        a: String,
+        /// The new version or label
+        b: String,
+    },
+    /// Show the label moves of a prompt, or of the whole pack
+    History {
+        /// The prompt id [default: every prompt]
+        id: Option<String>,
+    },
+    /// Mark a label protected: moving it then needs --admin
+    Protect {
+        /// The label
+        label: String,
+        /// Lift the protection instead
+        #[arg(long)]
+        off: bool,
+    },
 }
 
 #[derive(Debug, Args)]

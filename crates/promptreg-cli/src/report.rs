@@ -37,6 +37,8 @@ pub struct Failure {
     message: String,
     /// Every problem found, when the failure is an invalid configuration.
     diagnostics: Vec<Diagnostic>,
+    /// A line after the diagnostics saying what they stopped.
+    summary: Option<String>,
     pub code: u8,
 }
 
@@ -47,8 +49,17 @@ impl Failure {
             kind: Cow::Borrowed("usage"),
             message: printable(&message.into()).into_owned(),
             diagnostics: Vec::new(),
+            summary: None,
             code: USAGE,
         }
+    }
+
+    /// A failure of `err`'s diagnostics, followed by a line saying what
+    /// they stopped (`the pack fails check: nothing was pushed`).
+    pub fn stopped(err: promptreg::Error, summary: impl Into<String>) -> Self {
+        let mut failure = Failure::from(err);
+        failure.summary = Some(summary.into());
+        failure
     }
 
     pub fn exit_code(&self) -> ExitCode {
@@ -80,7 +91,10 @@ impl Failure {
             return format!("error: {}", self.message);
         }
         let text = render(&self.diagnostics, false, Wrap::stderr());
-        text.trim_end().to_owned()
+        match &self.summary {
+            Some(summary) => format!("{text}error: {summary}"),
+            None => text.trim_end().to_owned(),
+        }
     }
 }
 
@@ -101,6 +115,7 @@ impl From<promptreg::Error> for Failure {
             kind: Cow::Borrowed(kind),
             message: printable(&err.to_string()).into_owned(),
             diagnostics,
+            summary: None,
             code: USAGE,
         }
     }

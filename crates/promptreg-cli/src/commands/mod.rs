@@ -9,6 +9,7 @@ mod init;
 mod list;
 mod render;
 mod resolve;
+mod store;
 mod trust;
 
 use std::io::IsTerminal;
@@ -57,6 +58,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Diff(args) => diff::run(&session, &args),
         Command::Schema => schema(&session),
         Command::Init(args) => init::run(&session, &args),
+        Command::Store(args) => store::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)
             .map(Output::text)

@@ -1,0 +1,430 @@
+//! `promptreg store …`: push and pull packs, list versions, move labels,
+//! roll back, release, diff and show history, in a SQLite file or a
+//! PostgreSQL database.
+//!
+//! The rest of the tool is synchronous; the store's client is async, so
+//! this command alone runs on a current-thread runtime of its own.
+
+use std::future::Future;
+
+use promptreg::Locale;
+use promptreg_store::{
+    Actor, Change, Error, ErrorKind, Label, LabelMove, Permission, PushReport, Store, VersionInfo,
+    VersionRef,
+};
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+use super::Output;
+use crate::cli::{StoreArgs, StoreCommand};
+use crate::report::Failure;
+use crate::session::Session;
+use crate::style::Paint;
+
+pub fn run(session: &Session, args: &StoreArgs) -> Result<Output, Failure> {
+    block_on(execute(session, args))
+}
+
+fn block_on<T>(future: impl Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot start the store's runtime: {e}")))?
+        .block_on(future)
+}
+
+async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure> {
+    let store = Store::open(&args.database).await.map_err(failure)?;
+    let cmd = Command {
+        session,
+        args,
+        store,
+    };
+    match &args.command {
+        StoreCommand::Push { dir, message } => cmd.push(dir, message).await,
+        StoreCommand::Pull { dir, label } => cmd.pull(dir, label).await,
+        StoreCommand::Log { id } => cmd.log(id).await,
+        StoreCommand::Label {
+            id,
+            label,
+            version,
+            expect,
+            reason,
+        } => cmd.label(id, label, *version, expect, reason).await,
+        StoreCommand::Rollback { id, label } => cmd.rollback(id, label).await,
+        StoreCommand::Release { from, to } => cmd.release(from, to).await,
+        StoreCommand::Diff { id, a, b } => cmd.diff(id, a, b).await,
+        StoreCommand::History { id } => cmd.history(id.as_deref()).await,
+        StoreCommand::Protect { label, off } => cmd.protect(label, !off).await,
+    }
+}
+
+/// A store error as the tool reports it: the check's diagnostics with
+/// their source lines for a pack that fails, one sentence otherwise.
+fn failure(err: Error) -> Failure {
+    if err.kind() == ErrorKind::InvalidPack && !err.diagnostics().is_empty() {
+        let diagnostics = promptreg::Error::from_diagnostics(err.diagnostics().to_vec());
+        return Failure::stopped(diagnostics, "the pack fails check: nothing was pushed");
+    }
+    Failure::usage(err.to_string())
+}
+
+struct Command<'a> {
+    session: &'a Session,
+    args: &'a StoreArgs,
+    store: Store,
+}
+
+impl Command<'_> {
+    /// The local user, who may write, and administer with `--admin`.
+    fn actor(&self) -> Actor {
+        let name = ["USER", "USERNAME", "LOGNAME"]
+            .iter()
+            .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+            .unwrap_or_else(|| "unknown".to_owned());
+        let mut permissions = vec![Permission::Write];
+        if self.args.admin {
+            permissions.push(Permission::Admin);
+        }
+        Actor::new(name, permissions)
+    }
+
+    async fn pack(&self) -> Result<String, Failure> {
+        self.store
+            .pack(self.args.pack_name.as_deref())
+            .await
+            .map_err(failure)
+    }
+
+    fn paint(&self) -> Paint {
+        Paint {
+            color: self.session.color,
+        }
+    }
+
+    async fn push(&self, dir: &std::path::Path, message: &str) -> Result<Output, Failure> {
+        let files = promptreg_store::PackFiles::read(dir).map_err(failure)?;
+        let report = self
+            .store
+            .push(&files, &self.actor(), message)
+            .await
+            .map_err(failure)?;
+        if self.session.args.json {
+            return Ok(Output::json(&push_json(&report)));
+        }
+        Ok(Output::text(self.push_text(&report)))
+    }
+
+    fn push_text(&self, report: &PushReport) -> String {
+        let count = |change: Change| report.prompts.iter().filter(|p| p.1 == change).count();
+        let mut out = format!(
+            "pushed {} to {}: {} added, {} changed, {} restored, {} removed, {} unchanged\n",
+            report.pack,
+            self.store.location(),
+            count(Change::Added),
+            count(Change::Changed),
+            count(Change::Restored),
+            count(Change::Removed),
+            count(Change::Unchanged),
+        );
+        for (id, change, version) in &report.prompts {
+            if *change == Change::Unchanged {
+                continue;
+            }
+            let version = version.map_or("-".to_owned(), |v| format!("v{v}"));
+            out += &format!("  {:<9} {id} {version}\n", change.as_str());
+        }
+        out
+    }
+
+    async fn pull(&self, dir: &std::path::Path, label: &str) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let label = Label::new(label).map_err(failure)?;
+        let files = self.store.checkout(&pack, &label).await.map_err(failure)?;
+        files.write(dir).map_err(failure)?;
+        if self.session.args.json {
+            let paths: Vec<&str> = files.iter().map(|(p, _)| p).collect();
+            return Ok(Output::json(&json!({
+                "pack": pack, "label": label.as_str(), "dir": dir, "files": paths,
+            })));
+        }
+        Ok(Output::text(format!(
+            "wrote {pack} at {label} to {}: {} files\n",
+            dir.display(),
+            files.len()
+        )))
+    }
+
+    async fn log(&self, id: &str) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let versions = self.store.log(&pack, id).await.map_err(failure)?;
+        if self.session.args.json {
+            let list: Vec<Value> = versions.iter().map(version_json).collect();
+            return Ok(Output::json(
+                &json!({ "pack": pack, "id": id, "versions": list }),
+            ));
+        }
+        let paint = self.paint();
+        let mut out = paint.heading(&format!("{id} in {pack}")) + "\n";
+        for v in &versions {
+            let labels = if v.labels.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", v.labels.join(", "))
+            };
+            let message = if v.message.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", v.message)
+            };
+            out += &format!(
+                "  v{:<4} {}  {}  {}{labels}{message}\n",
+                v.number,
+                paint.dim(&v.created_at.to_string()),
+                paint.dim(&v.digest[..12]),
+                v.author,
+            );
+        }
+        Ok(Output::text(out))
+    }
+
+    async fn label(
+        &self,
+        id: &str,
+        label: &str,
+        version: u64,
+        expect: &str,
+        reason: &str,
+    ) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let label = Label::new(label).map_err(failure)?;
+        let expect = match expect {
+            "none" => None,
+            v => match v.parse::<VersionRef>() {
+                Ok(VersionRef::Number(n)) => Some(n),
+                _ => {
+                    return Err(Failure::usage(format!(
+                        "--expect {v}: expected the version number the label points at now, or `none` for a new label"
+                    )));
+                }
+            },
+        };
+        let moved = self
+            .store
+            .move_label(&pack, id, &label, version, expect, &self.actor(), reason)
+            .await
+            .map_err(failure)?;
+        Ok(self.moves(&[moved]))
+    }
+
+    async fn rollback(&self, id: &str, label: &str) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let label = Label::new(label).map_err(failure)?;
+        let moved = self
+            .store
+            .rollback(&pack, id, &label, &self.actor())
+            .await
+            .map_err(failure)?;
+        Ok(self.moves(&[moved]))
+    }
+
+    async fn release(&self, from: &str, to: &str) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let from = Label::new(from).map_err(failure)?;
+        let to = Label::new(to).map_err(failure)?;
+        let moved = self
+            .store
+            .release(&pack, &from, &to, &self.actor())
+            .await
+            .map_err(failure)?;
+        if moved.is_empty() && !self.session.args.json {
+            return Ok(Output::text(format!(
+                "{to} already points where {from} does: nothing moved\n"
+            )));
+        }
+        Ok(self.moves(&moved))
+    }
+
+    async fn protect(&self, label: &str, on: bool) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let label = Label::new(label).map_err(failure)?;
+        let actor = self.actor();
+        if !actor.may(Permission::Admin) {
+            return Err(Failure::usage(format!(
+                "changing the protection of label `{label}` needs --admin"
+            )));
+        }
+        self.store
+            .protect(&pack, &label, on, &actor)
+            .await
+            .map_err(failure)?;
+        let protected = self.store.protected_labels(&pack).await.map_err(failure)?;
+        if self.session.args.json {
+            return Ok(Output::json(
+                &json!({ "pack": pack, "protected": protected }),
+            ));
+        }
+        let state = if on {
+            "protected"
+        } else {
+            "no longer protected"
+        };
+        Ok(Output::text(format!(
+            "label `{label}` of {pack} is {state}\n"
+        )))
+    }
+
+    async fn history(&self, id: Option<&str>) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let moves = self.store.history(&pack, id).await.map_err(failure)?;
+        Ok(self.moves(&moves))
+    }
+
+    /// Label moves, one a line: when, prompt, label, from -> to, who, why.
+    fn moves(&self, moves: &[LabelMove]) -> Output {
+        if self.session.args.json {
+            return Output::json(&Value::Array(moves.iter().map(move_json).collect()));
+        }
+        let paint = self.paint();
+        let show = |v: Option<u64>| v.map_or("-".to_owned(), |n| format!("v{n}"));
+        let out: String = moves
+            .iter()
+            .map(|m| {
+                let line = format!(
+                    "{}  {} {}: {} -> {}  {}  {}",
+                    paint.dim(&m.at.to_string()),
+                    m.prompt,
+                    m.label,
+                    show(m.from),
+                    show(m.to),
+                    m.actor,
+                    paint.dim(&m.reason),
+                );
+                line.trim_end().to_owned() + "\n"
+            })
+            .collect();
+        Output::text(out)
+    }
+
+    async fn diff(&self, id: &str, a: &str, b: &str) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let (a_ref, b_ref) = (version_ref(a)?, version_ref(b)?);
+        let (a_num, a_files) = self.store.files(&pack, id, &a_ref).await.map_err(failure)?;
+        let (b_num, b_files) = self.store.files(&pack, id, &b_ref).await.map_err(failure)?;
+        let locale = match &self.session.args.locale {
+            Some(tag) => Some(Locale::parse(tag).map_err(Failure::from)?),
+            None => None,
+        };
+        let mut paths: Vec<&str> = a_files
+            .iter()
+            .chain(b_files.iter())
+            .map(|(p, _)| p)
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        paths.retain(|p| {
+            locale
+                .as_ref()
+                .is_none_or(|l| file_locale(id, p).as_ref() == Some(l))
+        });
+        if paths.is_empty() {
+            let tag = self.session.args.locale.as_deref().unwrap_or_default();
+            return Err(Failure::usage(format!(
+                "`{id}` has no file for locale `{tag}` in v{a_num} or v{b_num}"
+            )));
+        }
+        let mut diffs = Vec::new();
+        for path in paths {
+            let old = text(a_files.get(path));
+            let new = text(b_files.get(path));
+            let diff = TextDiff::from_lines(&old, &new)
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("{path} (v{a_num})"), &format!("{path} (v{b_num})"))
+                .to_string();
+            diffs.push((path.to_owned(), old != new, diff));
+        }
+        if self.session.args.json {
+            let files: Vec<Value> = diffs
+                .iter()
+                .map(|(path, changed, diff)| json!({ "path": path, "changed": changed, "diff": diff }))
+                .collect();
+            return Ok(Output::json(&json!({
+                "id": id, "from": a_num, "to": b_num, "files": files,
+            })));
+        }
+        if diffs.iter().all(|(_, changed, _)| !changed) {
+            return Ok(Output::text(format!(
+                "{id}: v{a_num} and v{b_num} have the same files\n"
+            )));
+        }
+        let paint = self.paint();
+        let out = diffs
+            .iter()
+            .flat_map(|(_, _, diff)| diff.lines())
+            .map(|line| {
+                let line = match line.as_bytes().first() {
+                    Some(b'+') => paint.added(line),
+                    Some(b'-') => paint.removed(line),
+                    Some(b'@') => paint.origin(line),
+                    _ => line.to_owned(),
+                };
+                line + "\n"
+            })
+            .collect();
+        Ok(Output::text(out))
+    }
+}
+
+fn version_ref(text: &str) -> Result<VersionRef, Failure> {
+    text.parse().map_err(failure)
+}
+
+/// The locale of `defaults/<id>.<locale>.md`; the default file has none.
+fn file_locale(id: &str, path: &str) -> Option<Locale> {
+    let name = path.rsplit('/').next()?.strip_suffix(".md")?;
+    let tag = name.strip_prefix(id)?.strip_prefix('.')?;
+    Locale::parse(tag).ok()
+}
+
+/// A file's text for a diff; absent is empty, and bytes that are not UTF-8
+/// (which push refuses) are shown replaced.
+fn text(bytes: Option<&[u8]>) -> String {
+    String::from_utf8_lossy(bytes.unwrap_or_default()).into_owned()
+}
+
+fn push_json(report: &PushReport) -> Value {
+    let prompts: Vec<Value> = report
+        .prompts
+        .iter()
+        .map(|(id, change, version)| json!({ "id": id, "change": change.as_str(), "version": version }))
+        .collect();
+    json!({
+        "pack": report.pack,
+        "versions_written": report.versions_written(),
+        "prompts": prompts,
+    })
+}
+
+fn version_json(v: &VersionInfo) -> Value {
+    json!({
+        "version": v.number,
+        "digest": v.digest,
+        "author": v.author,
+        "message": v.message,
+        "created_at": v.created_at.to_string(),
+        "labels": v.labels,
+    })
+}
+
+fn move_json(m: &LabelMove) -> Value {
+    json!({
+        "id": m.prompt,
+        "label": m.label,
+        "from": m.from,
+        "to": m.to,
+        "actor": m.actor,
+        "at": m.at.to_string(),
+        "reason": m.reason,
+    })
+}

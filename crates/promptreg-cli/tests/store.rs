@@ -1,0 +1,468 @@
+//! `promptreg store …` from outside, on SQLite and (with
+//! `PROMPTREG_TEST_DATABASE_URL`, see `scripts/postgres-for-tests.sh`) on
+//! PostgreSQL, in a temporary folder with copies of the example packs.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
+use tempfile::TempDir;
+
+const DATABASE_URL_VAR: &str = "PROMPTREG_TEST_DATABASE_URL";
+
+struct Sandbox {
+    root: TempDir,
+    /// `--database`: the default file, or a PostgreSQL schema of its own.
+    database: Option<String>,
+    name: &'static str,
+}
+
+impl Sandbox {
+    fn cmd(&self) -> Command {
+        let mut cmd = Command::new(get_cargo_bin("promptreg"));
+        cmd.current_dir(self.root.path())
+            .args(["--home", "home", "--cwd", "project", "--color", "never"])
+            .env("USER", "ada")
+            .env_remove("NO_COLOR");
+        cmd
+    }
+
+    /// `promptreg store ARGS --database …`.
+    fn store(&self, args: &[&str]) -> Output {
+        let mut cmd = self.cmd();
+        cmd.arg("store").args(args);
+        if let Some(url) = &self.database {
+            cmd.args(["--database", url]);
+        }
+        cmd.output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.store(args);
+        assert!(
+            out.status.success(),
+            "{}: store {args:?}: {}",
+            self.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Fails with exit code 2; the message.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.store(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}: store {args:?}: {out:?}",
+            self.name
+        );
+        assert!(out.stdout.is_empty());
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.root.path().join(rel)
+    }
+}
+
+/// A sandbox per database: SQLite always, PostgreSQL when configured (and
+/// required under `CI=true`).
+fn sandboxes(test: &str) -> Vec<Sandbox> {
+    let mut out = vec![sandbox("sqlite", None)];
+    match std::env::var(DATABASE_URL_VAR)
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(base) => out.push(sandbox("postgres", Some(postgres_schema(&base, test)))),
+        None if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{DATABASE_URL_VAR} is not set under CI=true: `{test}` must run on PostgreSQL")
+        }
+        None => eprintln!("{test}: PostgreSQL skipped ({DATABASE_URL_VAR} is not set)"),
+    }
+    out
+}
+
+fn sandbox(name: &'static str, database: Option<String>) -> Sandbox {
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("home")).unwrap();
+    fs::create_dir_all(root.path().join("project")).unwrap();
+    for pack in ["goal-agent", "web-agent"] {
+        copy_dir(&example(pack), &root.path().join(pack));
+    }
+    Sandbox {
+        root,
+        database,
+        name,
+    }
+}
+
+/// A fresh schema of the test server; the URL that uses it.
+fn postgres_schema(base: &str, test: &str) -> String {
+    let schema = format!("cli_{test}_{}", std::process::id());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let pool = sqlx::PgPool::connect(base).await.unwrap();
+            sqlx::raw_sql(&format!(
+                "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+            ))
+            .execute(&pool)
+            .await
+            .unwrap();
+            pool.close().await;
+        });
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options[search_path]={schema}")
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir`, by relative path.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((
+                    path.strip_prefix(dir).unwrap().to_path_buf(),
+                    fs::read(&path).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn push_pull_is_byte_exact_and_idempotent() {
+    for sb in sandboxes("round_trip") {
+        // Only the pack's own files travel: drop the example's context.json.
+        fs::remove_file(sb.path("goal-agent/context.json")).unwrap();
+        let out = sb.ok(&["push", "goal-agent", "-m", "import"]);
+        assert!(out.starts_with("pushed goal-agent to "), "{out}");
+        assert!(out.contains("19 added, 0 changed"), "{out}");
+        assert!(out.contains("  added     goal-running v1\n"), "{out}");
+        let again = sb.ok(&["push", "goal-agent"]);
+        assert!(
+            again.contains("0 added, 0 changed, 0 restored, 0 removed, 19 unchanged"),
+            "{again}"
+        );
+        assert_eq!(again.lines().count(), 1, "{again}");
+        sb.ok(&["pull", "copy", "--label", "latest"]);
+        assert_eq!(
+            tree(&sb.path("copy")),
+            tree(&sb.path("goal-agent")),
+            "{}",
+            sb.name
+        );
+        let err = sb.fails(&["pull", "copy"]);
+        assert!(err.contains("copy is not empty"), "{err}");
+    }
+}
+
+#[test]
+fn labels_conflicts_rollback_diff_and_history() {
+    for sb in sandboxes("labels") {
+        sb.ok(&["push", "web-agent"]);
+        let ja = sb.path("web-agent/defaults/webagent-narrator.system.ja.md");
+        let text = fs::read_to_string(&ja).unwrap();
+        fs::write(
+            &ja,
+            text.replacen("アシスタントです。", "アシスタントでございます。", 1),
+        )
+        .unwrap();
+        let out = sb.ok(&["push", "web-agent", "-m", "politer Japanese"]);
+        assert!(
+            out.contains("  changed   webagent-narrator.system v2\n"),
+            "{out}"
+        );
+
+        let id = "webagent-narrator.system";
+        sb.ok(&[
+            "label",
+            id,
+            "production",
+            "1",
+            "--expect",
+            "none",
+            "--reason",
+            "first release",
+        ]);
+        let err = sb.fails(&["label", id, "production", "2", "--expect", "none"]);
+        assert!(err.contains("label `production` of `webagent-narrator.system` points at version 1, not nothing as expected"), "{err}");
+        assert!(err.contains("retry with --expect 1"), "{err}");
+        sb.ok(&["label", id, "production", "2", "--expect", "1"]);
+
+        let log = sb.ok(&["log", id]);
+        assert!(
+            log.contains("v2")
+                && log.contains("[latest, production]")
+                && log.contains("politer Japanese"),
+            "{log}"
+        );
+
+        let diff = sb.ok(&["diff", id, "1", "production", "--locale", "ja"]);
+        assert!(
+            diff.contains("--- defaults/webagent-narrator.system.ja.md (v1)"),
+            "{diff}"
+        );
+        assert!(
+            diff.contains("+あなたは") && diff.contains("でございます"),
+            "{diff}"
+        );
+        assert!(!diff.contains("zh-TW"), "{diff}");
+        let same = sb.ok(&["diff", id, "1", "2", "--locale", "zh-TW"]);
+        assert!(same.contains("have the same files"), "{same}");
+
+        let back = sb.ok(&["rollback", id, "production"]);
+        assert!(
+            back.contains("production: v2 -> v1  ada  rollback from 2"),
+            "{back}"
+        );
+
+        let history = sb.ok(&["history", id]);
+        let moves: Vec<&str> = history
+            .lines()
+            .filter(|l| l.contains("production"))
+            .collect();
+        assert_eq!(moves.len(), 3, "{history}");
+        assert!(
+            moves[0].ends_with("production: - -> v1  ada  first release"),
+            "{history}"
+        );
+
+        let json: Value = serde_json::from_str(&{
+            let mut cmd = sb.cmd();
+            cmd.args(["--json", "store", "log", id]);
+            if let Some(url) = &sb.database {
+                cmd.args(["--database", url]);
+            }
+            String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+        })
+        .unwrap();
+        assert_eq!(json["versions"][0]["version"], 2);
+        assert_eq!(json["versions"][1]["labels"][0], "production");
+    }
+}
+
+#[test]
+fn protected_labels_need_admin_and_releases_move_everything() {
+    for sb in sandboxes("protected") {
+        sb.ok(&["push", "goal-agent"]);
+        let err = sb.fails(&["protect", "production"]);
+        assert!(err.contains("needs --admin"), "{err}");
+        sb.ok(&["protect", "production", "--admin"]);
+        let err = sb.fails(&["release", "latest", "production"]);
+        assert!(
+            err.contains("ada may not move the protected label `production`"),
+            "{err}"
+        );
+        let out = sb.ok(&["release", "latest", "production", "--admin"]);
+        assert_eq!(out.lines().count(), 19, "{out}");
+        sb.ok(&["pull", "prod", "--label", "production"]);
+        let again = sb.ok(&["release", "latest", "production", "--admin"]);
+        assert!(again.contains("nothing moved"), "{again}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_clear_error_with_exit_code_2() {
+    for sb in sandboxes("bad_input") {
+        let err = sb.fails(&["log", "goal-running"]);
+        assert!(
+            err.contains("is empty: run `promptreg store push DIR` first"),
+            "{err}"
+        );
+        // A pack failing check: its diagnostics, and nothing written.
+        fs::write(sb.path("goal-agent/defaults/goal-runing.md"), "typo\n").unwrap();
+        let err = sb.fails(&["push", "goal-agent"]);
+        assert!(
+            err.contains("goal-runing.md") && err.contains("did you mean `goal-running`?"),
+            "{err}"
+        );
+        assert!(err.contains("nothing was pushed"), "{err}");
+        assert!(sb.fails(&["log", "goal-running"]).contains("is empty"));
+        fs::remove_file(sb.path("goal-agent/defaults/goal-runing.md")).unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        for (args, expected) in [
+            (
+                &["log", "goal-runing"][..],
+                "has no prompt `goal-runing` (did you mean `goal-running`?)",
+            ),
+            (
+                &["label", "goal-running", "Prod", "1", "--expect", "none"],
+                "invalid label `Prod`: `P` is not allowed",
+            ),
+            (
+                &["label", "goal-running", "prod", "7", "--expect", "none"],
+                "has no version 7",
+            ),
+            (
+                &["label", "goal-running", "prod", "1", "--expect", "one"],
+                "--expect one: expected the version number",
+            ),
+            (
+                &["label", "goal-running", "latest", "1", "--expect", "1"],
+                "label `latest` follows pushes",
+            ),
+            (
+                &["diff", "goal-running", "1", "staging"],
+                "has no label `staging`",
+            ),
+            (&["diff", "goal-running", "0", "1"], "invalid version `0`"),
+            (
+                &["rollback", "goal-running", "production"],
+                "no previous version",
+            ),
+            (
+                &["log", "goal-running", "--name", "web-agent"],
+                "has no pack `web-agent`; it has `goal-agent`",
+            ),
+            (&["push", "nowhere"], "cannot read nowhere/promptreg.toml"),
+        ] {
+            let err = sb.fails(args);
+            assert!(
+                err.starts_with("error: ") && err.contains(expected),
+                "{}: {args:?}: {err}",
+                sb.name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_named() {
+    let sb = sandbox("sqlite", None);
+    fs::write(
+        sb.path("promptreg.db"),
+        "not a database, just some text that is long enough\n".repeat(100),
+    )
+    .unwrap();
+    let err = sb.fails(&["log", "goal-running"]);
+    assert!(
+        err.contains("promptreg.db is not a promptreg store"),
+        "{err}"
+    );
+}
+
+/// `kill -9` of a push at many points: afterwards the store opens, holds
+/// whole versions only, and the push can be repeated.
+#[test]
+fn a_push_killed_midway_leaves_whole_versions_and_can_be_repeated() {
+    for sb in sandboxes("killed_push") {
+        write_big_pack(&sb.path("big"), 1500);
+        let mut killed_midway = 0;
+        for delay_ms in [5, 20, 40, 80, 120, 160, 240, 320] {
+            let mut cmd = sb.cmd();
+            cmd.args(["store", "push", "big"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            if let Some(url) = &sb.database {
+                cmd.args(["--database", url]);
+            }
+            let mut child = cmd.spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            if child.try_wait().unwrap().is_none() {
+                killed_midway += 1;
+            }
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            // The store opens and every version is whole.
+            let log = sb.store(&["log", "p0000"]);
+            let text = String::from_utf8_lossy(&log.stderr);
+            assert!(
+                log.status.success() || text.contains("is empty"),
+                "{}: after {delay_ms} ms: {text}",
+                sb.name
+            );
+            verify(&sb);
+            // Change one prompt for the next round, so pushes keep writing.
+            fs::write(
+                sb.path("big/defaults/p0000.md"),
+                format!("Round {delay_ms}.\n"),
+            )
+            .unwrap();
+        }
+        assert!(
+            killed_midway > 0,
+            "{}: no push was still running when killed",
+            sb.name
+        );
+        let out = sb.ok(&["push", "big"]);
+        assert!(out.starts_with("pushed big"), "{out}");
+        sb.ok(&["pull", "copy"]);
+        assert_eq!(tree(&sb.path("copy")), tree(&sb.path("big")), "{}", sb.name);
+        verify(&sb);
+    }
+}
+
+/// Every version's files match its content address.
+fn verify(sb: &Sandbox) {
+    let url = sb
+        .database
+        .clone()
+        .unwrap_or_else(|| sb.path("promptreg.db").to_str().unwrap().to_owned());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let store = promptreg_store::Store::open(&url).await.unwrap();
+            if store.packs().await.unwrap().contains(&"big".to_owned()) {
+                store.verify("big").await.unwrap();
+            }
+        });
+}
+
+fn write_big_pack(dir: &Path, n: usize) {
+    fs::create_dir_all(dir.join("defaults")).unwrap();
+    let keys: Vec<String> = (0..n).map(|i| format!("\"p{i:04}\"")).collect();
+    fs::write(
+        dir.join("promptreg.toml"),
+        format!(
+            "name = \"big\"\nkeys = [{}]\n[user]\nprompts_dir = \".big/prompts\"\n",
+            keys.join(", ")
+        ),
+    )
+    .unwrap();
+    for i in 0..n {
+        fs::write(
+            dir.join(format!("defaults/p{i:04}.md")),
+            format!("You are assistant {i}.\n"),
+        )
+        .unwrap();
+        fs::write(
+            dir.join(format!("defaults/p{i:04}.ja.md")),
+            format!("あなたはアシスタント{i}です。\n"),
+        )
+        .unwrap();
+    }
+}

@@ -1,0 +1,251 @@
+//! The store, each beside a baseline measured in the same run:
+//!
+//! 1. `load_label/*`: installing the `latest` label of a 1,000-prompt pack
+//!    (two files each) into a registry from SQLite and PostgreSQL, against
+//!    `Pack::load` + `install` of the same pack folder;
+//! 2. `push_ten_changed/*`: pushing that pack with 10 prompts changed
+//!    (read, check, compare, write 10 versions and move `latest`), against
+//!    reading and checking the pack alone;
+//! 3. `label_moves/*`: 10,000 label moves, each its own transaction with
+//!    its history row (throughput per backend).
+//!
+//! PostgreSQL runs when `PROMPTREG_TEST_DATABASE_URL` is set (see
+//! `scripts/postgres-for-tests.sh`). Run with
+//! `cargo bench -p promptreg-store --bench store`; BENCHMARKS.md has the
+//! figures.
+
+use std::path::Path;
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use divan::{Bencher, black_box};
+use promptreg::PromptRegistry;
+use promptreg::pack::Pack;
+use promptreg_store::{Actor, Label, PackFiles, Permission, Store};
+use tempfile::TempDir;
+
+const PROMPTS: usize = 1000;
+const MOVES: u64 = 10_000;
+
+fn main() {
+    divan::main();
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn writer() -> Actor {
+    Actor::new("bench", [Permission::Write])
+}
+
+/// The 1,000-prompt pack folder, written once.
+static PACK: LazyLock<TempDir> = LazyLock::new(|| {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(dir.path());
+    dir
+});
+
+fn write_pack(dir: &Path) {
+    std::fs::create_dir_all(dir.join("defaults")).unwrap();
+    let keys: Vec<String> = (0..PROMPTS).map(|i| format!("\"p{i:04}\"")).collect();
+    let manifest = format!(
+        "name = \"big\"\nkeys = [{}]\n[user]\nprompts_dir = \".big/prompts\"\n",
+        keys.join(", ")
+    );
+    std::fs::write(dir.join("promptreg.toml"), manifest).unwrap();
+    for i in 0..PROMPTS {
+        let en = format!(
+            "---\ndescription: prompt {i}\ntemplate: true\nvariables:\n  user:\n---\nYou are assistant {i} for {{{{ user }}}}. Answer in one paragraph and cite your sources.\n"
+        );
+        let ja = format!(
+            "---\ntemplate: true\n---\nあなたは{{{{ user }}}}さんのアシスタント{i}です。\n"
+        );
+        std::fs::write(dir.join(format!("defaults/p{i:04}.md")), en).unwrap();
+        std::fs::write(dir.join(format!("defaults/p{i:04}.ja.md")), ja).unwrap();
+    }
+}
+
+/// A store on each backend with the pack pushed; the SQLite one keeps its
+/// folder alive.
+struct Backend {
+    store: Store,
+    _dir: Option<TempDir>,
+}
+
+fn sqlite(rt: &tokio::runtime::Runtime) -> Backend {
+    let dir = tempfile::tempdir().unwrap();
+    let url = dir.path().join("promptreg.db");
+    let store = rt.block_on(Store::open(url.to_str().unwrap())).unwrap();
+    seed(rt, &store);
+    Backend {
+        store,
+        _dir: Some(dir),
+    }
+}
+
+fn postgres(rt: &tokio::runtime::Runtime, name: &str) -> Option<Backend> {
+    let Ok(base) = std::env::var("PROMPTREG_TEST_DATABASE_URL") else {
+        eprintln!("{name}: PostgreSQL skipped (PROMPTREG_TEST_DATABASE_URL is not set)");
+        return None;
+    };
+    let schema = format!("bench_{name}_{}", std::process::id());
+    rt.block_on(async {
+        let pool = sqlx::PgPool::connect(&base).await.unwrap();
+        let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}");
+        sqlx::raw_sql(&sql).execute(&pool).await.unwrap();
+        pool.close().await;
+    });
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options[search_path]={schema}");
+    let store = rt.block_on(Store::open(&url)).unwrap();
+    seed(rt, &store);
+    Some(Backend { store, _dir: None })
+}
+
+fn seed(rt: &tokio::runtime::Runtime, store: &Store) {
+    let files = PackFiles::read(PACK.path()).unwrap();
+    rt.block_on(store.push(&files, &writer(), "seed")).unwrap();
+}
+
+mod load_label {
+    use super::*;
+
+    #[divan::bench]
+    fn from_files(bencher: Bencher) {
+        bencher.bench(|| {
+            let registry = PromptRegistry::new();
+            Pack::load(PACK.path()).unwrap().install(&registry).unwrap();
+            black_box(registry)
+        });
+    }
+
+    fn from_store(bencher: Bencher, backend: &Backend, rt: &tokio::runtime::Runtime) {
+        bencher.bench(|| {
+            let registry = PromptRegistry::new();
+            rt.block_on(backend.store.install("big", &Label::latest(), &registry))
+                .unwrap();
+            black_box(registry)
+        });
+    }
+
+    #[divan::bench]
+    fn sqlite(bencher: Bencher) {
+        let rt = runtime();
+        let backend = super::sqlite(&rt);
+        from_store(bencher, &backend, &rt);
+    }
+
+    #[divan::bench]
+    fn postgres(bencher: Bencher) {
+        let rt = runtime();
+        if let Some(backend) = super::postgres(&rt, "load") {
+            from_store(bencher, &backend, &rt);
+        }
+    }
+}
+
+mod push_ten_changed {
+    use super::*;
+
+    /// The baseline: read the folder and check the pack.
+    #[divan::bench]
+    fn read_pack(bencher: Bencher) {
+        bencher.bench(|| {
+            let files = PackFiles::read(PACK.path()).unwrap();
+            black_box(files.to_pack(PACK.path()).unwrap())
+        });
+    }
+
+    /// Read, check, compare and write: 10 prompts differ from `latest` at
+    /// every push (a new text each time), the 990 others do not.
+    fn push(bencher: Bencher, backend: &Backend, rt: &tokio::runtime::Runtime) {
+        static ROUND: AtomicU64 = AtomicU64::new(0);
+        bencher
+            .with_inputs(|| ROUND.fetch_add(1, Ordering::Relaxed))
+            .bench_local_values(|round| {
+                let mut files = PackFiles::read(PACK.path()).unwrap();
+                for i in 0..10 {
+                    files.insert(format!("defaults/p{i:04}.md"), format!("Round {round}.\n"));
+                }
+                let report = rt
+                    .block_on(backend.store.push(&files, &writer(), "bench"))
+                    .unwrap();
+                assert_eq!(report.versions_written(), 10);
+                report
+            });
+    }
+
+    #[divan::bench]
+    fn sqlite(bencher: Bencher) {
+        let rt = runtime();
+        let backend = super::sqlite(&rt);
+        push(bencher, &backend, &rt);
+    }
+
+    #[divan::bench]
+    fn postgres(bencher: Bencher) {
+        let rt = runtime();
+        if let Some(backend) = super::postgres(&rt, "push") {
+            push(bencher, &backend, &rt);
+        }
+    }
+}
+
+mod label_moves {
+    use super::*;
+
+    /// 10,000 moves of `production` on one prompt between versions 1 and 2,
+    /// each naming the version it expects.
+    fn moves(bencher: Bencher, backend: &Backend, rt: &tokio::runtime::Runtime) {
+        let mut files = PackFiles::read(PACK.path()).unwrap();
+        files.insert("defaults/p0000.md", "Second version.\n");
+        rt.block_on(backend.store.push(&files, &writer(), "v2"))
+            .unwrap();
+        let production = Label::new("production").unwrap();
+        let store = &backend.store;
+        rt.block_on(store.move_label("big", "p0000", &production, 1, None, &writer(), ""))
+            .unwrap();
+        let mut at = 1;
+        bencher
+            .counter(divan::counter::ItemsCount::new(MOVES))
+            .bench_local(|| {
+                rt.block_on(async {
+                    for _ in 0..MOVES {
+                        let to = 3 - at;
+                        store
+                            .move_label(
+                                "big",
+                                "p0000",
+                                &production,
+                                to,
+                                Some(at),
+                                &writer(),
+                                "bench",
+                            )
+                            .await
+                            .unwrap();
+                        at = to;
+                    }
+                })
+            });
+    }
+
+    #[divan::bench(sample_count = 3, sample_size = 1)]
+    fn sqlite(bencher: Bencher) {
+        let rt = runtime();
+        let backend = super::sqlite(&rt);
+        moves(bencher, &backend, &rt);
+    }
+
+    #[divan::bench(sample_count = 3, sample_size = 1)]
+    fn postgres(bencher: Bencher) {
+        let rt = runtime();
+        if let Some(backend) = super::postgres(&rt, "moves") {
+            moves(bencher, &backend, &rt);
+        }
+    }
+}

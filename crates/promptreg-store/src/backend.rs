@@ -1,0 +1,15 @@
+//! The two backends: the operations of `ops.rs`, compiled for each.
+
+/// SQLite: one file, WAL mode.
+pub(crate) mod sqlite {
+    type Db = sqlx::Sqlite;
+    const DIALECT: crate::schema::Dialect = crate::schema::SQLITE;
+    include!("ops.rs");
+}
+
+/// PostgreSQL: a server shared by several processes.
+pub(crate) mod postgres {
+    type Db = sqlx::Postgres;
+    const DIALECT: crate::schema::Dialect = crate::schema::POSTGRES;
+    include!("ops.rs");
+}

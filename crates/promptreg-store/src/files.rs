@@ -1,0 +1,247 @@
+//! A pack as files: what a version holds, byte for byte, and how the
+//! files of a pack folder split into the store's entries.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use promptreg::pack::{DEFAULTS_DIR, MANIFEST, Pack};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, ErrorKind};
+
+/// The entry that versions the pack-level files (the manifest), beside
+/// one entry per prompt id. An id cannot start with `@`.
+pub const PACK_ENTRY: &str = "@pack";
+
+/// The files of a pack, by path relative to its folder (`promptreg.toml`,
+/// `defaults/greeting.ja.md`), each exactly as written. Two `PackFiles`
+/// are equal when their files are, wherever they were read.
+#[derive(Debug, Clone, Default)]
+pub struct PackFiles {
+    files: BTreeMap<String, Vec<u8>>,
+    /// The folder read, to name files in diagnostics.
+    root: Option<PathBuf>,
+}
+
+impl PartialEq for PackFiles {
+    fn eq(&self, other: &Self) -> bool {
+        self.files == other.files
+    }
+}
+
+impl Eq for PackFiles {}
+
+impl PackFiles {
+    /// The files a pack folder consists of: its manifest and the `.md`
+    /// files of its `defaults/` folder (what `Pack::load` reads).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] naming the file or folder that cannot be read.
+    pub fn read(dir: impl AsRef<Path>) -> Result<PackFiles, Error> {
+        let dir = dir.as_ref();
+        let mut files = PackFiles {
+            root: Some(dir.to_path_buf()),
+            ..PackFiles::default()
+        };
+        files.insert(MANIFEST, read_file(&dir.join(MANIFEST))?);
+        let defaults = dir.join(DEFAULTS_DIR);
+        let entries = match fs::read_dir(&defaults) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(files),
+            Err(e) => return Err(io_error("cannot read folder", &defaults, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| io_error("cannot read folder", &defaults, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str().filter(|n| n.ends_with(".md")) else {
+                continue;
+            };
+            let bytes = read_file(&entry.path())?;
+            files.insert(format!("{DEFAULTS_DIR}/{name}"), bytes);
+        }
+        Ok(files)
+    }
+
+    /// Writes every file under `dir`, which must not exist or be empty, so
+    /// that the folder holds exactly these files.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when `dir` holds anything or a write fails.
+    pub fn write(&self, dir: impl AsRef<Path>) -> Result<(), Error> {
+        let dir = dir.as_ref();
+        if fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "{} is not empty: pull writes a whole pack into a new or empty folder",
+                    dir.display()
+                ),
+            ));
+        }
+        for (path, bytes) in &self.files {
+            let target = dir.join(path);
+            if let Some(parent) = target.parent() {
+                fs::create_dir_all(parent)
+                    .map_err(|e| io_error("cannot create folder", parent, e))?;
+            }
+            fs::write(&target, bytes).map_err(|e| io_error("cannot write", &target, e))?;
+        }
+        Ok(())
+    }
+
+    /// Adds or replaces a file.
+    pub fn insert(&mut self, path: impl Into<String>, bytes: impl Into<Vec<u8>>) {
+        self.files.insert(path.into(), bytes.into());
+    }
+
+    /// The files, sorted by path.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.files.iter().map(|(p, b)| (p.as_str(), b.as_slice()))
+    }
+
+    /// One file.
+    pub fn get(&self, path: &str) -> Option<&[u8]> {
+        self.files.get(path).map(Vec::as_slice)
+    }
+
+    /// The folder the files were read from, if they were.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// The number of files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether there are no files.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Builds the pack these files declare, exactly as `Pack::load` would
+    /// from a folder holding them; `root` names it in messages.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidPack`] with every diagnostic, as `check` reports
+    /// them (a file that is not UTF-8 included).
+    pub fn to_pack(&self, root: impl Into<PathBuf>) -> Result<Pack, Error> {
+        let root = root.into();
+        let mut texts = Vec::with_capacity(self.files.len());
+        for (path, bytes) in &self.files {
+            let text = std::str::from_utf8(bytes).map_err(|e| {
+                let file = root.join(path);
+                Error::invalid_pack(promptreg::Error::from_diagnostics(vec![
+                    promptreg::Diagnostic::error(
+                        promptreg::DiagnosticCode::Io,
+                        format!("{} is not UTF-8 text: {e}", file.display()),
+                    )
+                    .in_file(&file),
+                ]))
+            })?;
+            texts.push((path.as_str(), text));
+        }
+        Pack::from_files(root, texts).map_err(Error::invalid_pack)
+    }
+
+    /// Splits the files into the store's entries: [`PACK_ENTRY`] (the
+    /// manifest) and one per prompt of `pack` (its default and variants).
+    pub(crate) fn entries(&self, pack: &Pack) -> Vec<Entry> {
+        let mut entries = vec![self.entry(PACK_ENTRY, [MANIFEST.to_owned()])];
+        for prompt in pack.prompts() {
+            let paths = prompt
+                .default_file()
+                .into_iter()
+                .chain(prompt.variants().map(|(_, file)| file))
+                .filter_map(|file| relative(pack.root(), file));
+            entries.push(self.entry(prompt.id().as_str(), paths));
+        }
+        entries
+    }
+
+    fn entry(&self, name: &str, paths: impl IntoIterator<Item = String>) -> Entry {
+        let files: BTreeMap<String, Vec<u8>> = paths
+            .into_iter()
+            .filter_map(|p| self.files.get(&p).map(|b| (p, b.clone())))
+            .collect();
+        Entry {
+            name: name.to_owned(),
+            digest: digest(&files),
+            files,
+        }
+    }
+}
+
+impl FromIterator<(String, Vec<u8>)> for PackFiles {
+    fn from_iter<I: IntoIterator<Item = (String, Vec<u8>)>>(iter: I) -> Self {
+        PackFiles {
+            files: iter.into_iter().collect(),
+            root: None,
+        }
+    }
+}
+
+/// One entry's files and their content address.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub(crate) name: String,
+    pub(crate) digest: String,
+    pub(crate) files: BTreeMap<String, Vec<u8>>,
+}
+
+/// The SHA-256 of the files' canonical form, in hex: for each file in path
+/// order, the path's length and bytes, then the content's length and bytes
+/// (lengths as 8-byte big-endian), so no two sets of files share a form.
+pub(crate) fn digest(files: &BTreeMap<String, Vec<u8>>) -> String {
+    let mut hasher = Sha256::new();
+    for (path, bytes) in files {
+        hasher.update((path.len() as u64).to_be_bytes());
+        hasher.update(path.as_bytes());
+        hasher.update((bytes.len() as u64).to_be_bytes());
+        hasher.update(bytes);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `file` relative to `root`, with `/` separators.
+fn relative(root: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(root).ok()?;
+    let parts: Vec<&str> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(part) => part.to_str(),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    Some(parts.join("/"))
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    fs::read(path).map_err(|e| io_error("cannot read", path, e))
+}
+
+fn io_error(what: &str, path: &Path, e: io::Error) -> Error {
+    Error::new(ErrorKind::Io, format!("{what} {}: {e}", path.display())).with_source(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_canonical_form_separates_paths_from_contents() {
+        let a: BTreeMap<String, Vec<u8>> = [("ab".to_owned(), b"c".to_vec())].into();
+        let b: BTreeMap<String, Vec<u8>> = [("a".to_owned(), b"bc".to_vec())].into();
+        assert_ne!(digest(&a), digest(&b));
+        assert_eq!(digest(&a).len(), 64);
+    }
+}

@@ -1,0 +1,69 @@
+//! Versions and labels for promptreg packs, in an embedded SQLite file or
+//! a PostgreSQL server.
+//!
+//! A pack pushed to a [`Store`] becomes one immutable, numbered version per
+//! prompt: the prompt's files exactly as written (its default, every
+//! locale variant, the pins, the template flag, the variables and whatever
+//! else its front matter declares), so a rollback restores every language
+//! at once. A version is content-addressed (SHA-256 of its files), so
+//! pushing the same content again writes nothing. The pack-level files
+//! (the manifest) are versioned the same way, under [`PACK_ENTRY`].
+//!
+//! Labels (`production`, `staging`) point at versions; `latest` follows
+//! pushes. A move names the version it expects the label to point at now,
+//! and fails with [`ErrorKind::Conflict`] otherwise; every move is appended
+//! to a history in the same transaction. Protected labels need
+//! [`Permission::Admin`].
+//!
+//! ```
+//! use promptreg::PromptRegistry;
+//! use promptreg_store::{Actor, Label, PackFiles, Permission, Store};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let database = dir.path().join("promptreg.db");
+//! let store = Store::open(database.to_str().unwrap()).await?;
+//! let me = Actor::new("ada", [Permission::Write]);
+//!
+//! let mut files = PackFiles::default();
+//! files.insert("promptreg.toml", "name = \"demo\"\nkeys = [\"greeting\"]\n[user]\nprompts_dir = \".demo/prompts\"\n");
+//! files.insert("defaults/greeting.md", "Hello!\n");
+//! files.insert("defaults/greeting.fr.md", "Bonjour !");
+//! let pushed = store.push(&files, &me, "first version").await?;
+//! assert_eq!(pushed.versions_written(), 2); // the manifest and `greeting`
+//!
+//! // Publish version 1 as `production`, then serve it.
+//! store.move_label("demo", "greeting", &Label::new("production")?, 1, None, &me, "ship").await?;
+//! store.move_label("demo", "@pack", &Label::new("production")?, 1, None, &me, "ship").await?;
+//! let registry = PromptRegistry::new();
+//! store.install("demo", &Label::new("production")?, &registry).await?;
+//! assert_eq!(registry.render_in("greeting", &(), "fr-CA")?, "Bonjour !");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! Open a store with [`Store::open`]: a path (the default is
+//! [`DEFAULT_DATABASE`], `promptreg.db`), `sqlite:PATH`, or
+//! `postgres://user:password@host/database`. Both backends run the same
+//! SQL and the same migrations, applied on open; a database made by a newer
+//! promptreg is refused with [`ErrorKind::NewerSchema`]. A database URL
+//! appears in messages with its password replaced by `***`.
+
+#![deny(missing_docs)]
+
+mod backend;
+mod error;
+mod files;
+mod location;
+mod model;
+mod schema;
+mod store;
+
+pub use error::{Error, ErrorKind};
+pub use files::{PACK_ENTRY, PackFiles};
+pub use location::DEFAULT_DATABASE;
+pub use model::{
+    Actor, Change, LATEST, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
+    VersionRef,
+};
+pub use store::Store;

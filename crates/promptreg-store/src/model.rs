@@ -1,0 +1,351 @@
+//! What the store records: labels, versions, label moves, actors.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, ErrorKind};
+
+/// The label every push moves to the version it pushed.
+pub const LATEST: &str = "latest";
+
+/// A label: a named pointer from a prompt to one of its versions
+/// (`production`, `staging`), matching `[a-z0-9][a-z0-9-]*`, at most 64
+/// characters.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label(String);
+
+impl Label {
+    /// Validates `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidLabel`] saying which character breaks the rule.
+    pub fn new(name: &str) -> Result<Label, Error> {
+        let invalid = |why: String| {
+            Error::new(
+                ErrorKind::InvalidLabel,
+                format!(
+                    "invalid label `{name}`: {why}; a label is lowercase letters, digits and `-`, starting with a letter or digit (like `production`)"
+                ),
+            )
+        };
+        let first = name
+            .chars()
+            .next()
+            .ok_or_else(|| invalid("it is empty".into()))?;
+        if name.len() > 64 {
+            return Err(invalid("it is longer than 64 characters".into()));
+        }
+        if first == '-' {
+            return Err(invalid("it starts with `-`".into()));
+        }
+        if let Some(c) = name
+            .chars()
+            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+        {
+            return Err(invalid(format!("`{c}` is not allowed")));
+        }
+        Ok(Label(name.to_owned()))
+    }
+
+    /// The automatic label `latest`.
+    pub fn latest() -> Label {
+        Label(LATEST.to_owned())
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether this is `latest`, which only pushes move.
+    pub fn is_latest(&self) -> bool {
+        self.0 == LATEST
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for Label {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Label::new(s)
+    }
+}
+
+/// A version named by number (`3`) or by label (`production`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VersionRef {
+    /// A version number, from 1.
+    Number(u64),
+    /// The version a label points at.
+    Label(Label),
+}
+
+impl FromStr for VersionRef {
+    type Err = Error;
+    /// A number from 1, or a label.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            return match s.parse::<u64>() {
+                Ok(n) if n >= 1 && n <= i64::MAX as u64 => Ok(VersionRef::Number(n)),
+                _ => Err(Error::new(
+                    ErrorKind::InvalidVersion,
+                    format!("invalid version `{s}`: versions are numbered from 1"),
+                )),
+            };
+        }
+        Label::new(s).map(VersionRef::Label)
+    }
+}
+
+impl fmt::Display for VersionRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VersionRef::Number(n) => write!(f, "{n}"),
+            VersionRef::Label(l) => write!(f, "{l}"),
+        }
+    }
+}
+
+/// What an actor may do besides reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Permission {
+    /// Push versions, move unprotected labels.
+    Write,
+    /// Move protected labels and mark labels protected.
+    Admin,
+}
+
+/// Who makes a change: the name recorded in the history, and what they
+/// may do. The store checks the permissions; whoever builds the actor (the
+/// CLI for the local user, a server for an API key) vouches for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// Recorded as the author of versions and the mover of labels.
+    pub name: String,
+    /// What the actor may do.
+    pub permissions: Vec<Permission>,
+}
+
+impl Actor {
+    /// An actor with `permissions`.
+    pub fn new(name: impl Into<String>, permissions: impl IntoIterator<Item = Permission>) -> Self {
+        Actor {
+            name: name.into(),
+            permissions: permissions.into_iter().collect(),
+        }
+    }
+
+    /// Whether the actor has `permission` (admins may also write).
+    pub fn may(&self, permission: Permission) -> bool {
+        self.permissions.contains(&permission)
+            || (permission == Permission::Write && self.permissions.contains(&Permission::Admin))
+    }
+
+    pub(crate) fn require(&self, permission: Permission, what: &str) -> Result<(), Error> {
+        if self.may(permission) {
+            return Ok(());
+        }
+        let needed = match permission {
+            Permission::Write => "write",
+            Permission::Admin => "admin",
+        };
+        Err(Error::new(
+            ErrorKind::Forbidden,
+            format!(
+                "{} may not {what}: it needs the {needed} permission",
+                self.name
+            ),
+        ))
+    }
+}
+
+/// A time, in milliseconds since the Unix epoch (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    pub(crate) fn now() -> Timestamp {
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Timestamp(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
+/// RFC 3339 in UTC, to the second: `2026-11-30T13:05:50Z`.
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0.div_euclid(1000);
+        let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        let (y, m, d) = civil_from_days(days);
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+            rem / 3600,
+            rem / 60 % 60,
+            rem % 60
+        )
+    }
+}
+
+/// Howard Hinnant's `civil_from_days`: the proleptic Gregorian date of a
+/// day count from 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// One immutable version of a prompt (or of the pack-level entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionInfo {
+    /// The prompt id, or [`PACK_ENTRY`](crate::PACK_ENTRY).
+    pub prompt: String,
+    /// Numbered per prompt from 1.
+    pub number: u64,
+    /// The SHA-256 of its files' canonical form, in hex.
+    pub digest: String,
+    /// Who pushed it.
+    pub author: String,
+    /// Why.
+    pub message: String,
+    /// When.
+    pub created_at: Timestamp,
+    /// The labels pointing at it now, sorted.
+    pub labels: Vec<String>,
+}
+
+/// One row of the append-only label history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelMove {
+    /// The prompt id, or [`PACK_ENTRY`](crate::PACK_ENTRY).
+    pub prompt: String,
+    /// The label moved.
+    pub label: String,
+    /// Where it pointed before (`None`: it did not exist).
+    pub from: Option<u64>,
+    /// Where it points now (`None`: it was removed, when a push no longer
+    /// has the prompt).
+    pub to: Option<u64>,
+    /// Who moved it.
+    pub actor: String,
+    /// When.
+    pub at: Timestamp,
+    /// Why: `push`, `rollback`, `release staging`, or the caller's words.
+    pub reason: String,
+}
+
+/// What a push did to one prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// A new prompt: version 1.
+    Added,
+    /// New content: a new version.
+    Changed,
+    /// The content of an earlier version again: `latest` moves back to it,
+    /// no version is written.
+    Restored,
+    /// The same content as `latest`: nothing written.
+    Unchanged,
+    /// The pack no longer has the prompt: `latest` is removed from it (its
+    /// versions and other labels stay).
+    Removed,
+}
+
+impl Change {
+    /// `added`, `changed`, `restored`, `unchanged`, `removed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Changed => "changed",
+            Change::Restored => "restored",
+            Change::Unchanged => "unchanged",
+            Change::Removed => "removed",
+        }
+    }
+}
+
+/// The outcome of a push, per prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushReport {
+    /// The pack's name.
+    pub pack: String,
+    /// Every prompt of the pack and every prompt removed, sorted; the
+    /// version is the one `latest` points at now (`None` when removed).
+    pub prompts: Vec<(String, Change, Option<u64>)>,
+}
+
+impl PushReport {
+    /// How many versions the push wrote.
+    pub fn versions_written(&self) -> usize {
+        self.prompts
+            .iter()
+            .filter(|(_, c, _)| matches!(c, Change::Added | Change::Changed))
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_follow_the_rule() {
+        assert!(Label::new("production").is_ok());
+        assert!(Label::new("v2-beta").is_ok());
+        for bad in ["", "-x", "Prod", "a_b", "a b", "é", &"x".repeat(65)] {
+            assert_eq!(
+                Label::new(bad).unwrap_err().kind(),
+                ErrorKind::InvalidLabel,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn versions_are_numbers_or_labels() {
+        assert_eq!("3".parse::<VersionRef>().unwrap(), VersionRef::Number(3));
+        assert!(matches!(
+            "staging".parse::<VersionRef>().unwrap(),
+            VersionRef::Label(_)
+        ));
+        assert_eq!(
+            "0".parse::<VersionRef>().unwrap_err().kind(),
+            ErrorKind::InvalidVersion
+        );
+        assert_eq!(
+            "99999999999999999999"
+                .parse::<VersionRef>()
+                .unwrap_err()
+                .kind(),
+            ErrorKind::InvalidVersion
+        );
+    }
+
+    #[test]
+    fn timestamps_print_as_rfc3339() {
+        assert_eq!(Timestamp(0).to_string(), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            Timestamp(1_796_043_950_000).to_string(),
+            "2026-11-30T13:05:50Z"
+        );
+        assert_eq!(
+            Timestamp(951_782_400_000).to_string(),
+            "2000-02-29T00:00:00Z"
+        );
+    }
+}

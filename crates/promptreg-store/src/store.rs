@@ -1,0 +1,618 @@
+//! [`Store`]: the one interface to versions and labels, whichever
+//! database holds them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use promptreg::PromptRegistry;
+use promptreg::pack::Pack;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+use crate::backend::{postgres, sqlite};
+use crate::error::{Error, ErrorKind};
+use crate::files::{self, PACK_ENTRY, PackFiles};
+use crate::location::Location;
+use crate::model::{Actor, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef};
+
+/// How long an operation waits for SQLite's write lock.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// How long an operation waits for a connection to PostgreSQL (sqlx retries
+/// in the meantime), before reporting the server unreachable.
+const CONNECT_WAIT: Duration = Duration::from_secs(5);
+
+/// A store of pack versions and labels, in SQLite or PostgreSQL.
+///
+/// Cheap to clone (a connection pool); every method is one transaction or
+/// one consistent read, so a crash leaves whole versions only.
+#[derive(Clone)]
+pub struct Store {
+    backend: Backend,
+    location: Location,
+}
+
+#[derive(Clone)]
+enum Backend {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs operation `$op` on the backend's pool, as `backend::sqlite::$op`
+/// or `backend::postgres::$op`.
+macro_rules! raw {
+    ($self:expr, $op:ident ( $($arg:expr),* )) => {
+        match &$self.backend {
+            Backend::Sqlite(pool) => sqlite::$op(pool, $($arg),*).await,
+            Backend::Postgres(pool) => postgres::$op(pool, $($arg),*).await,
+        }
+    };
+}
+
+/// As `raw!`, with database errors in the user's words.
+macro_rules! on_backend {
+    ($self:expr, $op:ident ( $($arg:expr),* )) => {
+        raw!($self, $op($($arg),*)).map_err(|e| $self.error(e))
+    };
+}
+
+impl Store {
+    /// Opens (creating a SQLite file if needed) the store at `database`:
+    /// `postgres://user:password@host/db`, `sqlite:PATH` (with sqlx's
+    /// options, like `?mode=ro`), or a path to a SQLite file. Applies the
+    /// migrations the database lacks.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotAStore`] for a file that is not a SQLite database,
+    /// [`ErrorKind::NewerSchema`] for a database made by a newer promptreg,
+    /// [`ErrorKind::Unavailable`] when the server cannot be reached.
+    pub async fn open(database: &str) -> Result<Store, Error> {
+        let location = Location::parse(database);
+        let backend = match &location {
+            Location::Sqlite { path, url } => connect_sqlite(path, url.as_deref()),
+            Location::Postgres(url) => connect_postgres(url),
+        };
+        let store = match backend {
+            Ok(backend) => Store { backend, location },
+            Err(e) => return Err(OpError::Db(e)).map_err(|e| fail(&location, e)),
+        };
+        on_backend!(store, migrate())?;
+        Ok(store)
+    }
+
+    /// Where the store is, for messages: the file, or the URL with its
+    /// password hidden.
+    pub fn location(&self) -> String {
+        self.location.to_string()
+    }
+
+    /// Checks `files` as `promptreg check` would and, if the pack passes,
+    /// records a new version of every prompt (and of the pack-level
+    /// entry) whose content is new, moving `latest` to it; all in one
+    /// transaction. Pushing the same files again writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidPack`] with the check's diagnostics (nothing is
+    /// written), [`ErrorKind::Forbidden`] without the write permission.
+    pub async fn push(
+        &self,
+        files: &PackFiles,
+        actor: &Actor,
+        message: &str,
+    ) -> Result<PushReport, Error> {
+        actor.require(Permission::Write, "push")?;
+        let root = files
+            .root()
+            .map_or_else(|| PathBuf::from("pack"), Into::into);
+        let pack = files.to_pack(root)?;
+        let entries = files.entries(&pack);
+        on_backend!(self, push(pack.name(), &entries, actor, message))
+    }
+
+    /// The names of the packs in the store, sorted.
+    pub async fn packs(&self) -> Result<Vec<String>, Error> {
+        on_backend!(self, pack_names())
+    }
+
+    /// The pack named `name`, or the only one when `name` is `None`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownPack`] naming the packs there are.
+    pub async fn pack(&self, name: Option<&str>) -> Result<String, Error> {
+        let names = self.packs().await?;
+        let location = &self.location;
+        let listed = quoted(&names);
+        match name {
+            Some(name) if names.iter().any(|n| n == name) => Ok(name.to_owned()),
+            _ if names.is_empty() => Err(Error::new(
+                ErrorKind::UnknownPack,
+                format!("the store {location} is empty: run `promptreg store push DIR` first"),
+            )),
+            Some(name) => Err(Error::new(
+                ErrorKind::UnknownPack,
+                format!("the store {location} has no pack `{name}`; it has {listed}"),
+            )),
+            None if names.len() == 1 => Ok(names[0].clone()),
+            None => Err(Error::new(
+                ErrorKind::UnknownPack,
+                format!(
+                    "the store {location} holds several packs ({listed}): name one with --name"
+                ),
+            )),
+        }
+    }
+
+    /// Every prompt of `pack` (and [`PACK_ENTRY`]) with its labels.
+    pub async fn prompts(
+        &self,
+        pack: &str,
+    ) -> Result<BTreeMap<String, BTreeMap<String, u64>>, Error> {
+        let id = self.pack_id(pack).await?;
+        on_backend!(self, entries(id))
+    }
+
+    /// The versions of `prompt`, newest first, with the labels on each.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownPrompt`] when the pack never had `prompt`.
+    pub async fn log(&self, pack: &str, prompt: &str) -> Result<Vec<VersionInfo>, Error> {
+        let id = self.prompt_of(pack, prompt).await?;
+        on_backend!(self, versions(id, prompt))
+    }
+
+    /// The version number `version` names for `prompt`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownVersion`] when there is no such version, or the
+    /// label does not point at one.
+    pub async fn resolve(
+        &self,
+        pack: &str,
+        prompt: &str,
+        version: &VersionRef,
+    ) -> Result<u64, Error> {
+        let id = self.prompt_of(pack, prompt).await?;
+        let found = on_backend!(self, resolve(id, prompt, version))?;
+        found.ok_or_else(|| self.unknown_version(pack, prompt, version))
+    }
+
+    /// The files of one version of `prompt`, by path, exactly as pushed.
+    pub async fn files(
+        &self,
+        pack: &str,
+        prompt: &str,
+        version: &VersionRef,
+    ) -> Result<(u64, PackFiles), Error> {
+        let number = self.resolve(pack, prompt, version).await?;
+        let id = self.pack_id(pack).await?;
+        let files = on_backend!(self, files(id, prompt, number))?;
+        let files = files.ok_or_else(|| self.unknown_version(pack, prompt, version))?;
+        Ok((number, files.into_iter().collect()))
+    }
+
+    /// Moves `label` of `prompt` to version `to`, if it points at `expect`
+    /// now (`None`: the label does not exist yet), and records the move.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Conflict`] naming the version the label points at
+    /// (see [`Error::current_version`]); [`ErrorKind::Forbidden`] for a
+    /// protected label without [`Permission::Admin`];
+    /// [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn move_label(
+        &self,
+        pack: &str,
+        prompt: &str,
+        label: &Label,
+        to: u64,
+        expect: Option<u64>,
+        actor: &Actor,
+        reason: &str,
+    ) -> Result<LabelMove, Error> {
+        actor.require(Permission::Write, &format!("move label `{label}`"))?;
+        refuse_latest(label)?;
+        let to = self.resolve(pack, prompt, &VersionRef::Number(to)).await?;
+        let id = self.pack_id(pack).await?;
+        let moved = raw!(
+            self,
+            move_label(id, prompt, label, to, expect, actor, reason)
+        );
+        self.explain_conflict(moved, id).await
+    }
+
+    /// Moves `label` of `prompt` back to the version its last move took it
+    /// from (so a second rollback undoes the first).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownVersion`] when the label has no previous version.
+    pub async fn rollback(
+        &self,
+        pack: &str,
+        prompt: &str,
+        label: &Label,
+        actor: &Actor,
+    ) -> Result<LabelMove, Error> {
+        actor.require(Permission::Write, &format!("roll back label `{label}`"))?;
+        refuse_latest(label)?;
+        let id = self.prompt_of(pack, prompt).await?;
+        let moved = raw!(self, rollback(id, prompt, label, actor));
+        self.explain_conflict(moved, id).await
+    }
+
+    /// Points label `to` at the version `from` points at, on every prompt
+    /// of the pack that has `from`, in one transaction: all or none.
+    pub async fn release(
+        &self,
+        pack: &str,
+        from: &Label,
+        to: &Label,
+        actor: &Actor,
+    ) -> Result<Vec<LabelMove>, Error> {
+        actor.require(Permission::Write, &format!("release to `{to}`"))?;
+        refuse_latest(to)?;
+        let id = self.pack_id(pack).await?;
+        let moved = raw!(self, release(id, from, to, actor));
+        self.explain_conflict(moved, id).await
+    }
+
+    /// Marks `label` protected in `pack` (or lifts it): moving a protected
+    /// label needs [`Permission::Admin`]. Needs it too.
+    pub async fn protect(
+        &self,
+        pack: &str,
+        label: &Label,
+        protected: bool,
+        actor: &Actor,
+    ) -> Result<(), Error> {
+        actor.require(
+            Permission::Admin,
+            &format!("change the protection of label `{label}`"),
+        )?;
+        let id = self.pack_id(pack).await?;
+        on_backend!(self, protect(id, label, protected))
+    }
+
+    /// The protected labels of `pack`.
+    pub async fn protected_labels(&self, pack: &str) -> Result<BTreeSet<String>, Error> {
+        let id = self.pack_id(pack).await?;
+        on_backend!(self, protected(id))
+    }
+
+    /// The label history of `pack`, or of one prompt, oldest first.
+    pub async fn history(&self, pack: &str, prompt: Option<&str>) -> Result<Vec<LabelMove>, Error> {
+        let id = match prompt {
+            Some(prompt) => self.prompt_of(pack, prompt).await?,
+            None => self.pack_id(pack).await?,
+        };
+        on_backend!(self, history(id, prompt))
+    }
+
+    /// The pack's files at `label`: every prompt's version there, and the
+    /// pack-level files, byte for byte as pushed.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownVersion`] when the pack-level entry does not
+    /// carry the label (no manifest at that label).
+    pub async fn checkout(&self, pack: &str, label: &Label) -> Result<PackFiles, Error> {
+        let id = self.pack_id(pack).await?;
+        let rows = on_backend!(self, checkout(id, label.as_str()))?;
+        if !rows.iter().any(|(entry, ..)| entry == PACK_ENTRY) {
+            return Err(Error::new(
+                ErrorKind::UnknownVersion,
+                format!(
+                    "pack `{pack}` has no version at label `{label}` (its manifest does not carry it): move the label on `{PACK_ENTRY}`, or release to it"
+                ),
+            ));
+        }
+        Ok(rows
+            .into_iter()
+            .map(|(_, path, bytes)| (path, bytes))
+            .collect())
+    }
+
+    /// Builds the pack at `label`, as `Pack::load` would from a folder
+    /// holding [`checkout`](Self::checkout)'s files.
+    pub async fn load(&self, pack: &str, label: &Label) -> Result<Pack, Error> {
+        let files = self.checkout(pack, label).await?;
+        files.to_pack(PathBuf::from(format!("{}#{pack}@{label}", self.location)))
+    }
+
+    /// Installs the pack at `label` in `registry`, with the same semantics
+    /// as installing a pack from its folder (user configuration loaded on
+    /// top works the same).
+    pub async fn install(
+        &self,
+        pack: &str,
+        label: &Label,
+        registry: &PromptRegistry,
+    ) -> Result<Pack, Error> {
+        let pack = self.load(pack, label).await?;
+        pack.install(registry).map_err(Error::invalid_pack)?;
+        Ok(pack)
+    }
+
+    /// Recomputes every version's content address from its stored files.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Database`] naming the first version whose files do
+    /// not match its address.
+    pub async fn verify(&self, pack: &str) -> Result<usize, Error> {
+        let id = self.pack_id(pack).await?;
+        let versions = on_backend!(self, all_versions(id))?;
+        for (entry, number, digest, files) in &versions {
+            if files.is_empty() || files::digest(files) != *digest {
+                return Err(Error::new(
+                    ErrorKind::Database,
+                    format!(
+                        "version {number} of `{entry}` in pack `{pack}` is damaged: its files do not match its address {digest}"
+                    ),
+                ));
+            }
+        }
+        Ok(versions.len())
+    }
+
+    async fn pack_id(&self, pack: &str) -> Result<i64, Error> {
+        match on_backend!(self, pack_id(pack))? {
+            Some(id) => Ok(id),
+            None => self.pack(Some(pack)).await.map(|_| 0),
+        }
+    }
+
+    /// The pack's id, once `prompt` is known to have versions in it.
+    async fn prompt_of(&self, pack: &str, prompt: &str) -> Result<i64, Error> {
+        let id = self.pack_id(pack).await?;
+        if on_backend!(self, version_count(id, prompt))? > 0 {
+            return Ok(id);
+        }
+        let known = self.prompts(pack).await?;
+        let hint = nearest(prompt, known.keys().map(String::as_str))
+            .map(|k| format!(" (did you mean `{k}`?)"))
+            .unwrap_or_default();
+        Err(Error::new(
+            ErrorKind::UnknownPrompt,
+            format!("pack `{pack}` has no prompt `{prompt}`{hint}"),
+        ))
+    }
+
+    fn unknown_version(&self, pack: &str, prompt: &str, version: &VersionRef) -> Error {
+        let what = match version {
+            VersionRef::Number(n) => format!("no version {n}"),
+            VersionRef::Label(l) => format!("no label `{l}`"),
+        };
+        Error::new(
+            ErrorKind::UnknownVersion,
+            format!(
+                "`{prompt}` in pack `{pack}` has {what}: `promptreg store log {prompt}` lists its versions and labels"
+            ),
+        )
+    }
+
+    /// A conflict as an error naming the version the label points at now,
+    /// read after the failed transaction.
+    async fn explain_conflict<T>(
+        &self,
+        result: Result<T, OpError>,
+        pack_id: i64,
+    ) -> Result<T, Error> {
+        let (prompt, label, expected) = match result {
+            Ok(done) => return Ok(done),
+            Err(OpError::Conflict {
+                prompt,
+                label,
+                expected,
+            }) => (prompt, label, expected),
+            Err(e) => return Err(self.error(e)),
+        };
+        let current = on_backend!(self, label_target(pack_id, &prompt, &label))?;
+        let show = |v: Option<u64>| v.map_or("nothing".to_owned(), |n| format!("version {n}"));
+        let expect = current.map_or("none".to_owned(), |n| n.to_string());
+        Err(Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "label `{label}` of `{prompt}` points at {}, not {} as expected: someone moved it; check `promptreg store history {prompt}` and retry with --expect {expect}",
+                show(current),
+                show(expected.map(|n| n as u64)),
+            ),
+        )
+        .with_current(current))
+    }
+
+    fn error(&self, e: OpError) -> Error {
+        fail(&self.location, e)
+    }
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Store({})", self.location)
+    }
+}
+
+/// An operation's failure: the database's, or the store's own.
+pub(crate) enum OpError {
+    Db(sqlx::Error),
+    Store(Error),
+    /// A label did not point where the move expected.
+    Conflict {
+        prompt: String,
+        label: String,
+        expected: Option<i64>,
+    },
+}
+
+impl From<sqlx::Error> for OpError {
+    fn from(e: sqlx::Error) -> Self {
+        OpError::Db(e)
+    }
+}
+
+impl From<Error> for OpError {
+    fn from(e: Error) -> Self {
+        OpError::Store(e)
+    }
+}
+
+fn fail(location: &Location, e: OpError) -> Error {
+    match e {
+        OpError::Store(e) => e,
+        OpError::Conflict { prompt, label, .. } => Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "label `{label}` of `{prompt}` was moved by someone else: nothing was written; retry"
+            ),
+        ),
+        OpError::Db(e) => database_error(location, e),
+    }
+}
+
+/// A database error in the user's words, naming the store.
+fn database_error(location: &Location, e: sqlx::Error) -> Error {
+    let (kind, detail) = match &e {
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            match (location, code.as_ref()) {
+                // SQLITE_NOTADB
+                (Location::Sqlite { .. }, "26") => (
+                    ErrorKind::NotAStore,
+                    format!(
+                        "{location} is not a promptreg store: it is not a SQLite database ({}); pass --database with the store's file or URL",
+                        db.message()
+                    ),
+                ),
+                // SQLITE_READONLY and its extended codes
+                (Location::Sqlite { .. }, c)
+                    if c == "8" || c.parse::<u32>().is_ok_and(|c| c & 0xff == 8) =>
+                {
+                    (
+                        ErrorKind::ReadOnly,
+                        format!(
+                            "{location} is read-only ({}): nothing was written; make the file writable or use another --database",
+                            db.message()
+                        ),
+                    )
+                }
+                // PostgreSQL: read_only_sql_transaction, insufficient_privilege
+                (Location::Postgres(_), "25006" | "42501") => (
+                    ErrorKind::ReadOnly,
+                    format!(
+                        "{location} refuses writes ({}): nothing was written",
+                        db.message()
+                    ),
+                ),
+                _ if db.is_unique_violation() => (
+                    ErrorKind::Conflict,
+                    format!(
+                        "another writer changed the store {location} at the same time ({}): nothing was written; run the command again",
+                        db.message()
+                    ),
+                ),
+                // SQLITE_BUSY: another process holds the write lock too long.
+                (Location::Sqlite { .. }, "5" | "517") => (
+                    ErrorKind::Unavailable,
+                    format!(
+                        "{location} is locked by another writer ({}): nothing was written; retrying is safe",
+                        db.message()
+                    ),
+                ),
+                // Connection failures: class 08, shutdown 57P*
+                (Location::Postgres(_), c) if c.starts_with("08") || c.starts_with("57P") => (
+                    ErrorKind::Unavailable,
+                    format!(
+                        "lost the connection to {location} ({}): the operation was all or nothing; retrying is safe",
+                        db.message()
+                    ),
+                ),
+                _ => (
+                    ErrorKind::Database,
+                    format!("database error in {location}: {}", db.message()),
+                ),
+            }
+        }
+        sqlx::Error::Io(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => (
+            ErrorKind::Unavailable,
+            format!(
+                "cannot reach {location} ({e}): the operation was all or nothing; retrying is safe"
+            ),
+        ),
+        sqlx::Error::Configuration(_) => (
+            ErrorKind::Unavailable,
+            format!("invalid database {location}: {e}"),
+        ),
+        _ => (
+            ErrorKind::Database,
+            format!("database error in {location}: {e}"),
+        ),
+    };
+    Error::new(kind, detail).with_source(e)
+}
+
+fn connect_sqlite(path: &std::path::Path, url: Option<&str>) -> Result<Backend, sqlx::Error> {
+    let options = match url {
+        Some(url) => SqliteConnectOptions::from_str(url)?,
+        None => SqliteConnectOptions::new().filename(path),
+    };
+    let options = options
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .busy_timeout(WAIT)
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .acquire_timeout(WAIT)
+        .connect_lazy_with(options);
+    Ok(Backend::Sqlite(pool))
+}
+
+fn connect_postgres(url: &str) -> Result<Backend, sqlx::Error> {
+    let options = PgConnectOptions::from_str(url)?;
+    let pool = PgPoolOptions::new()
+        .max_connections(8)
+        .acquire_timeout(CONNECT_WAIT)
+        .connect_lazy_with(options);
+    Ok(Backend::Postgres(pool))
+}
+
+fn refuse_latest(label: &Label) -> Result<(), Error> {
+    if label.is_latest() {
+        return Err(Error::new(
+            ErrorKind::InvalidLabel,
+            "label `latest` follows pushes and cannot be moved by hand: push the content, or use another label",
+        ));
+    }
+    Ok(())
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The nearest known prompt id, for a did-you-mean.
+fn nearest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .filter(|k| !k.starts_with('@'))
+        .map(|k| (strsim::levenshtein(name, k), k))
+        .filter(|(d, k)| *d <= (k.len() / 3).max(1))
+        .min()
+        .map(|(_, k)| k)
+}

@@ -1,0 +1,676 @@
+//! The store's behaviour, run on SQLite and on PostgreSQL alike.
+
+mod common;
+
+use common::{admin, databases, demo, writer};
+use promptreg::PromptRegistry;
+use promptreg::pack::Pack;
+use promptreg_store::{
+    Actor, Change, ErrorKind, Label, PACK_ENTRY, PackFiles, Permission, Store, VersionRef,
+};
+
+fn label(name: &str) -> Label {
+    Label::new(name).unwrap()
+}
+
+fn changes(report: &promptreg_store::PushReport) -> Vec<(&str, Change)> {
+    report
+        .prompts
+        .iter()
+        .map(|(id, c, _)| (id.as_str(), *c))
+        .collect()
+}
+
+#[tokio::test]
+async fn pushing_the_same_content_writes_nothing() {
+    for db in databases("idempotent").await {
+        let store = db.open().await;
+        let first = store.push(&demo(), &writer(), "first").await.unwrap();
+        assert_eq!(
+            changes(&first),
+            [
+                ("@pack", Change::Added),
+                ("farewell", Change::Added),
+                ("greeting", Change::Added)
+            ],
+            "{}",
+            db.name
+        );
+        let again = store.push(&demo(), &writer(), "again").await.unwrap();
+        assert_eq!(again.versions_written(), 0, "{}", db.name);
+        assert!(
+            again
+                .prompts
+                .iter()
+                .all(|(_, c, v)| *c == Change::Unchanged && *v == Some(1))
+        );
+        assert_eq!(
+            store.history("demo", None).await.unwrap().len(),
+            3,
+            "{}: no move for an unchanged push",
+            db.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_changed_locale_variant_makes_a_new_version_of_its_prompt_only() {
+    for db in databases("changed_variant").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let mut edited = demo();
+        edited.insert(
+            "defaults/greeting.fr.md",
+            "---\ntemplate: true\n---\nSalut {{ name }} !\n",
+        );
+        let report = store.push(&edited, &writer(), "friendlier").await.unwrap();
+        assert_eq!(
+            changes(&report),
+            [
+                ("@pack", Change::Unchanged),
+                ("farewell", Change::Unchanged),
+                ("greeting", Change::Changed)
+            ],
+            "{}",
+            db.name
+        );
+        // Back to the first content: the first version again, nothing written.
+        let back = store.push(&demo(), &writer(), "revert").await.unwrap();
+        assert_eq!(
+            back.prompts[2],
+            ("greeting".to_owned(), Change::Restored, Some(1)),
+            "{}",
+            db.name
+        );
+        let log = store.log("demo", "greeting").await.unwrap();
+        assert_eq!(
+            log.iter().map(|v| v.number).collect::<Vec<_>>(),
+            [2, 1],
+            "{}",
+            db.name
+        );
+        assert_eq!(log[0].message, "friendlier");
+        assert_eq!(log[0].author, "ada");
+        assert_eq!(log[1].labels, ["latest"], "{}", db.name);
+        assert_eq!(log[0].digest.len(), 64);
+    }
+}
+
+#[tokio::test]
+async fn a_removed_prompt_loses_latest_and_keeps_its_versions() {
+    for db in databases("removed").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let mut smaller = demo();
+        smaller = smaller
+            .iter()
+            .filter(|(p, _)| !p.contains("farewell"))
+            .map(|(p, b)| (p.to_owned(), b.to_vec()))
+            .collect();
+        let report = store.push(&smaller, &writer(), "").await.unwrap();
+        assert!(
+            report
+                .prompts
+                .contains(&("farewell".to_owned(), Change::Removed, None)),
+            "{}",
+            db.name
+        );
+        let pulled = store.checkout("demo", &Label::latest()).await.unwrap();
+        assert_eq!(pulled, smaller, "{}", db.name);
+        assert_eq!(store.log("demo", "farewell").await.unwrap().len(), 1);
+    }
+}
+
+/// pack -> store -> pack is byte for byte, for both example packs.
+#[tokio::test]
+async fn the_round_trip_through_the_store_is_byte_exact() {
+    for db in databases("round_trip").await {
+        let store = db.open().await;
+        for name in ["goal-agent", "web-agent"] {
+            let files = PackFiles::read(common::example(name)).unwrap();
+            store.push(&files, &writer(), "import").await.unwrap();
+            let pulled = store.checkout(name, &Label::latest()).await.unwrap();
+            assert_eq!(pulled, files, "{}: {name}", db.name);
+            let out = tempfile::tempdir().unwrap();
+            let target = out.path().join(name);
+            pulled.write(&target).unwrap();
+            assert_eq!(
+                PackFiles::read(&target).unwrap(),
+                files,
+                "{}: {name} on disk",
+                db.name
+            );
+            for (path, bytes) in files.iter() {
+                assert_eq!(std::fs::read(target.join(path)).unwrap(), bytes, "{path}");
+            }
+        }
+    }
+}
+
+/// A label loaded from the store renders and explains as the pack folder does.
+#[tokio::test]
+async fn a_stored_label_renders_like_the_pack_folder() {
+    for db in databases("renders_alike").await {
+        let store = db.open().await;
+        let dir = common::example("web-agent");
+        store
+            .push(&PackFiles::read(&dir).unwrap(), &writer(), "")
+            .await
+            .unwrap();
+        // The user's configuration on top: a local override of the planner.
+        let user = tempfile::tempdir().unwrap();
+        let (home, project) = (user.path().join("home"), user.path().join("project"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join(".webagent/prompts")).unwrap();
+        std::fs::write(
+            project.join(".webagent/prompts/planner.system.md"),
+            "Plan in three steps.\n",
+        )
+        .unwrap();
+        let options = promptreg::config::LoadOptions::new(&home, &project);
+        let from_store = PromptRegistry::new();
+        let stored = store
+            .install("web-agent", &Label::latest(), &from_store)
+            .await
+            .unwrap();
+        from_store
+            .load_config(stored.spec().clone(), options.clone())
+            .unwrap();
+        let from_files = PromptRegistry::new();
+        let pack = Pack::load(&dir).unwrap();
+        pack.install(&from_files).unwrap();
+        from_files
+            .load_config(pack.spec().clone(), options)
+            .unwrap();
+        let planner = from_store.render_plain("planner.system").unwrap();
+        assert!(planner.ends_with("\n\nPlan in three steps."), "{planner}");
+        let ctx = serde_json::json!({ "brand": "Acme", "site": "acme.example", "locale": "ja", "page": "home", "goal": "buy", "text": "hi" });
+        let mut compared = 0;
+        let store_root = format!("{}#web-agent@latest", store.location());
+        for id in from_files.list() {
+            for locale in ["en", "ja-JP", "zh-TW", "fr"] {
+                let a = from_files
+                    .render_traced_in(id.as_str(), &ctx, locale)
+                    .map(|r| format!("{r:?}"));
+                let b = from_store
+                    .render_traced_in(id.as_str(), &ctx, locale)
+                    .map(|r| format!("{r:?}"));
+                match (a, b) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(
+                            a.replace(dir.to_str().unwrap(), "PACK"),
+                            b.replace(&store_root, "PACK"),
+                            "{}: {id} {locale}",
+                            db.name
+                        );
+                        compared += 1;
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind()),
+                    (a, b) => panic!("{}: {id} {locale}: {a:?} vs {b:?}", db.name),
+                }
+            }
+        }
+        assert!(compared > 10, "only {compared} renders compared");
+    }
+}
+
+#[tokio::test]
+async fn labels_move_only_from_the_version_expected() {
+    for db in databases("expect").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let mut v2 = demo();
+        v2.insert("defaults/farewell.md", "Bye.\n");
+        store.push(&v2, &writer(), "").await.unwrap();
+        let prod = label("production");
+        let moved = store
+            .move_label("demo", "farewell", &prod, 1, None, &writer(), "ship")
+            .await
+            .unwrap();
+        assert_eq!((moved.from, moved.to), (None, Some(1)));
+        // A second "create" conflicts: the label exists now.
+        let err = store
+            .move_label("demo", "farewell", &prod, 2, None, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Conflict, "{}: {err}", db.name);
+        assert_eq!(err.current_version(), Some(1));
+        assert!(
+            err.to_string().contains("points at version 1, not nothing"),
+            "{err}"
+        );
+        let err = store
+            .move_label("demo", "farewell", &prod, 2, Some(2), &writer(), "")
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("retry with --expect 1"), "{err}");
+        store
+            .move_label("demo", "farewell", &prod, 2, Some(1), &writer(), "")
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .resolve("demo", "farewell", &VersionRef::Label(prod.clone()))
+                .await
+                .unwrap(),
+            2
+        );
+    }
+}
+
+#[tokio::test]
+async fn rollback_returns_to_the_previous_version_of_the_label() {
+    for db in databases("rollback").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let mut v2 = demo();
+        v2.insert("defaults/greeting.md", "Hi.\n");
+        store.push(&v2, &writer(), "").await.unwrap();
+        let prod = label("production");
+        let err = store
+            .rollback("demo", "greeting", &prod, &writer())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion, "{}", db.name);
+        store
+            .move_label("demo", "greeting", &prod, 1, None, &writer(), "")
+            .await
+            .unwrap();
+        let err = store
+            .rollback("demo", "greeting", &prod, &writer())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("no previous version"), "{err}");
+        store
+            .move_label("demo", "greeting", &prod, 2, Some(1), &writer(), "")
+            .await
+            .unwrap();
+        let back = store
+            .rollback("demo", "greeting", &prod, &writer())
+            .await
+            .unwrap();
+        assert_eq!((back.from, back.to), (Some(2), Some(1)), "{}", db.name);
+        assert_eq!(back.reason, "rollback from 2");
+        let history = store.history("demo", Some("greeting")).await.unwrap();
+        let prod_moves: Vec<_> = history
+            .iter()
+            .filter(|m| m.label == "production")
+            .map(|m| (m.from, m.to))
+            .collect();
+        assert_eq!(
+            prod_moves,
+            [(None, Some(1)), (Some(1), Some(2)), (Some(2), Some(1))],
+            "{}",
+            db.name
+        );
+        assert!(history.windows(2).all(|w| w[0].at <= w[1].at));
+    }
+}
+
+#[tokio::test]
+async fn a_protected_label_needs_an_admin() {
+    for db in databases("protected").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let prod = label("production");
+        let err = store
+            .protect("demo", &prod, true, &writer())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Forbidden);
+        store.protect("demo", &prod, true, &admin()).await.unwrap();
+        let err = store
+            .move_label("demo", "greeting", &prod, 1, None, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Forbidden, "{}: {err}", db.name);
+        assert!(
+            err.to_string()
+                .contains("ada may not move the protected label `production`"),
+            "{err}"
+        );
+        let err = store
+            .release("demo", &Label::latest(), &prod, &writer())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Forbidden);
+        assert!(
+            store
+                .history("demo", None)
+                .await
+                .unwrap()
+                .iter()
+                .all(|m| m.label == "latest")
+        );
+        store
+            .move_label("demo", "greeting", &prod, 1, None, &admin(), "")
+            .await
+            .unwrap();
+        let reader = Actor::new("guest", []);
+        assert_eq!(
+            store.push(&demo(), &reader, "").await.unwrap_err().kind(),
+            ErrorKind::Forbidden
+        );
+        assert_eq!(
+            store
+                .protected_labels("demo")
+                .await
+                .unwrap()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            ["production"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_release_moves_every_prompt_at_once() {
+    for db in databases("release").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let (staging, prod) = (label("staging"), label("production"));
+        let moves = store
+            .release("demo", &Label::latest(), &staging, &writer())
+            .await
+            .unwrap();
+        assert_eq!(moves.len(), 3, "{}", db.name);
+        let moves = store
+            .release("demo", &staging, &prod, &writer())
+            .await
+            .unwrap();
+        assert!(
+            moves
+                .iter()
+                .all(|m| m.reason == "release staging" && m.to == Some(1))
+        );
+        let again = store
+            .release("demo", &staging, &prod, &writer())
+            .await
+            .unwrap();
+        assert!(again.is_empty(), "{}: nothing left to move", db.name);
+        assert_eq!(store.checkout("demo", &prod).await.unwrap(), demo());
+    }
+}
+
+#[tokio::test]
+async fn bad_names_are_refused_with_what_exists() {
+    for db in databases("bad_names").await {
+        let store = db.open().await;
+        let err = store.log("demo", "greeting").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownPack);
+        assert!(
+            err.to_string()
+                .contains("is empty: run `promptreg store push DIR` first"),
+            "{err}"
+        );
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let err = store.log("demo", "greting").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownPrompt);
+        assert!(
+            err.to_string().contains("did you mean `greeting`?"),
+            "{err}"
+        );
+        let err = store.log("dmo", "greeting").await.unwrap_err();
+        assert!(
+            err.to_string().contains("no pack `dmo`") && err.to_string().contains("`demo`"),
+            "{err}"
+        );
+        let err = store
+            .files("demo", "greeting", &VersionRef::Number(7))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion);
+        assert!(err.to_string().contains("has no version 7"), "{err}");
+        let err = store
+            .move_label("demo", "greeting", &label("prod"), 9, None, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion);
+        let err = store
+            .move_label(
+                "demo",
+                "greeting",
+                &Label::latest(),
+                1,
+                Some(1),
+                &writer(),
+                "",
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidLabel);
+        let err = store
+            .checkout("demo", &label("production"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion);
+        assert_eq!(
+            Label::new("Prod").unwrap_err().kind(),
+            ErrorKind::InvalidLabel
+        );
+        assert_eq!(
+            store.history("demo", None).await.unwrap().len(),
+            3,
+            "{}: no failed move recorded",
+            db.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_pack_failing_check_is_refused_before_anything_is_written() {
+    for db in databases("failing_check").await {
+        let store = db.open().await;
+        let mut broken = demo();
+        broken.insert(
+            "defaults/greeting.md",
+            "---\ntemplate: true\n---\nHello {{ name\n",
+        );
+        broken.insert("defaults/unknown.md", "Who am I?\n");
+        let err = store.push(&broken, &writer(), "").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidPack, "{}", db.name);
+        let messages: Vec<String> = err.diagnostics().iter().map(ToString::to_string).collect();
+        assert!(
+            messages.iter().any(|m| m.contains("unknown.md")),
+            "{messages:?}"
+        );
+        assert!(
+            messages.iter().any(|m| m.contains("greeting.md")),
+            "{messages:?}"
+        );
+        assert!(store.packs().await.unwrap().is_empty(), "{}", db.name);
+        let mut not_utf8 = demo();
+        not_utf8.insert("defaults/farewell.md", vec![0xff, 0xfe]);
+        let err = store.push(&not_utf8, &writer(), "").await.unwrap_err();
+        assert!(
+            err.to_string().contains("farewell.md is not UTF-8"),
+            "{err}"
+        );
+    }
+}
+
+/// Two writers move the same label from the same version at once: one
+/// wins, the other gets the conflict naming the winner's version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_writers_moving_one_label_one_wins() {
+    for db in databases("two_writers").await {
+        let store = db.open().await;
+        let mut v2 = demo();
+        v2.insert("defaults/greeting.md", "Hi.\n");
+        let mut v3 = demo();
+        v3.insert("defaults/greeting.md", "Hey.\n");
+        for files in [demo(), v2, v3] {
+            store.push(&files, &writer(), "").await.unwrap();
+        }
+        let prod = label("production");
+        for round in 0..10 {
+            let current = store
+                .resolve("demo", "greeting", &VersionRef::Label(prod.clone()))
+                .await
+                .ok();
+            // Two targets, both other than the current version.
+            let c = current.unwrap_or(0);
+            let (to_a, to_b) = (c % 3 + 1, (c + 1) % 3 + 1);
+            let (a, b) = (db.open().await, db.open().await);
+            let (one, two) = tokio::join!(
+                tokio::spawn({
+                    let prod = prod.clone();
+                    async move {
+                        a.move_label("demo", "greeting", &prod, to_a, current, &writer(), "a")
+                            .await
+                    }
+                }),
+                tokio::spawn({
+                    let prod = prod.clone();
+                    async move {
+                        b.move_label("demo", "greeting", &prod, to_b, current, &writer(), "b")
+                            .await
+                    }
+                }),
+            );
+            let results = [one.unwrap(), two.unwrap()];
+            let wins: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+            assert_eq!(wins.len(), 1, "{} round {round}: {results:?}", db.name);
+            let err = results.iter().find_map(|r| r.as_ref().err()).unwrap();
+            assert_eq!(err.kind(), ErrorKind::Conflict, "{}: {err}", db.name);
+            assert_eq!(err.current_version(), wins[0].to, "{}: {err}", db.name);
+        }
+        let moves = store.history("demo", Some("greeting")).await.unwrap();
+        assert_eq!(moves.iter().filter(|m| m.label == "production").count(), 10);
+    }
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_promptreg_is_refused() {
+    for db in databases("newer_schema").await {
+        let store = db.open().await;
+        drop(store);
+        raw_execute(
+            &db.url,
+            "INSERT INTO promptreg_schema (version, applied_at) VALUES (99, 0)",
+        )
+        .await;
+        let err = Store::open(&db.url).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NewerSchema, "{}", db.name);
+        assert!(err.to_string().contains("schema version 99"), "{err}");
+    }
+}
+
+async fn raw_execute(url: &str, sql: &str) {
+    if url.starts_with("postgres") {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        sqlx::query(sql).execute(&pool).await.unwrap();
+        pool.close().await;
+    } else {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite:{url}"))
+            .await
+            .unwrap();
+        sqlx::query(sql).execute(&pool).await.unwrap();
+        pool.close().await;
+    }
+}
+
+#[tokio::test]
+async fn the_pack_entry_versions_the_manifest() {
+    for db in databases("pack_entry").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let mut described = demo();
+        described.insert(
+            "promptreg.toml",
+            format!("description = \"Greetings\"\n{}", common::MANIFEST),
+        );
+        let report = store.push(&described, &writer(), "").await.unwrap();
+        assert_eq!(report.versions_written(), 1);
+        let (n, files) = store
+            .files("demo", PACK_ENTRY, &VersionRef::Label(Label::latest()))
+            .await
+            .unwrap();
+        assert_eq!(n, 2);
+        assert!(
+            files
+                .get("promptreg.toml")
+                .unwrap()
+                .starts_with(b"description")
+        );
+        assert_eq!(store.verify("demo").await.unwrap(), 4, "{}", db.name);
+    }
+}
+
+#[tokio::test]
+async fn a_thousand_prompts_with_ten_changed_write_ten_versions() {
+    for db in databases("ten_of_thousand").await {
+        let store = db.open().await;
+        store
+            .push(&common::big_pack(1000, 0, ""), &writer(), "")
+            .await
+            .unwrap();
+        let report = store
+            .push(&common::big_pack(1000, 10, " Be kind."), &writer(), "")
+            .await
+            .unwrap();
+        assert_eq!(report.versions_written(), 10, "{}", db.name);
+        assert_eq!(store.verify("big").await.unwrap(), 1011);
+        let registry = PromptRegistry::new();
+        store
+            .install("big", &Label::latest(), &registry)
+            .await
+            .unwrap();
+        assert_eq!(
+            registry.render_in("p0003", &(), "ja").unwrap(),
+            "あなたはアシスタント3です。 Be kind."
+        );
+    }
+}
+
+#[test]
+fn only_admins_may_do_admin_things() {
+    assert!(Actor::new("a", [Permission::Admin]).may(Permission::Write));
+    assert!(!Actor::new("w", [Permission::Write]).may(Permission::Admin));
+}
+
+/// Two pushes of different content at once: each completes or is refused
+/// as a conflict to retry, and the store holds whole versions only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_pushes_at_once_never_mix() {
+    for db in databases("two_pushes").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        for round in 0..5 {
+            let (a, b) = (db.open().await, db.open().await);
+            let mut one = demo();
+            one.insert("defaults/farewell.md", format!("Bye {round} from one.\n"));
+            let mut two = demo();
+            two.insert("defaults/farewell.md", format!("Bye {round} from two.\n"));
+            let (r1, r2) = tokio::join!(
+                tokio::spawn(async move { a.push(&one, &writer(), "one").await }),
+                tokio::spawn(async move { b.push(&two, &writer(), "two").await }),
+            );
+            for result in [r1.unwrap(), r2.unwrap()] {
+                if let Err(err) = result {
+                    assert_eq!(err.kind(), ErrorKind::Conflict, "{}: {err}", db.name);
+                    assert!(err.to_string().contains("run the command again"), "{err}");
+                }
+            }
+            store.verify("demo").await.unwrap();
+        }
+        let log = store.log("demo", "farewell").await.unwrap();
+        let numbers: Vec<u64> = log.iter().map(|v| v.number).collect();
+        let expected: Vec<u64> = (1..=log.len() as u64).rev().collect();
+        assert_eq!(numbers, expected, "{}: numbered without gaps", db.name);
+    }
+}
+
+#[tokio::test]
+async fn the_sqlite_file_is_in_wal_mode() {
+    let db = common::sqlite();
+    db.open().await.push(&demo(), &writer(), "").await.unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}", db.url))
+        .await
+        .unwrap();
+    let (mode,): (String,) = sqlx::query_as("PRAGMA journal_mode")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
