@@ -36,4 +36,19 @@ impl Paint {
     pub fn removed(self, text: &str) -> String {
         self.paint(AnsiColor::Red.on_default(), text)
     }
+
+    /// A unified diff, each line coloured by what it is.
+    pub fn diff(self, diff: &str) -> String {
+        diff.lines()
+            .map(|line| {
+                let line = match line.as_bytes().first() {
+                    Some(b'+') => self.added(line),
+                    Some(b'-') => self.removed(line),
+                    Some(b'@') => self.origin(line),
+                    _ => line.to_owned(),
+                };
+                line + "\n"
+            })
+            .collect()
+    }
 }

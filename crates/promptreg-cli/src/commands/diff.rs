@@ -47,19 +47,7 @@ pub fn run(session: &Session, args: &DiffArgs) -> Result<Output, Failure> {
     let paint = Paint {
         color: session.color,
     };
-    let painted: String = diff
-        .lines()
-        .map(|line| {
-            let line = match line.as_bytes().first() {
-                Some(b'+') => paint.added(line),
-                Some(b'-') => paint.removed(line),
-                Some(b'@') => paint.origin(line),
-                _ => line.to_owned(),
-            };
-            line + "\n"
-        })
-        .collect();
-    Ok(Output::text(painted))
+    Ok(Output::text(paint.diff(&diff)))
 }
 
 /// Compares whole lines, the last one included.

@@ -359,19 +359,7 @@ impl Command<'_> {
             )));
         }
         let paint = self.paint();
-        let out = diffs
-            .iter()
-            .flat_map(|(_, _, diff)| diff.lines())
-            .map(|line| {
-                let line = match line.as_bytes().first() {
-                    Some(b'+') => paint.added(line),
-                    Some(b'-') => paint.removed(line),
-                    Some(b'@') => paint.origin(line),
-                    _ => line.to_owned(),
-                };
-                line + "\n"
-            })
-            .collect();
+        let out = diffs.iter().map(|(_, _, diff)| paint.diff(diff)).collect();
         Ok(Output::text(out))
     }
 }
