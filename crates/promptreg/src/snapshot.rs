@@ -337,15 +337,24 @@ impl Snapshot {
         trace: Option<&mut Vec<Part>>,
     ) -> Result<String, Error> {
         let (id, entry) = self.lookup(id)?;
+        // Most prompts have no translated pins: their blocks are used as
+        // they are, with no lookup.
+        let (head, tail) = match &entry.default {
+            Some(d) if entry.pins.is_empty() => (Pins::Default(d.head()), Pins::Default(d.tail())),
+            _ => (
+                self.pins(entry, locale, Pin::Head),
+                self.pins(entry, locale, Pin::Tail),
+            ),
+        };
         let plan = Plan {
-            head: self.pins(entry, locale, Pin::Head),
+            head,
             pins_provenance: entry.default.as_ref().and_then(|d| d.provenance.as_ref()),
             body: self.body(id, entry, locale)?,
             user: self
                 .layer
                 .as_deref()
                 .and_then(|l| l.choose(id, locale, &self.fallback)),
-            tail: self.pins(entry, locale, Pin::Tail),
+            tail,
             appenders: &entry.appenders,
             global: &self.global,
         };
@@ -383,29 +392,38 @@ impl Snapshot {
         }
     }
 
-    /// The locale keys a variant is looked for under, in order, with the
-    /// step each belongs to: the render locale, its CLDR parents, variants
-    /// of the same language and script, the fallback locale's chain.
-    fn candidates<'a>(
+    /// The first variant `get` finds along locale matching, with the step
+    /// that found it: the render locale, its CLDR parents, variants of the
+    /// same language and script, the fallback locale's chain. Plain loops:
+    /// this runs on every render.
+    #[inline]
+    fn find<'a, T>(
         &'a self,
         entry: &'a Entry,
-        locale: &'a Locale,
-    ) -> impl Iterator<Item = (&'a str, LocaleStep)> + 'a {
-        let own = locale.chain().enumerate().map(|(i, key)| match i {
-            0 => (key, LocaleStep::Exact),
-            _ => (key, LocaleStep::Parent),
-        });
-        // Looked up only when the chain found nothing: most renders stop
-        // before this step.
-        let same_script = std::iter::once(()).flat_map(move |()| {
-            let keys = locale
-                .language_script()
-                .and_then(|script| entry.by_script.get(script));
-            keys.into_iter()
-                .flat_map(|keys| keys.iter().map(|key| (&**key, LocaleStep::SameScript)))
-        });
-        let fallback = self.fallback.chain().map(|key| (key, LocaleStep::Fallback));
-        own.chain(same_script).chain(fallback)
+        locale: &Locale,
+        get: impl Fn(&str) -> Option<T>,
+    ) -> Option<(T, LocaleStep)> {
+        for (i, key) in locale.chain().enumerate() {
+            if let Some(found) = get(key) {
+                let step = if i == 0 {
+                    LocaleStep::Exact
+                } else {
+                    LocaleStep::Parent
+                };
+                return Some((found, step));
+            }
+        }
+        let same_script = locale
+            .language_script()
+            .and_then(|script| entry.by_script.get(script));
+        for key in same_script.into_iter().flat_map(|keys| keys.iter()) {
+            if let Some(found) = get(key) {
+                return Some((found, LocaleStep::SameScript));
+            }
+        }
+        self.fallback
+            .chain()
+            .find_map(|key| Some((get(key)?, LocaleStep::Fallback)))
     }
 
     /// The override locale matching finds, else the default.
@@ -416,10 +434,8 @@ impl Snapshot {
         locale: &'a Locale,
     ) -> Result<(Slot<'a>, &'a Renderer), Error> {
         if !entry.overrides.is_empty() {
-            let mut found = self
-                .candidates(entry, locale)
-                .filter_map(|(key, step)| Some((entry.overrides.get(key)?, step)));
-            if let Some((v, step)) = found.next() {
+            let found = self.find(entry, locale, |key| entry.overrides.get(key));
+            if let Some((v, step)) = found {
                 let matched = Matched {
                     locale: &v.locale,
                     step,
@@ -469,14 +485,17 @@ impl Snapshot {
         locale: &'a Locale,
         pin: Pin,
     ) -> Option<(Matched<'a>, &'a Renderer)> {
-        self.candidates(entry, locale).find_map(|(key, step)| {
+        let found = self.find(entry, locale, |key| {
             let variant = entry.pins.get(key)?;
+            Some((variant, variant.block(pin)?))
+        });
+        found.map(|((variant, text), step)| {
             let matched = Matched {
                 locale: &variant.locale,
                 step,
                 provenance: variant.provenance.as_ref(),
             };
-            Some((matched, variant.block(pin)?))
+            (matched, text)
         })
     }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::options::LoadOptions;
-use super::resolve::{self, Blocks, Choice, Scope};
+use super::resolve::{self, BlockSource, Choice, Scope};
 use super::settings::{PromptSettings, Settings, SettingsBlock};
 use super::spec::ConfigSpec;
 use crate::Map;
@@ -344,7 +344,7 @@ impl<'a> LayerBlocks<'a, '_> {
     }
 }
 
-impl<'a> Blocks for LayerBlocks<'a, '_> {
+impl<'a> BlockSource for LayerBlocks<'a, '_> {
     type Block = &'a UserFile;
 
     fn file(&mut self, _raw: &str) -> Result<Option<&'a UserFile>, Diagnostic> {

@@ -185,7 +185,7 @@ pub(crate) fn choice_replaces(mode: Mode, source: Source) -> bool {
 }
 
 /// Where the blocks of one key are found: on disk, or in a loaded layer.
-pub(crate) trait Blocks {
+pub(crate) trait BlockSource {
     /// A non-blank block and whatever the caller needs to know about it.
     type Block;
     /// The file named by the `file` setting (`raw` as written), if it
@@ -225,7 +225,7 @@ impl<B> Choice<'_, B> {
 }
 
 /// Steps 1 to 4 of the rule, then the legacy files.
-pub(crate) fn choose<'s, S: Blocks>(
+pub(crate) fn choose<'s, S: BlockSource>(
     cfg: &'s PromptSettings,
     source: &mut S,
 ) -> Result<Option<Choice<'s, S::Block>>, Diagnostic> {
@@ -289,7 +289,7 @@ impl Disk<'_> {
     }
 }
 
-impl Blocks for Disk<'_> {
+impl BlockSource for Disk<'_> {
     type Block = String;
 
     fn file(&mut self, raw: &str) -> Result<Option<String>, Diagnostic> {
