@@ -276,6 +276,7 @@ mod compose;
 mod diagnostic;
 mod error;
 mod id;
+mod json_object;
 mod layer;
 mod locale;
 mod prompt;
@@ -291,6 +292,8 @@ mod suggest;
 pub mod config;
 #[cfg(feature = "config")]
 mod front_matter;
+#[cfg(feature = "config")]
+mod model_check;
 #[cfg(feature = "packs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "packs")))]
 pub mod pack;
@@ -313,6 +316,7 @@ pub use diagnostic::{
 };
 pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};
+pub use json_object::JsonObject;
 pub use locale::{IntoLocale, Locale};
 pub use prompt::{Pin, Prompt};
 pub use provenance::{Provenance, Setting, SourceKind};
