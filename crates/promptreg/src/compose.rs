@@ -275,10 +275,13 @@ impl Serialize for Rendered {
         out.serialize_field("parts", &parts)?;
         // Settings exist only where a source could build them, which takes
         // `serde_json` (and so serialising them too).
+        // Present when the prompt has some.
         #[cfg(feature = "templates")]
-        {
-            out.serialize_field("model", &self.model)?;
-            out.serialize_field("metadata", &self.metadata)?;
+        for (key, value) in [("model", &self.model), ("metadata", &self.metadata)] {
+            match value {
+                Some(value) => out.serialize_field(key, value)?,
+                None => out.skip_field(key)?,
+            }
         }
         out.end()
     }
