@@ -338,8 +338,9 @@ impl PromptRegistry {
         Ok(())
     }
 
-    /// Clears the overrides, pin translations and appenders of `id`; its
-    /// default and pinned blocks stay. An id with overrides or appenders but
+    /// Clears the overrides, pin translations, locales' model settings and
+    /// appenders of `id`; its default (with its model settings) and pinned
+    /// blocks stay. An id with overrides or appenders but
     /// no default (a misspelt id, say; see [`problems`](Self::problems)) is
     /// cleared entirely and no longer exists afterwards.
     ///

@@ -21,6 +21,9 @@
 //!   tasks: { default: [], type: list }
 //! pin_head: "[PI GOAL ACTIVE goalId={{ goal_id }}]"
 //! pin_tail: Verify every task before you complete the goal.
+//! model:
+//!   model: gpt-4o-mini
+//!   temperature: 0.2
 //! ---
 //! Work on the goal until every task is done.
 //! ```
@@ -43,7 +46,16 @@
 //!   blocks; in a locale variant they translate them, matched by position:
 //!   a variant gives as many blocks as the default declares on that side,
 //!   or leaves the key out to keep the default's text (a different count
-//!   is an error with the file and line). A variant never removes a pin.
+//!   is an error with the file and line). A variant never removes a pin;
+//! - `model`: model settings, a free-form object (model name,
+//!   `temperature`, `max_tokens`, `response_format`, `tools`, ...) whose
+//!   well-known keys are checked at load. A locale variant's `model` sets
+//!   keys over its default's, per top-level key (a shallow merge); renders
+//!   find a locale's settings by the same matching as the body
+//!   ([`Rendered::model`](crate::Rendered::model),
+//!   [`Snapshot::model_settings`](crate::Snapshot::model_settings));
+//! - `metadata`: free data about the prompt, an object (default files
+//!   only), in [`Rendered::metadata`](crate::Rendered::metadata).
 //!
 //! Templates see the render's context by field name (the context type
 //! implements `serde::Serialize`), the declared defaults, and `locale`.
