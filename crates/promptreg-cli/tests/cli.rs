@@ -520,6 +520,21 @@ fn check_reports_pack_errors_too() {
     );
 }
 
+#[test]
+fn check_points_at_a_model_setting_of_the_wrong_type() {
+    let s = Sandbox::new();
+    let pack = s.pack("settings");
+    s.write(
+        &pack.join("promptreg.toml"),
+        "name = \"x\"\nkeys = [\"a\"]\n[user]\nprompts_dir = \".x\"\n",
+    );
+    s.write(
+        &pack.join("defaults/a.md"),
+        "---\nmodel:\n  model: small\n  temperature: high\n---\nBody\n",
+    );
+    assert_cmd_snapshot!(s.with_pack("settings").arg("check"));
+}
+
 // --- resolve --------------------------------------------------------------------------------
 
 fn resolve(s: &Sandbox, args: &[&str]) -> Value {
