@@ -144,7 +144,6 @@ impl<'a> Document<'a> {
                     body_line_offset: line_count,
                 };
                 document.check_defaults(path)?;
-                document.check_model(path)?;
                 return Ok(document);
             }
             offset += line.len();
@@ -206,30 +205,31 @@ impl<'a> Document<'a> {
         })
     }
 
-    /// The model settings' well-known keys have their types; the first
-    /// problem is the error, at its key.
-    fn check_model(&self, path: &Path) -> Result<(), Diagnostic> {
-        let first = [
+    /// Every problem of the model settings and metadata, each an error at
+    /// its key: `model` and `metadata` are objects, and the settings'
+    /// well-known keys have their types. A file with any is not loaded.
+    pub(crate) fn settings_problems(&self, path: &Path) -> Vec<Diagnostic> {
+        let shapes = [
             ("model", &self.meta.model),
             ("metadata", &self.meta.metadata),
         ]
         .into_iter()
-        .find_map(|(key, value)| not_an_object(key, value.as_ref()?))
-        .or_else(|| {
-            let settings = self.meta.model.as_ref()?.as_object()?;
-            model_check::check(settings).into_iter().next()
-        });
-        let Some(problem) = first else {
-            return Ok(());
-        };
-        let d = Diagnostic::error(DiagnosticCode::ModelSettings, problem.message)
-            .in_file(path)
-            .key_path(problem.path.join("."))
-            .suggest(Some(problem.suggestion));
-        Err(match self.nested_key_span(&problem.path) {
-            Some(span) => d.at(&LineIndex::new(self.text), span),
-            None => d,
-        })
+        .filter_map(|(key, value)| not_an_object(key, value.as_ref()?));
+        let settings = self.meta.model.as_ref().and_then(Value::as_object);
+        let problems = shapes.chain(settings.map(model_check::check).unwrap_or_default());
+        let lines = LineIndex::new(self.text);
+        problems
+            .map(|problem| {
+                let d = Diagnostic::error(DiagnosticCode::ModelSettings, problem.message)
+                    .in_file(path)
+                    .key_path(problem.path.join("."))
+                    .suggest(Some(problem.suggestion));
+                match self.nested_key_span(&problem.path) {
+                    Some(span) => d.at(&lines, span),
+                    None => d,
+                }
+            })
+            .collect()
     }
 
     /// The model settings, if the front matter gives any.
@@ -545,6 +545,10 @@ mod tests {
         Document::parse(text, Path::new("p.md"))
     }
 
+    fn problems(text: &str) -> Vec<Diagnostic> {
+        parse(text).unwrap().settings_problems(Path::new("p.md"))
+    }
+
     #[test]
     fn a_file_without_front_matter_is_all_body() {
         let doc = parse("Plain {{ text }}.\n").unwrap();
@@ -619,7 +623,7 @@ mod tests {
             r#"{"model":"m","seed":7,"temperature":0.5}"#
         );
         assert_eq!(doc.metadata().unwrap().as_json(), r#"{"owner":"me"}"#);
-        let err = parse("---\nmodel: gpt-4o\n---\nB").unwrap_err();
+        let err = problems("---\nmodel: gpt-4o\n---\nB").remove(0);
         assert_eq!(err.code, DiagnosticCode::ModelSettings);
         assert_eq!(err.message, "`model` must be an object, not a string");
         assert_eq!(err.position.map(|p| p.line), Some(2), "{err}");
@@ -628,7 +632,9 @@ mod tests {
     #[test]
     fn a_wrong_model_setting_is_an_error_at_its_key_path() {
         let text = "---\nmodel:\n  model: m\n  response_format:\n    type: json_schema\n    json_schema:\n      name: x\n      schema:\n        type: obejct\n  tools:\n    - name: a\n    - description: b\n---\nB";
-        let err = parse(text).unwrap_err();
+        let all = problems(text);
+        assert_eq!(all.len(), 2, "every problem: {all:?}");
+        let err = &all[0];
         assert_eq!(err.code, DiagnosticCode::ModelSettings);
         assert_eq!(
             err.key_path.as_deref(),
@@ -637,15 +643,15 @@ mod tests {
         let position = err.position.unwrap();
         assert_eq!((position.line, position.column), (9, 9), "{err}");
         assert_eq!(err.suggestion.as_deref(), Some("did you mean `object`?"));
-        let err = parse("---\nmodel:\n  tools:\n    - name: a\n    - description: b\n---\nB")
-            .unwrap_err();
+        let err =
+            &problems("---\nmodel:\n  tools:\n    - name: a\n    - description: b\n---\nB")[0];
         assert_eq!(err.key_path.as_deref(), Some("model.tools.1"));
         assert_eq!(
             err.position.map(|p| (p.line, p.column)),
             Some((5, 5)),
             "{err}"
         );
-        let err = parse("---\nmodel: { temperature: 3 }\n---\nB").unwrap_err();
+        let err = &problems("---\nmodel: { temperature: 3 }\n---\nB")[0];
         assert_eq!(
             err.position.map(|p| (p.line, p.column)),
             Some((2, 1)),

@@ -782,6 +782,11 @@ fn parse_file<'a>(
     diagnostics: &mut Diagnostics,
 ) -> Option<ParsedFile<'a>> {
     let doc = diagnostics.ok(Document::parse(file.text, file.path))?;
+    let settings_problems = doc.settings_problems(file.path);
+    if !settings_problems.is_empty() {
+        diagnostics.extend(settings_problems);
+        return None;
+    }
     let body = diagnostics.ok(doc.body_renderer_with(file.path, inherited))?;
     if let Some(template) = body.template() {
         diagnostics.extend(template.undeclared_diagnostics());
