@@ -205,6 +205,17 @@ fn list_json() {
         .find(|r| r["id"] == "webagent-narrator.system")
         .unwrap();
     assert_eq!(narrator["locales"], serde_json::json!(["ja", "zh-TW"]));
+    assert_eq!(narrator["model"]["model"], "gpt-4o-mini");
+    assert_eq!(narrator["metadata"]["owner"], "web-agent");
+    let planner = narrators
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "planner.system");
+    assert!(
+        planner.unwrap().get("model").is_none(),
+        "no settings, no key"
+    );
 }
 
 // --- render ---------------------------------------------------------------------------------
@@ -260,6 +271,34 @@ fn render_reads_the_context_from_standard_input_and_prints_json() {
             .unwrap()
             .starts_with("あなたはAcme Outdoorのサイト内")
     );
+    // The Japanese variant sets `max_tokens` over the default's settings.
+    let expected =
+        serde_json::json!({ "model": "gpt-4o-mini", "temperature": 0.3, "max_tokens": 1200 });
+    assert_eq!(value["model"], expected);
+    assert_eq!(
+        value["metadata"],
+        serde_json::json!({ "owner": "web-agent" })
+    );
+}
+
+#[test]
+fn explain_json_carries_the_model_settings_of_the_locale() {
+    let s = Sandbox::new();
+    let explain = |locale: &str| {
+        let mut cmd = s.with_pack("web-agent");
+        cmd.args([
+            "explain",
+            "webagent-narrator.system",
+            "--locale",
+            locale,
+            "--ctx",
+        ])
+        .arg(context("web-agent"));
+        json(&mut cmd)
+    };
+    assert_eq!(explain("ja-JP")["model"]["max_tokens"], 1200);
+    assert_eq!(explain("en")["model"]["max_tokens"], 800);
+    assert_eq!(explain("en")["metadata"]["owner"], "web-agent");
 }
 
 #[test]
@@ -479,6 +518,21 @@ fn check_reports_pack_errors_too() {
         stdout.contains("which promptreg.toml does not declare"),
         "{stdout}"
     );
+}
+
+#[test]
+fn check_points_at_a_model_setting_of_the_wrong_type() {
+    let s = Sandbox::new();
+    let pack = s.pack("settings");
+    s.write(
+        &pack.join("promptreg.toml"),
+        "name = \"x\"\nkeys = [\"a\"]\n[user]\nprompts_dir = \".x\"\n",
+    );
+    s.write(
+        &pack.join("defaults/a.md"),
+        "---\nmodel:\n  model: small\n  temperature: high\n---\nBody\n",
+    );
+    assert_cmd_snapshot!(s.with_pack("settings").arg("check"));
 }
 
 // --- resolve --------------------------------------------------------------------------------

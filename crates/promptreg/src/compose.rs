@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
+use crate::json_object::JsonObject;
 use crate::layer::{LayerChoice, LayerPart};
 use crate::locale::Locale;
 use crate::provenance::Provenance;
@@ -231,6 +232,12 @@ pub struct Rendered {
     pub lookup: Vec<LookupStep>,
     /// The parts in order; the separators between them are not parts.
     pub parts: Vec<Part>,
+    /// The model settings for this locale, as
+    /// [`Snapshot::model_settings`](crate::Snapshot::model_settings) gives
+    /// them.
+    pub model: Option<JsonObject>,
+    /// The prompt's metadata (its default's).
+    pub metadata: Option<JsonObject>,
 }
 
 impl Rendered {
@@ -260,12 +267,22 @@ impl Serialize for Rendered {
                 text: self.part_text(part),
             })
             .collect();
-        let mut out = serializer.serialize_struct("Rendered", 5)?;
+        let mut out = serializer.serialize_struct("Rendered", 7)?;
         out.serialize_field("id", &self.id)?;
         out.serialize_field("locale", &self.locale)?;
         out.serialize_field("lookup", &self.lookup)?;
         out.serialize_field("text", &self.text)?;
         out.serialize_field("parts", &parts)?;
+        // Settings exist only where a source could build them, which takes
+        // `serde_json` (and so serialising them too).
+        // Present when the prompt has some.
+        #[cfg(feature = "templates")]
+        for (key, value) in [("model", &self.model), ("metadata", &self.metadata)] {
+            match value {
+                Some(value) => out.serialize_field(key, value)?,
+                None => out.skip_field(key)?,
+            }
+        }
         out.end()
     }
 }

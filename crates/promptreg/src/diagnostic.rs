@@ -64,6 +64,10 @@ pub enum DiagnosticCode {
     Manifest,
     /// Front matter that does not parse or has invalid values.
     FrontMatter,
+    /// Model settings in front matter (`model:`) with a well-known key of
+    /// the wrong type or out of range, or a response format whose schema
+    /// is not a JSON Schema.
+    ModelSettings,
     /// A template that does not compile.
     TemplateSyntax,
     /// A template uses a variable its front matter does not declare.
@@ -151,6 +155,7 @@ impl DiagnosticCode {
             DiagnosticCode::InvalidDeclaration => "invalid-declaration",
             DiagnosticCode::Manifest => "manifest",
             DiagnosticCode::FrontMatter => "front-matter",
+            DiagnosticCode::ModelSettings => "model-settings",
             DiagnosticCode::TemplateSyntax => "template-syntax",
             DiagnosticCode::UndeclaredVariable => "undeclared-variable",
             DiagnosticCode::MoreProblems => "more-problems",

@@ -11,6 +11,11 @@
 //! pin_head: "[PI GOAL ACTIVE goalId={{ goal_id }}]"
 //! pin_tail:
 //!   - Verify before you claim completion.
+//! model:
+//!   model: gpt-4o
+//!   temperature: 0.2
+//! metadata:
+//!   owner: goals-team
 //! ---
 //! The body.
 //! ```
@@ -24,7 +29,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use serde_json::Value;
+
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
+use crate::json_object::JsonObject;
+use crate::model_check;
 use crate::prompt_file::non_blank;
 use crate::renderer::Renderer;
 use crate::suggest;
@@ -49,6 +58,13 @@ pub(crate) struct FrontMatter {
     pin_head: PinTexts,
     #[serde(default)]
     pin_tail: PinTexts,
+    /// Model settings: free-form, the well-known keys checked
+    /// (`model_check`).
+    /// Any value, so that one of another type than an object gets its own
+    /// message (`check_model`).
+    pub(crate) model: Option<Value>,
+    /// Free data about the prompt: an object.
+    pub(crate) metadata: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -189,6 +205,100 @@ impl<'a> Document<'a> {
         })
     }
 
+    /// Every problem of the model settings and metadata, each an error at
+    /// its key: `model` and `metadata` are objects, and the settings'
+    /// well-known keys have their types. A file with any is not loaded.
+    pub(crate) fn settings_problems(&self, path: &Path) -> Vec<Diagnostic> {
+        let shapes = [
+            ("model", &self.meta.model),
+            ("metadata", &self.meta.metadata),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| not_an_object(key, value.as_ref()?));
+        let settings = self.meta.model.as_ref().and_then(Value::as_object);
+        let problems = shapes.chain(settings.map(model_check::check).unwrap_or_default());
+        let lines = LineIndex::new(self.text);
+        problems
+            .map(|problem| {
+                let d = Diagnostic::error(DiagnosticCode::ModelSettings, problem.message)
+                    .in_file(path)
+                    .key_path(problem.path.join("."))
+                    .suggest(Some(problem.suggestion));
+                match self.nested_key_span(&problem.path) {
+                    Some(span) => d.at(&lines, span),
+                    None => d,
+                }
+            })
+            .collect()
+    }
+
+    /// The model settings, if the front matter gives any.
+    pub(crate) fn model_settings(&self) -> Option<JsonObject> {
+        self.meta.model.clone().and_then(JsonObject::from_value)
+    }
+
+    /// The metadata, if the front matter gives any.
+    pub(crate) fn metadata(&self) -> Option<JsonObject> {
+        self.meta.metadata.clone().and_then(JsonObject::from_value)
+    }
+
+    /// The byte range of the deepest key of `path` (top-level key first,
+    /// then nested keys, list positions as numbers) found in block-style
+    /// YAML; the top-level key's when a nested one is written inline.
+    pub(crate) fn nested_key_span(&self, path: &[String]) -> Option<std::ops::Range<usize>> {
+        let (top, nested) = path.split_first()?;
+        let mut found = self.key_span(top)?;
+        let mut indent = 0;
+        for key in nested {
+            match self.child_span(found.start, indent, key) {
+                Some((span, child_indent)) => (found, indent) = (span, child_indent),
+                None => break,
+            }
+        }
+        Some(found)
+    }
+
+    /// Below the key at `start` (indented by `indent`), the span and indent
+    /// of child `key`: a `key:` line, or for a number the item of a `- `
+    /// list at that position.
+    fn child_span(
+        &self,
+        start: usize,
+        indent: usize,
+        key: &str,
+    ) -> Option<(std::ops::Range<usize>, usize)> {
+        let yaml_end = self.front_matter.end;
+        let mut offset = start + self.text.get(start..yaml_end)?.find('\n')? + 1;
+        let position = key.parse::<usize>().ok();
+        let mut items = 0;
+        for line in self.text.get(offset..yaml_end)?.split_inclusive('\n') {
+            let content = line.trim_start();
+            let at = line.len() - content.len();
+            if !content.trim().is_empty() && at <= indent {
+                return None;
+            }
+            let (content, at) = match content.strip_prefix("- ") {
+                Some(item) if position.is_some() => {
+                    if position == Some(items) {
+                        return Some((offset + at..offset + at + 1, at));
+                    }
+                    items += 1;
+                    (item, at + 2)
+                }
+                Some(item) => (item, at + 2),
+                None => (content, at),
+            };
+            let is_key = content
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'));
+            if position.is_none() && is_key {
+                return Some((offset + at..offset + at + key.len(), at));
+            }
+            offset += line.len();
+        }
+        None
+    }
+
     /// The byte range of a declared variable's name in the file: the first
     /// indented `name:` line after the `variables` key.
     pub(crate) fn variable_span(&self, name: &str) -> Option<std::ops::Range<usize>> {
@@ -211,6 +321,11 @@ impl<'a> Document<'a> {
             offset += line.len();
         }
         None
+    }
+
+    /// Whether the front matter gives model settings or metadata.
+    pub(crate) fn has_settings(&self) -> bool {
+        self.meta.model.is_some() || self.meta.metadata.is_some()
     }
 
     /// Whether the front matter declares pinned blocks.
@@ -344,6 +459,26 @@ impl<'a> Document<'a> {
     }
 }
 
+/// The problem with `model` or `metadata` (`key`) when `value` is not an
+/// object.
+fn not_an_object(key: &str, value: &Value) -> Option<model_check::SettingProblem> {
+    if value.is_object() {
+        return None;
+    }
+    let example = match key {
+        "model" => "model: { model: gpt-4o, temperature: 0.2 }",
+        _ => "metadata: { owner: your-team }",
+    };
+    Some(model_check::SettingProblem {
+        path: vec![key.to_owned()],
+        message: format!(
+            "`{key}` must be an object, not {}",
+            model_check::kind(value)
+        ),
+        suggestion: format!("give its keys, indented below it or as `{example}`"),
+    })
+}
+
 fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
     if non_blank(yaml).is_none() {
         return Ok(FrontMatter::default());
@@ -382,7 +517,7 @@ fn explain(e: &serde_saphyr::Error) -> (String, String) {
     }
     (
         format!("invalid front matter: {}", summary(e)),
-        "front matter may set `description`, `template`, `variables`, `pin_head` and `pin_tail`"
+        "front matter may set `description`, `template`, `variables`, `pin_head`, `pin_tail`, `model` (an object) and `metadata` (an object)"
             .to_owned(),
     )
 }
@@ -408,6 +543,10 @@ mod tests {
 
     fn parse(text: &str) -> Result<Document<'_>, Diagnostic> {
         Document::parse(text, Path::new("p.md"))
+    }
+
+    fn problems(text: &str) -> Vec<Diagnostic> {
+        parse(text).unwrap().settings_problems(Path::new("p.md"))
     }
 
     #[test]
@@ -473,5 +612,50 @@ mod tests {
         assert_eq!(err.suggestion.as_deref(), Some("did you mean `required`?"));
         let err = parse("---\ndescription: [unclosed\n---\nB").unwrap_err();
         assert_eq!(err.code, DiagnosticCode::FrontMatter);
+    }
+
+    #[test]
+    fn model_settings_and_metadata_are_free_objects() {
+        let doc = parse("---\nmodel:\n  model: m\n  temperature: 0.5\n  seed: 7\nmetadata:\n  owner: me\n---\nB").unwrap();
+        let model = doc.model_settings().unwrap();
+        assert_eq!(
+            model.as_json(),
+            r#"{"model":"m","seed":7,"temperature":0.5}"#
+        );
+        assert_eq!(doc.metadata().unwrap().as_json(), r#"{"owner":"me"}"#);
+        let err = problems("---\nmodel: gpt-4o\n---\nB").remove(0);
+        assert_eq!(err.code, DiagnosticCode::ModelSettings);
+        assert_eq!(err.message, "`model` must be an object, not a string");
+        assert_eq!(err.position.map(|p| p.line), Some(2), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_model_setting_is_an_error_at_its_key_path() {
+        let text = "---\nmodel:\n  model: m\n  response_format:\n    type: json_schema\n    json_schema:\n      name: x\n      schema:\n        type: obejct\n  tools:\n    - name: a\n    - description: b\n---\nB";
+        let all = problems(text);
+        assert_eq!(all.len(), 2, "every problem: {all:?}");
+        let err = &all[0];
+        assert_eq!(err.code, DiagnosticCode::ModelSettings);
+        assert_eq!(
+            err.key_path.as_deref(),
+            Some("model.response_format.json_schema.schema.type")
+        );
+        let position = err.position.unwrap();
+        assert_eq!((position.line, position.column), (9, 9), "{err}");
+        assert_eq!(err.suggestion.as_deref(), Some("did you mean `object`?"));
+        let err =
+            &problems("---\nmodel:\n  tools:\n    - name: a\n    - description: b\n---\nB")[0];
+        assert_eq!(err.key_path.as_deref(), Some("model.tools.1"));
+        assert_eq!(
+            err.position.map(|p| (p.line, p.column)),
+            Some((5, 5)),
+            "{err}"
+        );
+        let err = &problems("---\nmodel: { temperature: 3 }\n---\nB")[0];
+        assert_eq!(
+            err.position.map(|p| (p.line, p.column)),
+            Some((2, 1)),
+            "{err}"
+        );
     }
 }

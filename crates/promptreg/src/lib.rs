@@ -145,6 +145,17 @@
 //! # Ok::<(), promptreg::Error>(())
 //! ```
 //!
+//! # Model settings and metadata
+//!
+//! A prompt can carry what the application sends beside it: model
+//! settings (model name, temperature, response format, tools) and free
+//! metadata, each a [`JsonObject`]. A locale may have its own settings,
+//! found by the same locale matching as a body override; a render returns
+//! the locale's in [`Rendered::model`], and
+//! [`model_settings_in`](PromptRegistry::model_settings_in) gives them
+//! without rendering. In a pack they are front matter keys `model` and
+//! `metadata`, checked at load (see [`pack`]).
+//!
 //! # User configuration
 //!
 //! End users change prompts without touching code: prompt files under their
@@ -216,8 +227,9 @@
 //! files instead of code: a [`pack::Pack`] is a folder with a
 //! `promptreg.toml` manifest and `defaults/<id>.md` files (plus
 //! `<id>.<locale>.md` variants, which may translate the pinned blocks),
-//! each with optional front matter for a description, pinned blocks and
-//! template variables, optionally typed ([`VariableType`]). Files are
+//! each with optional front matter for a description, pinned blocks,
+//! template variables, optionally typed ([`VariableType`]), model settings
+//! and metadata. Files are
 //! literal text unless marked as minijinja templates; templates see the
 //! render context by field name, fail on undefined variables and on values
 //! of the wrong declared type, and stop after [`TEMPLATE_FUEL`]
@@ -276,6 +288,7 @@ mod compose;
 mod diagnostic;
 mod error;
 mod id;
+mod json_object;
 mod layer;
 mod locale;
 mod prompt;
@@ -291,6 +304,8 @@ mod suggest;
 pub mod config;
 #[cfg(feature = "config")]
 mod front_matter;
+#[cfg(feature = "config")]
+mod model_check;
 #[cfg(feature = "packs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "packs")))]
 pub mod pack;
@@ -313,6 +328,7 @@ pub use diagnostic::{
 };
 pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};
+pub use json_object::JsonObject;
 pub use locale::{IntoLocale, Locale};
 pub use prompt::{Pin, Prompt};
 pub use provenance::{Provenance, Setting, SourceKind};

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::json_object::JsonObject;
 use crate::provenance::Provenance;
 use crate::renderer::{IntoRenderer, Renderer};
 
@@ -50,6 +51,11 @@ pub struct Prompt {
     pub(crate) head: Vec<Renderer>,
     pub(crate) tail: Vec<Renderer>,
     pub(crate) description: Option<Arc<str>>,
+    /// The settings to call the model with; a locale may have its own
+    /// (`PromptRegistry::set_model_settings`).
+    pub(crate) model: Option<JsonObject>,
+    /// Free data about the prompt, for the application and listings.
+    pub(crate) metadata: Option<JsonObject>,
     /// Where the source that declared it says it came from (a pack file).
     pub(crate) provenance: Option<Arc<Provenance>>,
 }
@@ -62,6 +68,8 @@ impl Prompt {
             head: Vec::new(),
             tail: Vec::new(),
             description: None,
+            model: None,
+            metadata: None,
             provenance: None,
         }
     }
@@ -84,6 +92,22 @@ impl Prompt {
         self
     }
 
+    /// Sets the model settings (model name, temperature, response format,
+    /// tools: whatever the application sends beside the prompt). Renders
+    /// return them in [`Rendered::model`](crate::Rendered::model); a
+    /// locale can have its own with
+    /// [`set_model_settings`](crate::PromptRegistry::set_model_settings).
+    pub fn with_model(mut self, settings: JsonObject) -> Self {
+        self.model = Some(settings);
+        self
+    }
+
+    /// Sets free metadata about the prompt (owner, tags, a ticket).
+    pub fn with_metadata(mut self, metadata: JsonObject) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+
     /// The default body.
     pub fn body(&self) -> &Renderer {
         &self.body
@@ -102,6 +126,16 @@ impl Prompt {
     /// The one-line description, if any.
     pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
+    }
+
+    /// The model settings of the default, if any.
+    pub fn model_settings(&self) -> Option<&JsonObject> {
+        self.model.as_ref()
+    }
+
+    /// The metadata, if any.
+    pub fn metadata(&self) -> Option<&JsonObject> {
+        self.metadata.as_ref()
     }
 }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::compose::Rendered;
 use crate::error::Error;
 use crate::id::PromptId;
+use crate::json_object::JsonObject;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
 use crate::renderer::IntoRenderer;
@@ -218,6 +219,48 @@ impl PromptRegistry {
         Ok(())
     }
 
+    /// Gives `id` its own model settings for `locale` and every locale
+    /// that matches it, found by the same locale matching as a body
+    /// override; other locales keep the default's
+    /// ([`Prompt::with_model`]). The settings replace the default's whole:
+    /// a pack merges a variant's keys over its default's before it calls
+    /// this.
+    ///
+    /// ```
+    /// use promptreg::{JsonObject, Prompt, PromptRegistry};
+    /// use serde_json::json;
+    ///
+    /// let settings = |v| JsonObject::from_value(v).unwrap();
+    /// let registry = PromptRegistry::new();
+    /// registry.register(
+    ///     "narrator",
+    ///     Prompt::new("Narrate.").with_model(settings(json!({ "model": "small", "temperature": 0.2 }))),
+    /// )?;
+    /// registry.set_model_settings("narrator", "ja", settings(json!({ "model": "small-ja" })))?;
+    ///
+    /// let ja = registry.model_settings_in("narrator", "ja-JP")?.unwrap();
+    /// assert_eq!(ja.model_name().as_deref(), Some("small-ja"));
+    /// let fr = registry.render_traced_in("narrator", &(), "fr")?.model.unwrap();
+    /// assert_eq!(fr.get("temperature"), Some(json!(0.2)));
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId),
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale).
+    pub fn set_model_settings(
+        &self,
+        id: &str,
+        locale: impl IntoLocale,
+        settings: JsonObject,
+    ) -> Result<(), Error> {
+        let id = PromptId::new(id)?;
+        let locale = locale.into_locale()?;
+        self.update(|s| s.set_model_settings(id, locale, settings));
+        Ok(())
+    }
+
     /// Gives pinned block `pin` of `id` its own text for `locale` and every
     /// locale that matches it, as [`set_override`](Self::set_override) does
     /// for the body: a Japanese render ends with a Japanese pinned rule.
@@ -295,8 +338,9 @@ impl PromptRegistry {
         Ok(())
     }
 
-    /// Clears the overrides, pin translations and appenders of `id`; its
-    /// default and pinned blocks stay. An id with overrides or appenders but
+    /// Clears the overrides, pin translations, locales' model settings and
+    /// appenders of `id`; its default (with its model settings) and pinned
+    /// blocks stay. An id with overrides or appenders but
     /// no default (a misspelt id, say; see [`problems`](Self::problems)) is
     /// cleared entirely and no longer exists afterwards.
     ///
@@ -469,5 +513,31 @@ impl PromptRegistry {
         locale: impl IntoLocale,
     ) -> Result<Rendered, Error> {
         self.current().render_traced_in(id, ctx, locale)
+    }
+
+    /// The model settings `id` renders with in the current locale; see
+    /// [`Snapshot::model_settings`].
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownId`](crate::ErrorKind::UnknownId) when `id` is
+    /// not registered.
+    pub fn model_settings(&self, id: &str) -> Result<Option<JsonObject>, Error> {
+        let snapshot = self.current();
+        snapshot.model_settings(id, snapshot.locale().clone())
+    }
+
+    /// The model settings `id` renders with for `locale`.
+    ///
+    /// # Errors
+    ///
+    /// As [`model_settings`](Self::model_settings), and
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale).
+    pub fn model_settings_in(
+        &self,
+        id: &str,
+        locale: impl IntoLocale,
+    ) -> Result<Option<JsonObject>, Error> {
+        self.current().model_settings(id, locale)
     }
 }

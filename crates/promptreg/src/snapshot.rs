@@ -14,6 +14,7 @@ use crate::compose::{self, Appender, LocaleStep, Matched, Part, Pins, Plan, Rend
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
+use crate::json_object::JsonObject;
 use crate::layer::Layer;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
@@ -61,7 +62,10 @@ struct Entry {
     overrides: Map<Box<str>, Variant>,
     /// Translations of the default's pinned blocks, by locale key.
     pins: Map<Box<str>, PinVariant>,
-    /// The locale keys of `overrides` and `pins` by language and script
+    /// Model settings of a locale, whole (a source merges them with the
+    /// default's before), by locale key.
+    models: Map<Box<str>, ModelVariant>,
+    /// The locale keys of `overrides`, `pins` and `models` by language and script
     /// (`zh-Hant`), likeliest region first, then by tag: the same-script
     /// step of locale matching, computed when a variant is set so a render
     /// only looks it up.
@@ -75,6 +79,13 @@ struct Variant {
     locale: Locale,
     renderer: Renderer,
     provenance: Option<Arc<Provenance>>,
+}
+
+/// One locale's model settings.
+#[derive(Clone)]
+struct ModelVariant {
+    locale: Locale,
+    settings: JsonObject,
 }
 
 /// One locale's translations of pinned blocks, by position (`None`: not
@@ -105,6 +116,7 @@ impl Entry {
     fn clear_variants(&mut self) {
         self.overrides.clear();
         self.pins.clear();
+        self.models.clear();
         self.by_script.clear();
         self.appenders.clear();
     }
@@ -113,7 +125,10 @@ impl Entry {
     fn index_scripts(&mut self) {
         let mut groups: Map<Box<str>, Vec<&Locale>> = Map::default();
         let locales = self.overrides.values().map(|v| &v.locale);
-        for locale in locales.chain(self.pins.values().map(|v| &v.locale)) {
+        let locales = locales
+            .chain(self.pins.values().map(|v| &v.locale))
+            .chain(self.models.values().map(|v| &v.locale));
+        for locale in locales {
             if let Some(script) = locale.language_script() {
                 groups.entry(script.into()).or_default().push(locale);
             }
@@ -319,10 +334,12 @@ impl Snapshot {
     ) -> Result<Rendered, Error> {
         let mut parts = Vec::new();
         let text = self.compose(id, ctx, &locale, Some(&mut parts))?;
-        let (id, _) = self.lookup(id)?;
+        let (id, entry) = self.lookup(id)?;
         Ok(Rendered {
             id: id.clone(),
             text,
+            model: self.model_of(entry, &locale).cloned(),
+            metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
             lookup: compose::lookup(&locale, &self.fallback),
             locale,
             parts,
@@ -370,6 +387,35 @@ impl Snapshot {
             template_ctx: std::cell::OnceCell::new(),
         };
         compose::compose(id, &plan, &cx, trace)
+    }
+
+    /// The model settings `id` renders with for `locale`: those locale
+    /// matching finds among the locales given their own (as for the body),
+    /// else the default's. `None` when it has none.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownId`] when `id` is not registered;
+    /// [`ErrorKind::InvalidLocale`] when `locale` is not a valid tag.
+    pub fn model_settings(
+        &self,
+        id: &str,
+        locale: impl IntoLocale,
+    ) -> Result<Option<JsonObject>, Error> {
+        let locale = locale.into_locale()?;
+        let (_, entry) = self.lookup(id)?;
+        Ok(self.model_of(entry, &locale).cloned())
+    }
+
+    fn model_of<'a>(&'a self, entry: &'a Entry, locale: &Locale) -> Option<&'a JsonObject> {
+        let default = || entry.default.as_ref()?.model.as_ref();
+        if entry.models.is_empty() {
+            return default();
+        }
+        match self.find(entry, locale, |key| entry.models.get(key)) {
+            Some((variant, _)) => Some(&variant.settings),
+            None => default(),
+        }
     }
 
     /// The entry of a registered id, or the error saying why there is none.
@@ -620,6 +666,30 @@ impl Snapshot {
         }
         blocks[index] = Some(renderer);
         entry.index_scripts();
+    }
+
+    /// Sets the model settings of `id` for `locale`, replacing the
+    /// default's whole.
+    pub(crate) fn set_model_settings(
+        &mut self,
+        id: PromptId,
+        locale: Locale,
+        settings: JsonObject,
+    ) {
+        let key = locale.key().into();
+        let entry = self.entry_mut(id);
+        entry.models.insert(key, ModelVariant { locale, settings });
+        entry.index_scripts();
+    }
+
+    /// Removes the model settings of `id` for exactly `locale`.
+    #[cfg_attr(not(feature = "packs"), allow(dead_code))]
+    pub(crate) fn remove_model_settings(&mut self, id: &str, locale: &Locale) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            let entry = Arc::make_mut(entry);
+            entry.models.remove(locale.key());
+            entry.index_scripts();
+        }
     }
 
     /// Removes the default of `id`; its overrides and appenders stay.

@@ -522,3 +522,84 @@ fn default_files_are_read_with_the_manifests_max_file_size() {
     // Too large, and not reported as missing as well.
     assert_eq!(codes, [DiagnosticCode::FileTooLarge]);
 }
+
+#[test]
+fn a_locale_variant_sets_model_settings_keys_over_its_defaults() {
+    let pack = Pack::from_files(
+        "inline",
+        [
+            ("promptreg.toml", "name = \"m\"\nkeys = [\"narrator\"]\n[user]\nprompts_dir = \".m\"\n"),
+            (
+                "defaults/narrator.md",
+                "---\nmodel:\n  model: small\n  temperature: 0.2\n  response_format: { type: json_object }\nmetadata:\n  owner: web\n---\nNarrate.\n",
+            ),
+            ("defaults/narrator.ja.md", "---\nmodel:\n  temperature: 0.7\n---\n語る。\n"),
+            ("defaults/narrator.fr.md", "Raconte.\n"),
+        ],
+    )
+    .unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let settings = |locale| {
+        registry
+            .model_settings_in("narrator", locale)
+            .unwrap()
+            .unwrap()
+            .to_value()
+    };
+    let default = json!({ "model": "small", "temperature": 0.2, "response_format": { "type": "json_object" } });
+    assert_eq!(settings("en"), default);
+    assert_eq!(
+        settings("fr"),
+        default,
+        "a variant without `model` keeps the default's"
+    );
+    let ja = json!({ "model": "small", "temperature": 0.7, "response_format": { "type": "json_object" } });
+    assert_eq!(
+        settings("ja-JP"),
+        ja,
+        "found by locale matching, merged per key"
+    );
+    let rendered = registry.render_traced_in("narrator", &(), "ja").unwrap();
+    assert_eq!(rendered.model.unwrap().to_value(), ja);
+    assert_eq!(
+        rendered.metadata.unwrap().to_value(),
+        json!({ "owner": "web" })
+    );
+    let explained =
+        serde_json::to_value(registry.render_traced_in("narrator", &(), "fr").unwrap()).unwrap();
+    assert_eq!(explained["model"], default);
+    assert_eq!(explained["metadata"], json!({ "owner": "web" }));
+}
+
+#[test]
+fn a_reload_replaces_model_settings_a_variant_no_longer_gives() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().join("pack");
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "promptreg.toml",
+        "name = \"m\"\nkeys = [\"a\"]\n[user]\nprompts_dir = \".m\"\n",
+    );
+    write("defaults/a.md", "---\nmodel: { model: small }\n---\nA\n");
+    write(
+        "defaults/a.ja.md",
+        "---\nmodel: { model: small-ja }\n---\nエー\n",
+    );
+    let registry = PromptRegistry::new();
+    Pack::load(&root).unwrap().install(&registry).unwrap();
+    let name = |registry: &PromptRegistry| {
+        registry
+            .model_settings_in("a", "ja")
+            .unwrap()
+            .and_then(|s| s.model_name())
+    };
+    assert_eq!(name(&registry).as_deref(), Some("small-ja"));
+    write("defaults/a.ja.md", "エー\n");
+    registry.reload().unwrap();
+    assert_eq!(name(&registry).as_deref(), Some("small"));
+}

@@ -1012,3 +1012,48 @@ fn seed_reset_returns_to_the_sdk_default() {
     );
     assert!(registry.has("planner.system"));
 }
+
+#[cfg(feature = "templates")]
+#[test]
+fn model_settings_follow_locale_matching_and_reset_clears_a_locales() {
+    use promptreg::JsonObject;
+    use serde_json::json;
+
+    let settings = |v| JsonObject::from_value(v).unwrap();
+    let registry = PromptRegistry::new();
+    let prompt =
+        Prompt::new("Narrate.").with_model(settings(json!({ "model": "m", "temperature": 0.2 })));
+    registry.register("narrator", prompt).unwrap();
+    registry
+        .set_model_settings("narrator", "zh-TW", settings(json!({ "model": "m-hant" })))
+        .unwrap();
+    let name = |locale: &str| {
+        registry
+            .model_settings_in("narrator", locale)
+            .unwrap()
+            .and_then(|s| s.model_name())
+    };
+    assert_eq!(name("zh-HK").as_deref(), Some("m-hant"), "same script");
+    assert_eq!(
+        name("zh-CN").as_deref(),
+        Some("m"),
+        "another script: the default's"
+    );
+    assert_eq!(
+        registry
+            .model_settings("narrator")
+            .unwrap()
+            .unwrap()
+            .get("temperature"),
+        Some(json!(0.2))
+    );
+    assert_eq!(
+        registry.model_settings("narator").unwrap_err().kind(),
+        ErrorKind::UnknownId
+    );
+    registry.reset("narrator").unwrap();
+    assert_eq!(name("zh-TW").as_deref(), Some("m"));
+    let plain = registry_with("plain", "No settings.");
+    assert_eq!(plain.model_settings("plain").unwrap(), None);
+    assert_eq!(plain.render_traced("plain", &()).unwrap().model, None);
+}

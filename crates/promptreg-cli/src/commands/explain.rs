@@ -40,6 +40,12 @@ fn text(rendered: &Rendered, pack_root: &Path, paint: Paint) -> String {
     let lookup: Vec<String> = rendered.lookup.iter().map(step_key).collect();
     let mut out = paint.heading(&format!("{} [{}]", rendered.id, rendered.locale));
     out.push_str(&paint.dim(&format!(" lookup: {} → default\n", lookup.join(" → "))));
+    if let Some(model) = &rendered.model {
+        // Printable: the settings are the pack's text.
+        let line = format!("model settings: {}", model.as_json());
+        out.push_str(&paint.dim(&promptreg::printable(&line)));
+        out.push('\n');
+    }
     for part in &rendered.parts {
         // Printable: an origin names files and settings from the user's files.
         let what = describe(part, rendered, pack_root);

@@ -43,6 +43,11 @@ pub fn run(session: &Session) -> Result<Output, Failure> {
 struct Row {
     id: String,
     description: String,
+    /// The model settings for the listed locale, when declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<serde_json::Value>,
     locales: Vec<String>,
     layers: Vec<String>,
     user: UserColumns,
@@ -73,6 +78,13 @@ impl Row {
         if !locales.is_empty() {
             layers.push(format!("variants: {}", locales.join(", ")));
         }
+        let model = snapshot
+            .model_settings(id, snapshot.locale())
+            .ok()
+            .flatten();
+        if let Some(name) = model.as_ref().and_then(|m| m.model_name()) {
+            layers.push(format!("model {}", promptreg::printable(&name)));
+        }
         let loaded = LoadedConfig::of(snapshot);
         let settings = loaded.and_then(|c| c.settings().prompt(id));
         if let Some(block) = settings {
@@ -95,6 +107,11 @@ impl Row {
                 .and_then(|p| p.description())
                 .unwrap_or_default()
                 .to_owned(),
+            model: model.map(|m| m.to_value()),
+            metadata: snapshot
+                .default_prompt(id)
+                .and_then(|p| p.metadata())
+                .map(|m| m.to_value()),
             user: UserColumns {
                 settings: settings.cloned(),
                 files,

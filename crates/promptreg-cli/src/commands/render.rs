@@ -18,9 +18,17 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
             .render_in(&args.id, &ctx, &locale)
             .map_err(|e| super::render_failure(&pack, &args.id, e))?;
         if session.args.json {
-            return Ok(Output::json(
-                &json!({ "id": args.id, "locale": locale.as_str(), "text": text }),
-            ));
+            let mut out = json!({ "id": args.id, "locale": locale.as_str(), "text": text });
+            // What the application sends beside the text, when declared.
+            let snapshot = registry.snapshot();
+            if let Ok(Some(model)) = snapshot.model_settings(&args.id, &locale) {
+                out["model"] = model.to_value();
+            }
+            let metadata = snapshot.default_prompt(&args.id).and_then(|p| p.metadata());
+            if let Some(metadata) = metadata {
+                out["metadata"] = metadata.to_value();
+            }
+            return Ok(Output::json(&out));
         }
         Ok(Output::prompt(text))
     };

@@ -499,6 +499,14 @@ impl Loader<'_> {
             .in_file(path)
             .suggest(Some("remove `pin_head` and `pin_tail`".to_owned())));
         }
+        if doc.has_settings() {
+            return Err(Diagnostic::error(
+                DiagnosticCode::FrontMatter,
+                "model settings and metadata are declared by the application, not in a user's prompt file",
+            )
+            .in_file(path)
+            .suggest(Some("remove `model` and `metadata`".to_owned())));
+        }
         if non_blank(doc.body).is_none() {
             return Ok(None);
         }

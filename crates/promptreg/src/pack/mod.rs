@@ -21,6 +21,9 @@
 //!   tasks: { default: [], type: list }
 //! pin_head: "[PI GOAL ACTIVE goalId={{ goal_id }}]"
 //! pin_tail: Verify every task before you complete the goal.
+//! model:
+//!   model: gpt-4o-mini
+//!   temperature: 0.2
 //! ---
 //! Work on the goal until every task is done.
 //! ```
@@ -43,7 +46,16 @@
 //!   blocks; in a locale variant they translate them, matched by position:
 //!   a variant gives as many blocks as the default declares on that side,
 //!   or leaves the key out to keep the default's text (a different count
-//!   is an error with the file and line). A variant never removes a pin.
+//!   is an error with the file and line). A variant never removes a pin;
+//! - `model`: model settings, a free-form object (model name,
+//!   `temperature`, `max_tokens`, `response_format`, `tools`, ...) whose
+//!   well-known keys are checked at load. A locale variant's `model` sets
+//!   keys over its default's, per top-level key (a shallow merge); renders
+//!   find a locale's settings by the same matching as the body
+//!   ([`Rendered::model`](crate::Rendered::model),
+//!   [`Snapshot::model_settings`](crate::Snapshot::model_settings));
+//! - `metadata`: free data about the prompt, an object (default files
+//!   only), in [`Rendered::metadata`](crate::Rendered::metadata).
 //!
 //! Templates see the render's context by field name (the context type
 //! implements `serde::Serialize`), the declared defaults, and `locale`.
@@ -68,6 +80,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::error::Error;
 use crate::front_matter::{Document, PIN_HEAD, PIN_TAIL};
 use crate::id::PromptId;
+use crate::json_object::JsonObject;
 use crate::locale::Locale;
 use crate::prompt::{Pin, Prompt};
 use crate::prompt_file::{self, FileKey, file_locale_warning, prompt_file_warnings};
@@ -141,6 +154,8 @@ struct LocaleVariant {
     renderer: Renderer,
     head: Vec<Renderer>,
     tail: Vec<Renderer>,
+    /// The model settings keys it sets over its default's.
+    model: Option<JsonObject>,
     provenance: Arc<Provenance>,
 }
 
@@ -169,6 +184,14 @@ impl PackPrompt {
     /// The one-line description.
     pub fn description(&self) -> Option<&str> {
         self.default_prompt()?.description()
+    }
+
+    /// The model settings of `variant`: its keys over its default's (a
+    /// shallow merge, per top-level key), or `None` when it sets none.
+    fn model_settings(&self, variant: &LocaleVariant) -> Option<JsonObject> {
+        let over = variant.model.as_ref()?;
+        let default = self.default_prompt().and_then(Prompt::model_settings);
+        Some(default.map_or_else(|| over.clone(), |d| d.merged(over)))
     }
 
     /// The locales with a variant file, sorted, and their files.
@@ -390,6 +413,13 @@ impl Pack {
                     variant.renderer.clone(),
                     Some(Arc::clone(&variant.provenance)),
                 );
+                if let Some(settings) = prompt.model_settings(variant) {
+                    snapshot.set_model_settings(
+                        prompt.id.clone(),
+                        variant.locale.clone(),
+                        settings,
+                    );
+                }
                 let head = variant.head.iter().enumerate();
                 let tail = variant.tail.iter().enumerate();
                 let pins = head
@@ -420,6 +450,7 @@ impl Pack {
             for variant in prompt.variants.values() {
                 snapshot.remove_override(&prompt.id, &variant.locale);
                 snapshot.remove_pin_translations(&prompt.id, &variant.locale);
+                snapshot.remove_model_settings(&prompt.id, &variant.locale);
             }
         }
     }
@@ -751,6 +782,11 @@ fn parse_file<'a>(
     diagnostics: &mut Diagnostics,
 ) -> Option<ParsedFile<'a>> {
     let doc = diagnostics.ok(Document::parse(file.text, file.path))?;
+    let settings_problems = doc.settings_problems(file.path);
+    if !settings_problems.is_empty() {
+        diagnostics.extend(settings_problems);
+        return None;
+    }
     let body = diagnostics.ok(doc.body_renderer_with(file.path, inherited))?;
     if let Some(template) = body.template() {
         diagnostics.extend(template.undeclared_diagnostics());
@@ -769,6 +805,8 @@ fn add_default(entry: &mut PackPrompt, parsed: ParsedFile<'_>, diagnostics: &mut
     prompt.head = head;
     prompt.tail = tail;
     prompt.description = doc.meta.description.as_deref().map(Into::into);
+    prompt.model = doc.model_settings();
+    prompt.metadata = doc.metadata();
     prompt.provenance = Some(file_provenance("default file", file.path, None));
     entry.default = Some((file.path.to_path_buf(), prompt, doc.variables()));
 }
@@ -782,7 +820,8 @@ fn variant(
     diagnostics: &mut Diagnostics,
 ) -> Option<LocaleVariant> {
     let (doc, id, path) = (&parsed.doc, &parsed.file.id, parsed.file.path);
-    diagnostics.ok(no_description(doc, id, path))?;
+    diagnostics.ok(default_only(doc, "description", id, path))?;
+    diagnostics.ok(default_only(doc, "metadata", id, path))?;
     let default = entry.default_prompt();
     for (key, declared) in [
         (PIN_HEAD, default.map_or(0, |d| d.head().len())),
@@ -799,20 +838,31 @@ fn variant(
         renderer: parsed.body,
         head,
         tail,
+        model: doc.model_settings(),
     })
 }
 
-/// A description belongs to the default: listings show one per prompt.
-fn no_description(doc: &Document<'_>, id: &PromptId, path: &Path) -> Result<(), Diagnostic> {
-    if doc.meta.description.is_none() {
+/// A description and metadata belong to the default: listings show one per
+/// prompt.
+fn default_only(
+    doc: &Document<'_>,
+    key: &str,
+    id: &PromptId,
+    path: &Path,
+) -> Result<(), Diagnostic> {
+    let given = match key {
+        "description" => doc.meta.description.is_some(),
+        _ => doc.meta.metadata.is_some(),
+    };
+    if !given {
         return Ok(());
     }
     Err(Diagnostic::error(
         DiagnosticCode::FrontMatter,
-        "a locale variant cannot set `description`",
+        format!("a locale variant cannot set `{key}`"),
     )
     .in_file(path)
-    .at_key(doc, "description")
+    .at_key(doc, key)
     .suggest(Some(format!("set it in {DEFAULTS_DIR}/{id}.md"))))
 }
 
