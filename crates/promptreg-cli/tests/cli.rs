@@ -1,12 +1,15 @@
 //! The `promptreg` tool tested from outside, as a user runs it, on the two
 //! example packs, in a temporary home and project.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 use serde_json::Value;
+use support::{copy_dir, example};
 use tempfile::TempDir;
 
 struct Sandbox {
@@ -77,30 +80,6 @@ impl Sandbox {
         );
         settings
     }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            fs::copy(&path, &target).unwrap();
-        }
-    }
-}
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .canonicalize()
-        .unwrap()
-}
-
-fn example(name: &str) -> PathBuf {
-    examples().join(name)
 }
 
 /// The pack's sample context, relative to the sandbox.

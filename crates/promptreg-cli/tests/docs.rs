@@ -14,9 +14,13 @@
 //! stands for any number of lines and `[..]` for any text within a line
 //! (a temporary path, say).
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use support::{copy_dir, example};
 
 /// One console block: where it is, its commands and what they print.
 struct Example {
@@ -63,27 +67,11 @@ fn examples(file: &Path) -> Vec<Example> {
     examples
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// A fresh copy of the documented setup.
 fn setup() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     for pack in ["goal-agent", "web-agent"] {
-        copy_dir(
-            &repository().join("examples").join(pack),
-            &root.path().join(pack),
-        );
+        copy_dir(&example(pack), &root.path().join(pack));
     }
     fs::create_dir_all(root.path().join("home")).unwrap();
     let prompts = root.path().join("project/.pi/pi-goal-xx/prompts");

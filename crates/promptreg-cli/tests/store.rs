@@ -2,6 +2,8 @@
 //! `PROMPTREG_TEST_DATABASE_URL`, see `scripts/postgres-for-tests.sh`) on
 //! PostgreSQL, in a temporary folder with copies of the example packs.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -9,6 +11,7 @@ use std::time::Duration;
 
 use insta_cmd::get_cargo_bin;
 use serde_json::Value;
+use support::{copy_dir, example};
 use tempfile::TempDir;
 
 const DATABASE_URL_VAR: &str = "PROMPTREG_TEST_DATABASE_URL";
@@ -119,25 +122,6 @@ fn postgres_schema(base: &str, test: &str) -> String {
         });
     let sep = if base.contains('?') { '&' } else { '?' };
     format!("{base}{sep}options[search_path]={schema}")
-}
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Every file under `dir`, by relative path.
