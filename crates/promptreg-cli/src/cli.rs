@@ -23,7 +23,8 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// The pack folder [default: the nearest promptreg.toml from the current directory upward]
+    /// The pack folder [default: the nearest promptreg.toml from the current directory upward];
+    /// for `keys`, the name of a pack in the store
     #[arg(long, global = true, value_name = "DIR")]
     pub pack: Option<PathBuf>,
     /// Where local configuration is read; empty for none [default: the current directory]
@@ -78,6 +79,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Versions and labels of packs in a store (SQLite file or PostgreSQL)
     Store(StoreArgs),
+    /// API keys of a store: create (the secret is shown once), list, revoke
+    Keys(KeysArgs),
 }
 
 #[derive(Debug, Args)]
@@ -241,6 +244,37 @@ pub enum StoreCommand {
         /// Lift the protection instead
         #[arg(long)]
         off: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// The store: a SQLite file, `sqlite:PATH` or `postgres://USER:PASSWORD@HOST/DB`
+    #[arg(long, global = true, value_name = "URL", default_value = promptreg_store::DEFAULT_DATABASE)]
+    pub database: String,
+    /// Act as an admin: creating and revoking keys needs it
+    #[arg(long, global = true)]
+    pub admin: bool,
+    #[command(subcommand)]
+    pub command: KeysCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create a key and print its secret, once (`--pack NAME`: for that pack of the store only)
+    Create {
+        /// The key's name, like `ci-deploy`, recorded as `key:NAME` for what it changes
+        name: String,
+        /// What it may do: read; write (push, move labels); admin (also protected labels)
+        #[arg(long, value_name = "SCOPE", value_parser = ["read", "write", "admin"])]
+        scope: String,
+    },
+    /// List the keys (never their secrets)
+    List,
+    /// Revoke a key: it is refused from now on
+    Revoke {
+        /// The key's name
+        name: String,
     },
 }
 

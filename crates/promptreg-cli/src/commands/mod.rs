@@ -6,6 +6,7 @@ mod diff;
 mod explain;
 mod follow;
 mod init;
+mod keys;
 mod list;
 mod render;
 mod resolve;
@@ -59,6 +60,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Schema => schema(&session),
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
+        Command::Keys(args) => keys::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)
             .map(Output::text)
