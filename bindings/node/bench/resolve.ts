@@ -125,6 +125,11 @@ function main() {
     const tsNs = measure(() => ts.resolve(KEY, cfg, cwd, defaultPrompt, options).final, 20_000);
     const renderNs = measure(() => registry.render(KEY), 200_000);
     const statelessNs = measure(() => resolvePrompt(KEY, cfg, cwd, defaultPrompt, options).final, 20_000);
+    // Where a render's time goes: a call into the binding that returns a
+    // boolean, and making a fresh 4 KB JavaScript string from bytes.
+    const callNs = measure(() => String(registry.has(KEY)), 200_000);
+    const bytes = Buffer.from(expected);
+    const stringNs = measure(() => bytes.toString('utf8'), 200_000);
 
     const row = (name: string, ns: number) =>
       `| ${name.padEnd(48)} | ${ns.toFixed(0).padStart(8)} ns | ${(tsNs / ns).toFixed(1).padStart(6)}x |`;
@@ -134,6 +139,8 @@ function main() {
     console.log(row('TypeScript resolver with mtime cache', tsNs));
     console.log(row('registry.render (binding, configuration loaded)', renderNs));
     console.log(row('resolvePrompt (binding, stateless)', statelessNs));
+    console.log(row('floor: registry.has (a call into the binding)', callNs));
+    console.log(row('floor: a 4 KB string from bytes (Buffer)', stringNs));
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
