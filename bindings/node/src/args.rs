@@ -1,12 +1,15 @@
 //! Arguments from JavaScript, checked by hand so that a value of the wrong
 //! type is a `TypeError` naming the argument, not a conversion failure.
 
-use napi::bindgen_prelude::{FromNapiValue, Function, JsValue, Object, Unknown};
+use napi::bindgen_prelude::{
+    ClassInstance, FromNapiValue, Function, JavaScriptClassExt, JsValue, Object, Unknown,
+};
 use napi::{Env, Status, ValueType};
 use promptreg::Renderer;
 
-use crate::errors::throw_type_error;
+use crate::errors::{throw_range_error, throw_type_error};
 use crate::js_renderer;
+use crate::registry::PromptRegistry;
 
 /// The `typeof` of a JavaScript value, as a JavaScript developer reads it
 /// (`null` apart, since `typeof null` misleads).
@@ -40,6 +43,41 @@ pub(crate) fn string(env: &Env, value: Unknown<'_>, name: &str) -> napi::Result<
     }
     // SAFETY: the value was just checked to be a string.
     unsafe { String::from_napi_value(env.raw(), value.raw()) }
+}
+
+/// A position argument: a whole number from 0.
+pub(crate) fn index(env: &Env, value: Unknown<'_>, name: &str) -> napi::Result<usize> {
+    if value.get_type()? != ValueType::Number {
+        return Err(throw_type_error(
+            env,
+            format!("`{name}` must be a number, not {}", type_of(&value)),
+        ));
+    }
+    // SAFETY: the value was just checked to be a number.
+    let number = unsafe { f64::from_napi_value(env.raw(), value.raw()) }?;
+    if number < 0.0 || number.fract() != 0.0 || number > f64::from(u32::MAX) {
+        return Err(throw_range_error(
+            env,
+            format!("`{name}` must be a whole number from 0, not {number}"),
+        ));
+    }
+    Ok(number as usize)
+}
+
+/// A `PromptRegistry` argument.
+pub(crate) fn registry<'env>(
+    env: &Env,
+    value: Unknown<'env>,
+    name: &str,
+) -> napi::Result<ClassInstance<'env, PromptRegistry>> {
+    if !PromptRegistry::instance_of(env, &value)? {
+        return Err(throw_type_error(
+            env,
+            format!("`{name}` must be a PromptRegistry, not {}", type_of(&value)),
+        ));
+    }
+    // SAFETY: the value was just checked to be a `PromptRegistry`.
+    unsafe { ClassInstance::from_napi_value(env.raw(), value.raw()) }
 }
 
 /// An optional string argument: `undefined` and `null` are `None`.

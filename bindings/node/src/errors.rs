@@ -29,6 +29,17 @@ pub(crate) fn throw_type_error(env: &Env, message: String) -> napi::Error {
     }
 }
 
+/// The `code` of a `RangeError` for a number out of range.
+pub(crate) const OUT_OF_RANGE: &str = "ERR_OUT_OF_RANGE";
+
+/// Throws a `RangeError` with code `ERR_OUT_OF_RANGE`.
+pub(crate) fn throw_range_error(env: &Env, message: String) -> napi::Error {
+    match env.throw_range_error(&message, Some(OUT_OF_RANGE)) {
+        Ok(()) => pending(message),
+        Err(e) => e,
+    }
+}
+
 /// Throws `error` as a JavaScript `Error` with its code, id, locale,
 /// suggestion and diagnostics as properties.
 pub(crate) fn throw(env: &Env, error: &promptreg::Error) -> napi::Error {

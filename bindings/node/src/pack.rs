@@ -8,7 +8,6 @@ use napi_derive::napi;
 use crate::args;
 use crate::config::{ConfigSpec, Diagnostic};
 use crate::errors::OrThrow;
-use crate::registry::PromptRegistry;
 
 /// A pack loaded from a folder: its prompts, locale variants and the user
 /// configuration it declares.
@@ -77,7 +76,12 @@ impl Pack {
     /// its locale and fallback locale to the pack's, in one change. The
     /// registry remembers the folder: `reload` and `watch` read it again.
     #[napi]
-    pub fn install(&self, env: Env, registry: &PromptRegistry) -> Result<()> {
+    pub fn install(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "PromptRegistry")] registry: Unknown<'_>,
+    ) -> Result<()> {
+        let registry = args::registry(&env, registry, "registry")?;
         self.inner.install(registry.inner()).or_throw(&env)
     }
 }

@@ -194,16 +194,18 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "string")] id: Unknown<'_>,
         #[napi(ts_arg_type = "string")] locale: Unknown<'_>,
         #[napi(ts_arg_type = "'head' | 'tail'")] position: Unknown<'_>,
-        index: u32,
+        #[napi(ts_arg_type = "number")] index: Unknown<'_>,
         #[napi(ts_arg_type = "string | ((ctx: any, locale: string) => string)")] render: Unknown<
             '_,
         >,
     ) -> Result<()> {
         let id = args::string(&env, id, "id")?;
         let locale = args::string(&env, locale, "locale")?;
-        let pin = match args::string(&env, position, "position")?.as_str() {
-            "head" => Pin::Head(index as usize),
-            "tail" => Pin::Tail(index as usize),
+        let position = args::string(&env, position, "position")?;
+        let index = args::index(&env, index, "index")?;
+        let pin = match position.as_str() {
+            "head" => Pin::Head(index),
+            "tail" => Pin::Tail(index),
             other => {
                 return Err(errors::throw_type_error(
                     &env,

@@ -168,4 +168,12 @@ test('a wrong position for a pinned block is a TypeError', () => {
   const prompts = new PromptRegistry();
   prompts.register('auditor', { body: 'A.', tail: ['T.'] });
   assert.throws(() => untyped(prompts.translatePin.bind(prompts), 'auditor', 'ja', 'middle', 0, 'x'), typeErrorNaming('position'));
+  assert.throws(() => untyped(prompts.translatePin.bind(prompts), 'auditor', 'ja', 'tail', '0', 'x'), typeErrorNaming('index'));
+  assert.throws(() => prompts.translatePin('auditor', 'ja', 'tail', -1, 'x'), (e: any) => {
+    assert.equal(e.code, 'ERR_OUT_OF_RANGE');
+    assert.ok(e instanceof RangeError);
+    assert.match(e.message, /`index` must be a whole number from 0, not -1/);
+    return true;
+  });
+  assert.equal(prompts.render('auditor', undefined, 'ja'), 'A.\n\nT.');
 });

@@ -71,6 +71,12 @@ test('a pack loads, installs and renders its templates with a JavaScript context
   });
 });
 
+test('installing a pack into something that is no registry is a TypeError', () => {
+  const pack = Pack.load(goalAgent);
+  assert.throws(() => (pack.install as any)({}), (e: any) => e instanceof TypeError && /`registry` must be a PromptRegistry, not object/.test(e.message));
+  assert.throws(() => (pack.install as any)(pack), (e: any) => e instanceof TypeError && /`registry`/.test(e.message));
+});
+
 test('a folder that is no pack is an error with its diagnostics', (t) => {
   const { home } = sandbox(t);
   assert.throws(() => Pack.load(home), (e: any) => {
