@@ -1,0 +1,36 @@
+//! promptreg for Node.js: the registry, packs, the user's configuration
+//! and the stateless resolver, as an N-API module built with napi-rs.
+//!
+//! The JavaScript API follows the web-agent SDK's `PromptRegistry`
+//! (`registerDefault`, `override`, `append`, `render`, `reset`, `has`,
+//! `list`, `setLocale`) and adds the Rust library's features under their
+//! own names. `bindings/node/README.md` is the guide; the TypeScript
+//! declarations are generated from this crate.
+//!
+//! JavaScript renderers run on the JavaScript thread only: a render is a
+//! synchronous call from JavaScript, and the registry's render path takes
+//! no lock, so a renderer may call back into the registry. A registry
+//! belongs to the JavaScript thread (main thread or worker) that made it.
+
+#![deny(missing_docs)]
+
+mod args;
+mod config;
+mod errors;
+mod js_renderer;
+mod pack;
+mod registry;
+mod resolve;
+mod trace;
+mod watch;
+
+// The JavaScript API, also reachable from Rust (the tests build this crate
+// as a library, where napi-rs registers nothing).
+pub use config::{ConfigSpec, Diagnostic, LoadOptions, LoadReport, check, check_settings};
+pub use pack::Pack;
+pub use registry::PromptRegistry;
+pub use resolve::{PromptConfig, ResolvePromptOptions, ResolvedPrompt, resolve_prompt};
+pub use trace::{
+    LocaleMatch, LookupStep, PartOrigin, PartProvenance, SettingRef, Trace, TracePart,
+};
+pub use watch::{ReloadError, ReloadEvent, WatchOptions, Watcher};

@@ -1,0 +1,423 @@
+//! `PromptRegistry`: the seed's API shape over the Rust registry.
+
+use std::cell::OnceCell;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use napi::bindgen_prelude::{Function, Unknown};
+use napi::{Env, Result};
+use napi_derive::napi;
+use promptreg::{ErrorKind, Pin, Prompt};
+
+use crate::args;
+use crate::config::{self, LoadReport};
+use crate::errors::{self, OrThrow};
+use crate::js_renderer::JsRenderCx;
+use crate::trace::Trace;
+use crate::watch::{self, WatchOptions, WatchSlot, Watcher};
+
+thread_local! {
+    /// The process-wide registry of this JavaScript thread: JavaScript
+    /// functions cannot cross threads, so each worker has its own.
+    static GLOBAL: OnceCell<Arc<Shared>> = const { OnceCell::new() };
+}
+
+/// A registry and the watches that follow its files.
+#[derive(Default)]
+pub(crate) struct Shared {
+    pub(crate) registry: promptreg::PromptRegistry,
+    /// Open watches, kept here so that a watch runs until `close()` even
+    /// when JavaScript drops its `Watcher`, as `fs.watch` does.
+    watches: Mutex<Vec<WatchSlot>>,
+}
+
+impl Shared {
+    /// Keeps `slot` while it is open, forgetting the closed ones.
+    pub(crate) fn keep(&self, slot: WatchSlot) {
+        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        watches.retain(|w| w.lock().unwrap_or_else(PoisonError::into_inner).is_some());
+        watches.push(slot);
+    }
+}
+
+/// The registry of every system prompt of an application: defaults under
+/// ids, per-locale overrides, appended rules, pinned blocks, packs and the
+/// user's configuration.
+///
+/// `new PromptRegistry()` is an independent registry (tests, several
+/// tenants); `PromptRegistry.global()` (also exported as `promptRegistry`)
+/// is the process-wide one.
+#[napi]
+pub struct PromptRegistry {
+    shared: Arc<Shared>,
+}
+
+/// `undefined`, for a field left out.
+fn undefined(env: &Env) -> Result<Unknown<'_>> {
+    // SAFETY: `env` is the live environment of this call.
+    let raw = unsafe { <() as napi::bindgen_prelude::ToNapiValue>::to_napi_value(env.raw(), ()) }?;
+    // SAFETY: `raw` was just made in `env`.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+}
+
+impl PromptRegistry {
+    fn wrap(shared: Arc<Shared>) -> Self {
+        PromptRegistry { shared }
+    }
+
+    pub(crate) fn inner(&self) -> &promptreg::PromptRegistry {
+        &self.shared.registry
+    }
+
+    /// Renders with a context made for this call, turning a JavaScript
+    /// renderer's failure into the error it deserves.
+    fn render_with<T>(
+        &self,
+        env: &Env,
+        ctx: Option<Unknown<'_>>,
+        render: impl FnOnce(
+            &promptreg::PromptRegistry,
+            &JsRenderCx,
+        ) -> std::result::Result<T, promptreg::Error>,
+    ) -> Result<T> {
+        let cx = JsRenderCx::new(env, ctx.filter(|c| !args::is_absent(Some(c))))?;
+        render(self.inner(), &cx).map_err(|error| match cx.take_failure() {
+            Some(failure) if error.kind() == ErrorKind::RendererPanicked => {
+                // The library says "panicked": from JavaScript, it failed.
+                let message = error.to_string().replacen(
+                    " panicked while rendering",
+                    " failed while rendering",
+                    1,
+                );
+                if failure.is_type_error() {
+                    return errors::throw_type_error(env, message);
+                }
+                errors::throw_as(env, &error, message, failure.thrown(env))
+            }
+            _ => errors::throw(env, &error),
+        })
+    }
+}
+
+#[napi]
+impl PromptRegistry {
+    /// An empty, independent registry whose locale and fallback locale are
+    /// `en`.
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Self::wrap(Arc::default())
+    }
+
+    /// The process-wide registry (per JavaScript thread: a worker has its
+    /// own), created empty on first use. Every call returns a handle on
+    /// the same registry.
+    #[napi]
+    pub fn global() -> PromptRegistry {
+        GLOBAL.with(|global| Self::wrap(Arc::clone(global.get_or_init(Default::default))))
+    }
+
+    /// Registers the default of `id`: the body rendered when no override
+    /// matches. A later registration replaces the default and keeps the
+    /// id's overrides and appenders.
+    #[napi]
+    pub fn register_default(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "string | ((ctx: any, locale: string) => string)")] render: Unknown<
+            '_,
+        >,
+    ) -> Result<()> {
+        let id = args::string(&env, id, "id")?;
+        let render = args::renderer(&env, render, "render")?;
+        self.inner().register_default(&id, render).or_throw(&env)
+    }
+
+    /// Registers a default with pinned blocks (rendered whatever replaces
+    /// the body) and a description.
+    #[napi]
+    pub fn register(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(
+            ts_arg_type = "{ body: string | ((ctx: any, locale: string) => string); head?: Array<string | ((ctx: any, locale: string) => string)>; tail?: Array<string | ((ctx: any, locale: string) => string)>; description?: string }"
+        )]
+        declaration: Unknown<'_>,
+    ) -> Result<()> {
+        let id = args::string(&env, id, "id")?;
+        let declaration = args::plain_object(&env, declaration, "declaration")?;
+        let field = |name: &str| declaration.get::<Unknown<'_>>(name);
+        let body = field("body")?.unwrap_or(undefined(&env)?);
+        let mut prompt = Prompt::new(args::renderer(&env, body, "declaration.body")?);
+        for block in args::renderers(&env, field("head")?, "declaration.head")? {
+            prompt = prompt.pin_head(block);
+        }
+        for block in args::renderers(&env, field("tail")?, "declaration.tail")? {
+            prompt = prompt.pin_tail(block);
+        }
+        let description =
+            args::optional_string(&env, field("description")?, "declaration.description")?;
+        if let Some(description) = description {
+            prompt = prompt.describe(description);
+        }
+        self.inner().register(&id, prompt).or_throw(&env)
+    }
+
+    /// Replaces the body of `id` for `locale` and every locale that falls
+    /// back to it; a later call for the same id and locale wins. Pinned
+    /// blocks and appenders still apply.
+    #[napi(js_name = "override")]
+    pub fn set_override(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "string")] locale: Unknown<'_>,
+        #[napi(ts_arg_type = "string | ((ctx: any, locale: string) => string)")] render: Unknown<
+            '_,
+        >,
+    ) -> Result<()> {
+        let id = args::string(&env, id, "id")?;
+        let locale = args::string(&env, locale, "locale")?;
+        let render = args::renderer(&env, render, "render")?;
+        self.inner()
+            .set_override(&id, locale.as_str(), render)
+            .or_throw(&env)
+    }
+
+    /// Gives pinned block `index` (from 0) of the `position` (`"head"` or
+    /// `"tail"`) blocks of `id` its own text for `locale`.
+    #[napi]
+    pub fn translate_pin(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "string")] locale: Unknown<'_>,
+        #[napi(ts_arg_type = "'head' | 'tail'")] position: Unknown<'_>,
+        #[napi(ts_arg_type = "number")] index: Unknown<'_>,
+        #[napi(ts_arg_type = "string | ((ctx: any, locale: string) => string)")] render: Unknown<
+            '_,
+        >,
+    ) -> Result<()> {
+        let id = args::string(&env, id, "id")?;
+        let locale = args::string(&env, locale, "locale")?;
+        let position = args::string(&env, position, "position")?;
+        let index = args::index(&env, index, "index")?;
+        let pin = match position.as_str() {
+            "head" => Pin::Head(index),
+            "tail" => Pin::Tail(index),
+            other => {
+                return Err(errors::throw_type_error(
+                    &env,
+                    format!("`position` must be \"head\" or \"tail\", not {other:?}"),
+                ));
+            }
+        };
+        let render = args::renderer(&env, render, "render")?;
+        self.inner()
+            .translate_pin(&id, locale.as_str(), pin, render)
+            .or_throw(&env)
+    }
+
+    /// Appends a block to `id` in every locale; appenders stack in the
+    /// order they are registered.
+    #[napi]
+    pub fn append(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "string | ((ctx: any, locale: string) => string)")] extra: Unknown<'_>,
+    ) -> Result<()> {
+        let id = args::string(&env, id, "id")?;
+        let extra = args::renderer(&env, extra, "extra")?;
+        self.inner().append(&id, extra).or_throw(&env)
+    }
+
+    /// Appends a block to every prompt, including prompts registered
+    /// later. `reset(id)` keeps these rules; `reset()` removes them.
+    #[napi]
+    pub fn append_all(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string | ((ctx: any, locale: string) => string)")] extra: Unknown<'_>,
+    ) -> Result<()> {
+        let extra = args::renderer(&env, extra, "extra")?;
+        self.inner().append_all(extra).or_throw(&env)
+    }
+
+    /// Renders `id` with `ctx` for `locale` (default: the registry's
+    /// locale, see `setLocale`). JavaScript renderers run now, on this
+    /// thread.
+    #[napi]
+    pub fn render(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+    ) -> Result<String> {
+        let id = args::string(&env, id, "id")?;
+        let locale = args::optional_string(&env, locale, "locale")?;
+        self.render_with(&env, ctx, |registry, cx| match &locale {
+            Some(locale) => registry.render_in(&id, cx, locale.as_str()),
+            None => registry.render(&id, cx),
+        })
+    }
+
+    /// Renders `id` as `render` does and returns the text with, for every
+    /// part, where it came from.
+    #[napi]
+    pub fn render_traced(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+    ) -> Result<Trace> {
+        let id = args::string(&env, id, "id")?;
+        let locale = args::optional_string(&env, locale, "locale")?;
+        let rendered = self.render_with(&env, ctx, |registry, cx| match &locale {
+            Some(locale) => registry.render_traced_in(&id, cx, locale.as_str()),
+            None => registry.render_traced(&id, cx),
+        })?;
+        Ok(Trace::from(&rendered))
+    }
+
+    /// The same as `renderTraced`, named after `promptreg explain`.
+    #[napi]
+    pub fn explain(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+    ) -> Result<Trace> {
+        self.render_traced(env, id, ctx, locale)
+    }
+
+    /// Clears the overrides, pin translations and appenders of `id` (its
+    /// default and pinned blocks stay); without an id, of every prompt,
+    /// including the `appendAll` rules.
+    #[napi]
+    pub fn reset(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Option<Unknown<'_>>,
+    ) -> Result<()> {
+        match args::optional_string(&env, id, "id")? {
+            Some(id) => self.inner().reset(&id).or_throw(&env),
+            None => {
+                self.inner().reset_all();
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether a default or an override is registered under `id`.
+    #[napi]
+    pub fn has(&self, env: Env, #[napi(ts_arg_type = "string")] id: Unknown<'_>) -> Result<bool> {
+        let id = args::string(&env, id, "id")?;
+        Ok(self.inner().has(&id))
+    }
+
+    /// Every registered id, sorted.
+    #[napi]
+    pub fn list(&self) -> Vec<String> {
+        self.inner()
+            .list()
+            .iter()
+            .map(|id| id.to_string())
+            .collect()
+    }
+
+    /// Sets the locale of renders that do not name one; the next render
+    /// uses it.
+    #[napi]
+    pub fn set_locale(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] locale: Unknown<'_>,
+    ) -> Result<()> {
+        let locale = args::string(&env, locale, "locale")?;
+        self.inner().set_locale(locale.as_str()).or_throw(&env)
+    }
+
+    /// The locale of renders that do not name one (initially `en`), in its
+    /// canonical form.
+    #[napi(getter)]
+    pub fn locale(&self) -> String {
+        self.inner().locale().to_string()
+    }
+
+    /// Sets the locale whose overrides are tried after the render locale's
+    /// own, before the default (initially `en`).
+    #[napi]
+    pub fn set_fallback_locale(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] locale: Unknown<'_>,
+    ) -> Result<()> {
+        let locale = args::string(&env, locale, "locale")?;
+        self.inner()
+            .set_fallback_locale(locale.as_str())
+            .or_throw(&env)
+    }
+
+    /// The fallback locale.
+    #[napi(getter)]
+    pub fn fallback_locale(&self) -> String {
+        self.inner().fallback_locale().to_string()
+    }
+
+    /// Reads the user's configuration declared by `spec` (settings files
+    /// and prompt folders under `options.home` and `options.cwd`) into the
+    /// registry. Renders read no files: call `reload` after files change,
+    /// or `watch`. On error the previous configuration stays.
+    #[napi]
+    pub fn load_config(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "ConfigSpec")] spec: Unknown<'_>,
+        #[napi(ts_arg_type = "LoadOptions")] options: Unknown<'_>,
+    ) -> Result<LoadReport> {
+        let spec = config::spec_arg(&env, spec, "spec")?;
+        let options = config::options_arg(&env, options, "options")?;
+        let report = self.inner().load_config(spec, options).or_throw(&env)?;
+        Ok(LoadReport::from(report))
+    }
+
+    /// Reads again the packs installed from folders and the user's
+    /// configuration, and publishes them together; on error nothing
+    /// changes.
+    #[napi]
+    pub fn reload(&self, env: Env) -> Result<LoadReport> {
+        let report = self.inner().reload().or_throw(&env)?;
+        Ok(LoadReport::from(report))
+    }
+
+    /// Removes the user's configuration; renders use the host's prompts
+    /// only.
+    #[napi]
+    pub fn unload_config(&self) {
+        self.inner().unload_config();
+    }
+
+    /// Follows the files of the loaded configuration and of packs installed
+    /// from folders, reloads when they change and calls `callback` with
+    /// each reload that changed something, on this thread. Like
+    /// `fs.watch`, an open watcher keeps the process alive: `close()` it.
+    #[napi]
+    pub fn watch(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "(event: ReloadEvent) => void")] callback: Unknown<'_>,
+        #[napi(ts_arg_type = "WatchOptions")] options: Option<Unknown<'_>>,
+    ) -> Result<Watcher> {
+        let callback: Function<'_, watch::ReloadEvent, ()> = watch::callback_arg(&env, callback)?;
+        let options: Option<WatchOptions> = match options {
+            Some(o) if !args::is_absent(Some(&o)) => Some(args::object(&env, o, "options")?),
+            _ => None,
+        };
+        watch::start(&env, &self.shared, callback, options)
+    }
+}

@@ -1,0 +1,51 @@
+// The examples of the READMEs (the package's and the repository's "Node.js"
+// section), so that they stay true.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Pack, PromptRegistry, promptRegistry, resolvePrompt } from 'promptreg';
+
+const goalAgent = path.resolve(__dirname, '../../../../examples/goal-agent');
+
+test("the package README's first example", () => {
+  const prompts = promptRegistry;
+  prompts.registerDefault('webagent-narrator.system', (ctx: { brand: string }) =>
+    `You are the guide of ${ctx.brand}'s website.`);
+  prompts.override('webagent-narrator.system', 'ja', (ctx: { brand: string }) =>
+    `あなたは${ctx.brand}のウェブサイトの案内役です。`);
+  for (const id of prompts.list()) prompts.append(id, 'Never disclose personal data.');
+
+  prompts.setLocale('ja-JP');
+  try {
+    assert.equal(
+      prompts.render('webagent-narrator.system', { brand: 'Acme' }),
+      'あなたはAcmeのウェブサイトの案内役です。\n\nNever disclose personal data.',
+    );
+  } finally {
+    prompts.setLocale('en');
+    prompts.reset('webagent-narrator.system');
+  }
+});
+
+test("the repository README's Node.js example", (t) => {
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-readme-'));
+  t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(cwd, '.pi/pi-goal-xx/prompts'), { recursive: true });
+  fs.writeFileSync(path.join(cwd, '.pi/pi-goal-xx/prompts/auditor.md'), 'Reject without tests.');
+
+  const prompts = new PromptRegistry();
+  Pack.load(goalAgent).install(prompts);
+  prompts.override('auditor', 'ja', (ctx, locale) => `監査してください（${locale}）。`);
+  prompts.appendAll('Never disclose personal data.');
+  const text = prompts.render('auditor', {}, 'ja-JP');
+  assert.ok(text.startsWith('監査してください（ja-JP）。\n\n'), text);
+  assert.ok(text.endsWith('\n\nNever disclose personal data.'), text);
+
+  const { final, source } = resolvePrompt('auditor', { mode: 'append' }, cwd,
+    'Audit the work.', { home: cwd, promptsDir: '.pi/pi-goal-xx/prompts/' });
+  assert.equal(final, 'Audit the work.\n\nReject without tests.');
+  assert.equal(source, 'local');
+});
