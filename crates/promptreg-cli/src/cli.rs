@@ -23,8 +23,7 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// The pack folder [default: the nearest promptreg.toml from the current directory upward];
-    /// for `keys`, the name of a pack in the store
+    /// The pack folder [default: the nearest promptreg.toml from the current directory upward]
     #[arg(long, global = true, value_name = "DIR")]
     pub pack: Option<PathBuf>,
     /// Where local configuration is read; empty for none [default: the current directory]
