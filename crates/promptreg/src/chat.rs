@@ -335,6 +335,12 @@ pub struct RenderedMessage {
     pub source: MessageSource,
 }
 
+impl From<RenderedMessage> for Message {
+    fn from(message: RenderedMessage) -> Self {
+        Message::new(message.role, message.content)
+    }
+}
+
 impl RenderedMessage {
     /// The text of one part.
     pub fn part_text(&self, part: &Part) -> &str {

@@ -440,15 +440,16 @@ impl Snapshot {
 
     /// Renders the messages of `id` for `locale`, inserting `history` at
     /// its placeholders; a text prompt is one `system` message. With
-    /// `trace`, each message records its parts.
-    fn compose_messages<C: Serialize + Any>(
+    /// `trace`, each message records its parts. `M` is what the caller
+    /// keeps of each message, so the untraced render builds its list once.
+    fn compose_messages<C: Serialize + Any, M: From<RenderedMessage>>(
         &self,
         id: &str,
         ctx: &C,
         locale: &Locale,
         history: &Histories<'_>,
         trace: bool,
-    ) -> Result<Vec<RenderedMessage>, Error> {
+    ) -> Result<Vec<M>, Error> {
         let (id, entry) = self.lookup(id)?;
         let (slot, body) = self.body(id, entry, locale)?;
         let chat = match body {
@@ -469,6 +470,7 @@ impl Snapshot {
                 return Ok([message]
                     .into_iter()
                     .filter(|m| !m.content.is_empty())
+                    .map(M::from)
                     .collect());
             }
         };
@@ -491,12 +493,12 @@ impl Snapshot {
                 let content = compose::compose(id, &plan, cx, trace.then_some(&mut parts))?;
                 // A message that renders blank is left out, as a blank part is.
                 if !content.is_empty() {
-                    out.push(RenderedMessage {
+                    out.push(M::from(RenderedMessage {
                         role: role.clone(),
                         content,
                         parts,
                         source: MessageSource::Prompt { index },
-                    });
+                    }));
                 }
                 index += 1;
             }
@@ -531,17 +533,10 @@ impl Snapshot {
         locale: impl IntoLocale,
         history: &Histories<'_>,
     ) -> Result<Vec<Message>, Error> {
-        let messages = match locale.as_parsed() {
-            Some(locale) => self.compose_messages(id, ctx, locale, history, false)?,
-            None => self.compose_messages(id, ctx, &locale.into_locale()?, history, false)?,
-        };
-        Ok(messages
-            .into_iter()
-            .map(|m| Message {
-                role: m.role,
-                content: m.content,
-            })
-            .collect())
+        match locale.as_parsed() {
+            Some(locale) => self.compose_messages(id, ctx, locale, history, false),
+            None => self.compose_messages(id, ctx, &locale.into_locale()?, history, false),
+        }
     }
 
     /// Renders the messages of `id` for `locale` and records where every
@@ -589,7 +584,7 @@ impl Snapshot {
             check_history(&PromptId::new(id)?, None, history)?;
             return self.compose(id, ctx, &locale, None);
         }
-        let messages = self.compose_messages(id, ctx, &locale, history, false)?;
+        let messages: Vec<Message> = self.compose_messages(id, ctx, &locale, history, false)?;
         Ok(crate::chat::messages_as_text(
             messages.iter().map(|m| (&m.role, m.content.as_str())),
         ))
@@ -1083,7 +1078,7 @@ fn check_history(id: &PromptId, chat: Option<&Chat>, history: &Histories<'_>) ->
 }
 
 /// Adds the messages passed for placeholder `name` to `out`.
-fn insert_history(history: &Histories<'_>, name: &str, out: &mut Vec<RenderedMessage>) {
+fn insert_history<M: From<RenderedMessage>>(history: &Histories<'_>, name: &str, out: &mut Vec<M>) {
     for (_, messages) in history.iter().filter(|(given, _)| *given == name) {
         let traced = messages
             .iter()
@@ -1097,7 +1092,7 @@ fn insert_history(history: &Histories<'_>, name: &str, out: &mut Vec<RenderedMes
                     index,
                 },
             });
-        out.extend(traced);
+        out.extend(traced.map(M::from));
     }
 }
 

@@ -225,12 +225,16 @@ fn role(
         return Some(Role::named(name));
     }
     let listed: Vec<String> = known().map(|r| format!("`{r}`")).collect();
-    let hint = suggest::did_you_mean(name, known()).unwrap_or_else(|| {
-        format!(
-            "the roles are {}; declare another with `roles: [{name}]` in the front matter",
-            listed.join(", ")
-        )
-    });
+    let placeholder = (name == "history")
+        .then(|| "a history placeholder names its history: `# history: conversation`".to_owned());
+    let hint = placeholder
+        .or_else(|| suggest::did_you_mean(name, known()))
+        .unwrap_or_else(|| {
+            format!(
+                "the roles are {}; declare another with `roles: [{name}]` in the front matter",
+                listed.join(", ")
+            )
+        });
     let message = match name.is_empty() {
         true => "a role heading without a role".to_owned(),
         false => format!("unknown role `{name}`"),
@@ -468,6 +472,12 @@ mod tests {
         assert_eq!((at.line, at.column), (7, 3));
         let err = first_error("---\nkind: chat\nroles: [critic]\n---\n# reviewer\nB\n");
         assert!(err.suggestion.unwrap().contains("`critic`"));
+        let err = first_error("---\nkind: chat\n---\n# system\nS\n# history\n");
+        assert!(
+            err.suggestion
+                .unwrap()
+                .contains("`# history: conversation`")
+        );
     }
 
     #[test]
