@@ -61,7 +61,7 @@
 //!   `# <role>` (a role listed in `roles`) starts one, outside fenced code
 //!   blocks; `## deeper` headings are content; `# history: NAME` is where
 //!   the caller's history `NAME` goes. A locale variant has its default's
-//!   kind, roles and `attach` ([`Chat`](crate::Chat) gives the rules);
+//!   kind, roles and `attach` ([`Chat`] gives the rules);
 //! - `roles`: a chat file's custom roles, a list;
 //! - `attach`: the message of a chat file pinned blocks and appenders
 //!   attach to: a role (its first message), `last-<role>`, or a number
