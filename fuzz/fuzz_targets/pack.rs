@@ -34,5 +34,6 @@ fuzz_target!(|input: Input<'_>| {
         let registry = PromptRegistry::new();
         pack.install(&registry).unwrap();
         let _ = registry.render_in("p", &serde_json::json!({}), "ja");
+        let _ = registry.render_messages_in("p", &serde_json::json!({}), "ja", &[]);
     }
 });

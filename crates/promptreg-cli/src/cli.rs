@@ -68,8 +68,8 @@ pub enum Command {
     Resolve(ResolveArgs),
     /// Show how the user's configuration changes a prompt (unified diff)
     Diff(DiffArgs),
-    /// Print the JSON Schema of the pack's settings file
-    Schema,
+    /// Print a JSON Schema: of the pack's settings file, or of pack files' front matter
+    Schema(SchemaArgs),
     /// Create the user's prompt directory and a commented settings file
     Init(InitArgs),
     /// Let a project's configuration read files outside the project
@@ -97,6 +97,26 @@ pub struct RenderArgs {
     /// Print again each time the user's files change, until interrupted
     #[arg(long)]
     pub watch: bool,
+    /// The conversation histories a chat prompt inserts at its placeholders:
+    /// a JSON file of names, each a list of {"role", "content"} messages
+    #[arg(long, value_name = "FILE|-")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file the schema describes
+    #[arg(value_enum, default_value = "settings")]
+    pub of: SchemaOf,
+}
+
+/// The files `schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaOf {
+    /// The user's settings file of the pack
+    Settings,
+    /// The front matter of a pack's prompt files
+    FrontMatter,
 }
 
 #[derive(Debug, Args)]

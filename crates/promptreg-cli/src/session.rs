@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use promptreg::config::LoadOptions;
 use promptreg::pack::{MANIFEST, Pack};
-use promptreg::{Locale, PromptRegistry};
+use promptreg::{Locale, Message, PromptRegistry};
 
 use crate::cli::{ColorChoice, GlobalArgs};
 use crate::report::Failure;
@@ -117,23 +117,62 @@ impl Session {
 /// The render context: JSON from a regular file or standard input (`-`),
 /// `{}` without; at most `max_bytes` are read.
 pub fn read_context(path: Option<&Path>, max_bytes: u64) -> Result<serde_json::Value, Failure> {
+    match path {
+        Some(path) => read_json(path, max_bytes, "context"),
+        None => Ok(serde_json::Value::Object(Default::default())),
+    }
+}
+
+/// The histories a chat render inserts (`--history FILE`): a JSON object
+/// of placeholder names, each a list of `{"role", "content"}` messages.
+pub fn read_history(
+    path: Option<&Path>,
+    max_bytes: u64,
+) -> Result<Vec<(String, Vec<Message>)>, Failure> {
     let Some(path) = path else {
-        return Ok(serde_json::Value::Object(Default::default()));
+        return Ok(Vec::new());
     };
+    let value = read_json(path, max_bytes, "history")?;
+    let shape = || {
+        Failure::usage(format!(
+            "the history in {} must be an object of placeholder names, each a list of messages: {{\"conversation\": [{{\"role\": \"user\", \"content\": \"Hi\"}}]}}",
+            path.display()
+        ))
+    };
+    let serde_json::Value::Object(histories) = value else {
+        return Err(shape());
+    };
+    histories
+        .into_iter()
+        .map(|(name, messages)| {
+            let messages = serde_json::from_value(messages).map_err(|e| {
+                Failure::usage(format!(
+                    "history `{name}` in {} is not a list of {{\"role\", \"content\"}} messages: {e}",
+                    path.display()
+                ))
+            })?;
+            Ok((name, messages))
+        })
+        .collect()
+}
+
+/// A JSON value from a regular file or standard input (`-`), `what` naming
+/// it in messages; at most `max_bytes` are read.
+fn read_json(path: &Path, max_bytes: u64, what: &str) -> Result<serde_json::Value, Failure> {
     let (name, bytes) = if path == Path::new("-") {
         let name = "standard input".to_owned();
         let bytes = read_at_most(std::io::stdin().lock(), max_bytes, &name)?;
         (name, bytes)
     } else {
-        let described = format!("the context file {}", path.display());
+        let described = format!("the {what} file {}", path.display());
         let bytes = read_context_file(path, max_bytes, &described)?;
         (path.display().to_string(), bytes)
     };
     let text = String::from_utf8(bytes)
-        .map_err(|e| Failure::usage(format!("the context in {name} is not UTF-8: {e}")))?;
+        .map_err(|e| Failure::usage(format!("the {what} in {name} is not UTF-8: {e}")))?;
     serde_json::from_str(&text).map_err(|e| {
         Failure::usage(format!(
-            "the context in {name} is not valid JSON: {} at line {} column {}",
+            "the {what} in {name} is not valid JSON: {} at line {} column {}",
             strip_position(&e.to_string()),
             e.line(),
             e.column()

@@ -244,8 +244,15 @@ fn render_reads_the_context_from_standard_input_and_prints_json() {
     );
     assert_eq!(value["id"], "webagent-narrator.system");
     assert_eq!(value["locale"], "ja");
+    // A chat prompt: its messages, in OpenAI's shape.
+    let messages = value["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant"]);
     assert!(
-        value["text"]
+        messages[0]["content"]
             .as_str()
             .unwrap()
             .starts_with("あなたはAcme Outdoorのサイト内")
@@ -295,7 +302,7 @@ fn render_falls_back_to_english_for_french() {
     let (code, stdout, _) = run(&mut cmd);
     assert_eq!(code, 0);
     assert!(
-        stdout.starts_with("You are the friendly assistant of Acme Outdoor"),
+        stdout.starts_with("# system\nYou are the friendly assistant of Acme Outdoor"),
         "{stdout}"
     );
 }
@@ -358,7 +365,7 @@ fn explain_json_names_the_locale_matching_step_of_every_variant() {
             ("en", "fallback")
         ]
     );
-    let body = &value["parts"][0];
+    let body = &value["messages"][0]["parts"][0];
     assert_eq!(body["origin"]["kind"], "override");
     assert_eq!(body["origin"]["locale"], "zh-TW");
     assert_eq!(body["origin"]["step"], "same-script");
@@ -423,6 +430,135 @@ fn explain_json_gives_the_same_as_data() {
         value["parts"][1]["range"]["end"].as_u64().unwrap() as usize,
     );
     assert_eq!(&text[start..end], "Delegate implementation to a team.");
+}
+
+// --- chat prompts ----------------------------------------------------------------------------
+
+/// The web agent's narrator (a chat prompt) with `args` after its id.
+fn narrator(s: &Sandbox, args: &[&str]) -> Command {
+    let mut cmd = s.with_pack("web-agent");
+    cmd.args(["render", "webagent-narrator.system", "--ctx"])
+        .arg(context("web-agent"))
+        .args(args);
+    cmd
+}
+
+#[test]
+fn render_prints_a_chat_prompt_as_role_headed_text_with_its_history() {
+    let s = Sandbox::new();
+    let (code, stdout, stderr) = run(&mut narrator(&s, &["--history", "web-agent/history.json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let headings: Vec<&str> = stdout.lines().filter(|l| l.starts_with("# ")).collect();
+    assert_eq!(headings, ["# system", "# user", "# assistant", "# user"]);
+    assert!(
+        stdout.ends_with("# user\nDo you have tents for four people?"),
+        "{stdout}"
+    );
+    // The pinned block is in the system message, before the few-shot pair.
+    let pin = stdout.find("Never invent prices").unwrap();
+    assert!(pin < stdout.find("# user").unwrap(), "{stdout}");
+
+    let value = json(&mut narrator(&s, &["--history", "web-agent/history.json"]));
+    let last = value["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        last,
+        serde_json::json!({ "role": "user", "content": "Do you have tents for four people?" })
+    );
+    assert_eq!(value["model"]["model"], "gpt-4o-mini");
+}
+
+#[test]
+fn a_bad_history_is_one_clear_error() {
+    let s = Sandbox::new();
+    s.write(&s.pack("web-agent/typo.json"), r#"{ "conversaton": [] }"#);
+    s.write(&s.pack("web-agent/shape.json"), r#"[{ "role": "user" }]"#);
+    s.write(
+        &s.pack("web-agent/message.json"),
+        r#"{ "conversation": [{ "role": "user" }] }"#,
+    );
+    let (code, _, stderr) = run(&mut narrator(&s, &["--history", "web-agent/typo.json"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("has no history placeholder `conversaton`")
+            && stderr.contains("did you mean `conversation`?"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&mut narrator(&s, &["--history", "web-agent/shape.json"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("must be an object of placeholder names"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&mut narrator(&s, &["--history", "web-agent/message.json"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("missing field `content`"), "{stderr}");
+}
+
+#[test]
+fn explain_shows_each_message_of_a_chat_prompt_and_its_parts() {
+    let s = Sandbox::new();
+    s.settings().bind(|| {
+        assert_cmd_snapshot!(
+            s.with_pack("web-agent")
+                .args([
+                    "explain",
+                    "webagent-narrator.system",
+                    "--locale",
+                    "ja",
+                    "--ctx"
+                ])
+                .arg(context("web-agent"))
+                .args(["--history", "web-agent/history.json"])
+        );
+    });
+}
+
+#[test]
+fn list_marks_chat_prompts_and_shows_model_settings_briefly() {
+    let s = Sandbox::new();
+    let (code, stdout, _) = run(s.with_pack("web-agent").arg("list"));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("chat; default; variants: ja, zh-TW; model gpt-4o-mini (temperature 0.3, max_tokens 800)"),
+        "{stdout}"
+    );
+    let rows = json(s.with_pack("web-agent").arg("list"));
+    let kinds: Vec<(&str, &str)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] == "webagent-narrator.system" || r["id"] == "planner.system")
+        .map(|r| (r["id"].as_str().unwrap(), r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("planner.system", "text"),
+            ("webagent-narrator.system", "chat")
+        ]
+    );
+}
+
+#[test]
+fn schema_front_matter_describes_kind_roles_and_model() {
+    let s = Sandbox::new();
+    // No pack needed: the front matter is the same for every pack.
+    let schema = json(s.cmd().args(["schema", "front-matter"]));
+    assert_eq!(
+        schema["properties"]["kind"]["enum"],
+        serde_json::json!(["text", "chat"])
+    );
+    assert_eq!(schema["properties"]["roles"]["type"], "array");
+    assert_eq!(
+        schema["properties"]["model"]["properties"]["temperature"]["maximum"],
+        2
+    );
+    assert_eq!(schema["additionalProperties"], false);
 }
 
 // --- check ---------------------------------------------------------------------------------

@@ -8,6 +8,10 @@
 //!    the files at every call, against the registry's snapshot render.
 //! 3. `template/*`: a template prompt through the registry against the same
 //!    template rendered by minijinja directly.
+//! 4. `chat/*`: a chat prompt of five messages (~4 KB in all) with a
+//!    locale variant and three appenders, rendered as messages, against
+//!    `floor_messages` (the same already-rendered messages built into a
+//!    `Vec<Message>`).
 //!
 //! Run with `cargo bench -p promptreg --bench render`; BENCHMARKS.md has
 //! the figures.
@@ -22,7 +26,7 @@ use promptreg::config::{
     ConfigSpec, LoadOptions, Mode, PromptSettings, ResolveOptions, resolve_prompt,
 };
 use promptreg::pack::Pack;
-use promptreg::{Locale, PromptRegistry};
+use promptreg::{Chat, Locale, Message, Prompt, PromptRegistry, Role};
 use tempfile::TempDir;
 
 const ID: &str = "auditor";
@@ -303,6 +307,104 @@ mod template {
         bencher.bench_local(|| {
             let value = minijinja::Value::from(minijinja::value::Serde(black_box(&ctx)));
             template.render(value).unwrap()
+        });
+    }
+}
+
+mod chat {
+    use super::*;
+
+    const CHAT_ID: &str = "narrator";
+
+    /// About `bytes` of text for one message.
+    fn text(tag: &str, bytes: usize) -> String {
+        let line =
+            format!("[{tag}] Narrate each step on the page briefly and cite what you read.\n");
+        line.repeat(bytes / line.len() + 1).trim_end().to_owned()
+    }
+
+    /// Five messages, about 4 KB together: a long system message and two
+    /// few-shot pairs.
+    fn messages(tag: &str) -> Vec<(Role, String)> {
+        vec![
+            (Role::System, text(&format!("{tag} system"), 1600)),
+            (Role::User, text(&format!("{tag} user 1"), 600)),
+            (Role::Assistant, text(&format!("{tag} assistant 1"), 600)),
+            (Role::User, text(&format!("{tag} user 2"), 600)),
+            (Role::Assistant, text(&format!("{tag} assistant 2"), 600)),
+        ]
+    }
+
+    fn chat(tag: &str) -> Chat {
+        messages(tag)
+            .into_iter()
+            .fold(Chat::new(), |chat, (role, text)| chat.message(role, text))
+    }
+
+    /// What a render returns: the `ja` messages, the system message with
+    /// the three appenders.
+    fn expected() -> Vec<Message> {
+        let mut messages: Vec<Message> = messages("ja")
+            .into_iter()
+            .map(|(role, text)| Message::new(role, text))
+            .collect();
+        for n in 1..=3 {
+            messages[0]
+                .content
+                .push_str(&format!("\n\n{}", appendix(n)));
+        }
+        messages
+    }
+
+    #[divan::bench]
+    fn promptreg_render_messages(bencher: Bencher) {
+        let registry = PromptRegistry::new();
+        registry
+            .register(CHAT_ID, Prompt::chat(chat("en")))
+            .unwrap();
+        registry
+            .set_chat_override(CHAT_ID, "ja", chat("ja"))
+            .unwrap();
+        for n in 1..=3 {
+            registry.append(CHAT_ID, appendix(n)).unwrap();
+        }
+        let ja = Locale::parse(LOCALE).unwrap();
+        let rendered = registry.render_messages_in(CHAT_ID, &(), &ja, &[]).unwrap();
+        assert_eq!(rendered, expected());
+        let bytes: usize = rendered.iter().map(|m| m.content.len()).sum();
+        assert!((3800..4600).contains(&bytes), "{bytes} bytes");
+        bencher.bench_local(|| {
+            registry
+                .render_messages_in(black_box(CHAT_ID), &(), black_box(&ja), &[])
+                .unwrap()
+        });
+    }
+
+    /// The same messages from their already-rendered parts: the system
+    /// message concatenated with its appenders, the others copied.
+    #[divan::bench]
+    fn floor_messages(bencher: Bencher) {
+        let messages = messages("ja");
+        let appendices: Vec<String> = (1..=3).map(appendix).collect();
+        bencher.bench_local(|| {
+            let messages = black_box(&messages);
+            let mut out = Vec::with_capacity(messages.len());
+            for (i, (role, text)) in messages.iter().enumerate() {
+                let extra: usize = match i {
+                    0 => appendices.iter().map(|a| a.len() + 2).sum(),
+                    _ => 0,
+                };
+                let mut content = String::with_capacity(text.len() + extra);
+                content.push_str(text);
+                if i == 0 {
+                    for appendix in black_box(&appendices) {
+                        content.push_str("\n\n");
+                        content.push_str(appendix);
+                    }
+                }
+                out.push(Message::new(role.clone(), content));
+            }
+            out
         });
     }
 }

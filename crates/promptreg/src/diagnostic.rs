@@ -68,6 +68,10 @@ pub enum DiagnosticCode {
     /// the wrong type or out of range, or a response format whose schema
     /// is not a JSON Schema.
     ModelSettings,
+    /// A chat file's messages: an unknown role, an empty message, a
+    /// history placeholder without a name, text before the first role
+    /// heading, rules attached to a message it does not have.
+    Chat,
     /// A template that does not compile.
     TemplateSyntax,
     /// A template uses a variable its front matter does not declare.
@@ -156,6 +160,7 @@ impl DiagnosticCode {
             DiagnosticCode::Manifest => "manifest",
             DiagnosticCode::FrontMatter => "front-matter",
             DiagnosticCode::ModelSettings => "model-settings",
+            DiagnosticCode::Chat => "chat",
             DiagnosticCode::TemplateSyntax => "template-syntax",
             DiagnosticCode::UndeclaredVariable => "undeclared-variable",
             DiagnosticCode::MoreProblems => "more-problems",

@@ -36,6 +36,14 @@ pub enum ErrorKind {
     Template,
     /// Following files failed (feature `watch`).
     Watch,
+    /// A chat prompt was rendered as text: render its messages instead
+    /// (`render_messages`), or ask for the text explicitly
+    /// (`render_chat_as_text`).
+    ChatPrompt,
+    /// A chat declaration or a render's history is invalid: a chat with no
+    /// message, rules attached past the last message, a history for a
+    /// placeholder the prompt does not declare.
+    InvalidChat,
 }
 
 impl ErrorKind {
@@ -54,6 +62,8 @@ impl ErrorKind {
             ErrorKind::NotLoaded => "not-loaded",
             ErrorKind::Template => "template",
             ErrorKind::Watch => "watch",
+            ErrorKind::ChatPrompt => "chat-prompt",
+            ErrorKind::InvalidChat => "invalid-chat",
         }
     }
 
@@ -70,6 +80,8 @@ impl ErrorKind {
             ErrorKind::NotLoaded => "no configuration loaded",
             ErrorKind::Template => "template error",
             ErrorKind::Watch => "watch error",
+            ErrorKind::ChatPrompt => "chat prompt rendered as text",
+            ErrorKind::InvalidChat => "invalid chat prompt",
         }
     }
 }

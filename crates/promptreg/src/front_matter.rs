@@ -65,6 +65,22 @@ pub(crate) struct FrontMatter {
     pub(crate) model: Option<Value>,
     /// Free data about the prompt: an object.
     pub(crate) metadata: Option<Value>,
+    /// `text` (the default) or `chat`: any text, so that another value
+    /// gets "did you mean" (`pack::chat`).
+    pub(crate) kind: Option<String>,
+    /// The custom roles a chat file's headings may use.
+    pub(crate) roles: Option<Vec<String>>,
+    /// The message of a chat file that pins and appenders attach to.
+    pub(crate) attach: Option<Attach>,
+}
+
+/// Front matter `attach`: a message's number (from 1), or a role
+/// (`system`: its first message; `last-user`: its last).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Attach {
+    Number(usize),
+    Role(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -328,6 +344,11 @@ impl<'a> Document<'a> {
         self.meta.model.is_some() || self.meta.metadata.is_some()
     }
 
+    /// Whether the front matter says anything only a chat prompt may say.
+    pub(crate) fn has_chat_keys(&self) -> bool {
+        self.meta.kind.is_some() || self.meta.roles.is_some() || self.meta.attach.is_some()
+    }
+
     /// Whether the front matter declares pinned blocks.
     pub(crate) fn has_pins(&self) -> bool {
         !self.meta.pin_head.texts().is_empty() || !self.meta.pin_tail.texts().is_empty()
@@ -445,7 +466,9 @@ impl<'a> Document<'a> {
         self.compile(path, text, line_offset, &self.variables())
     }
 
-    fn compile(
+    /// `text` as a renderer: a template, with `variables`, when the front
+    /// matter says so; `line_offset` lines of the file precede it.
+    pub(crate) fn compile(
         &self,
         path: &Path,
         text: &str,
@@ -517,7 +540,7 @@ fn explain(e: &serde_saphyr::Error) -> (String, String) {
     }
     (
         format!("invalid front matter: {}", summary(e)),
-        "front matter may set `description`, `template`, `variables`, `pin_head`, `pin_tail`, `model` (an object) and `metadata` (an object)"
+        "front matter may set `description`, `template`, `variables`, `pin_head`, `pin_tail`, `model` (an object), `metadata` (an object), `kind`, `roles` and `attach`"
             .to_owned(),
     )
 }

@@ -156,6 +156,59 @@
 //! without rendering. In a pack they are front matter keys `model` and
 //! `metadata`, checked at load (see [`pack`]).
 //!
+//! # Chat prompts
+//!
+//! A prompt is text or chat: an ordered list of [`Message`]s, each with a
+//! [`Role`] (`system`, `user`, `assistant`, `tool`, or a custom role) and
+//! content, for few-shot examples and conversations. A [`Chat`] declares
+//! them, with placeholders where the caller's history goes;
+//! [`render_messages`](PromptRegistry::render_messages) renders them into
+//! a `Vec<Message>` that serialises to OpenAI's `[{"role", "content"}]`.
+//! The rules apply per message: a locale override replaces the whole list,
+//! pinned blocks and appenders attach to the system message (or the one
+//! the chat names with [`Chat::attach`]), the user's configuration goes to
+//! the system message (mode `override` replaces its content, `append`
+//! modes add to it), and templates render per message with the same
+//! context.
+//!
+//! ```
+//! use promptreg::{Chat, Message, Prompt, PromptRegistry, Role};
+//!
+//! let registry = PromptRegistry::new();
+//! registry.register(
+//!     "support",
+//!     Prompt::chat(
+//!         Chat::new()
+//!             .system("You answer questions about returns.")
+//!             .user("Can I return a tent?")
+//!             .assistant("Yes, within 30 days.")
+//!             .history("conversation"),
+//!     ),
+//! )?;
+//! registry.set_chat_override("support", "ja", Chat::new().system("返品についての質問に答えます。").history("conversation"))?;
+//! registry.append_all("Never reveal personal data.")?;
+//!
+//! let turns = [Message::new(Role::User, "And a backpack?")];
+//! let messages = registry.render_messages("support", &(), &[("conversation", &turns[..])])?;
+//! assert_eq!(messages.len(), 4);
+//! assert_eq!(messages[0].content, "You answer questions about returns.\n\nNever reveal personal data.");
+//! let ja = registry.render_messages_in("support", &(), "ja-JP", &[])?;
+//! assert_eq!(ja, [Message::new(Role::System, "返品についての質問に答えます。\n\nNever reveal personal data.")]);
+//!
+//! // `render` is for text: a chat prompt is an error there, unless asked
+//! // for as role-headed text.
+//! assert!(registry.render("support", &()).is_err());
+//! let text = registry.render_chat_as_text("support", &(), "en", &[])?;
+//! assert!(text.starts_with("# system\nYou answer questions about returns."));
+//! # Ok::<(), promptreg::Error>(())
+//! ```
+//!
+//! [`render_messages_traced_in`](PromptRegistry::render_messages_traced_in)
+//! gives each message's parts with their origins ([`RenderedChat`]). In a
+//! pack, a file with `kind: chat` in its front matter writes the messages
+//! under `# system`, `# user`, ... headings and a history placeholder as
+//! `# history: NAME` (see [`pack`]).
+//!
 //! # User configuration
 //!
 //! End users change prompts without touching code: prompt files under their
@@ -284,6 +337,7 @@
 #![warn(rustdoc::broken_intra_doc_links)]
 
 // The core: no source, no optional dependency. ARCHITECTURE.md draws it.
+mod chat;
 mod compose;
 mod diagnostic;
 mod error;
@@ -321,6 +375,10 @@ mod watch;
 /// The hash map of the render path: a fast, seeded hasher.
 pub(crate) type Map<K, V> = foldhash::HashMap<K, V>;
 
+pub use chat::{
+    BUILT_IN_ROLES, Chat, Message, MessageSource, RenderedChat, RenderedMessage, Role,
+    messages_as_text,
+};
 pub use compose::{LocaleMatch, LocaleStep, LookupStep, Origin, Part, Rendered};
 pub use diagnostic::{
     Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,

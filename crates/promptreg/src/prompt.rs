@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::chat::Chat;
 use crate::json_object::JsonObject;
 use crate::provenance::Provenance;
 use crate::renderer::{IntoRenderer, Renderer};
@@ -48,6 +49,8 @@ use crate::renderer::{IntoRenderer, Renderer};
 #[derive(Clone, Debug)]
 pub struct Prompt {
     pub(crate) body: Renderer,
+    /// The messages of a chat prompt; `body` is then empty and unused.
+    pub(crate) chat: Option<Arc<Chat>>,
     pub(crate) head: Vec<Renderer>,
     pub(crate) tail: Vec<Renderer>,
     pub(crate) description: Option<Arc<str>>,
@@ -65,6 +68,7 @@ impl Prompt {
     pub fn new<M>(body: impl IntoRenderer<M>) -> Self {
         Prompt {
             body: body.into_renderer(),
+            chat: None,
             head: Vec::new(),
             tail: Vec::new(),
             description: None,
@@ -72,6 +76,27 @@ impl Prompt {
             metadata: None,
             provenance: None,
         }
+    }
+
+    /// A chat prompt: a list of messages with roles (see [`Chat`] for
+    /// where pinned blocks, appenders and the user's configuration go).
+    /// Render it with
+    /// [`render_messages`](crate::PromptRegistry::render_messages).
+    pub fn chat(chat: Chat) -> Self {
+        Prompt {
+            chat: Some(Arc::new(chat)),
+            ..Prompt::new("")
+        }
+    }
+
+    /// The messages, for a chat prompt.
+    pub fn as_chat(&self) -> Option<&Chat> {
+        self.chat.as_deref()
+    }
+
+    /// Whether it is a chat prompt.
+    pub fn is_chat(&self) -> bool {
+        self.chat.is_some()
     }
 
     /// Adds a pinned block before the body (after earlier head blocks).
@@ -108,7 +133,8 @@ impl Prompt {
         self
     }
 
-    /// The default body.
+    /// The default body (empty for a chat prompt: see
+    /// [`as_chat`](Self::as_chat)).
     pub fn body(&self) -> &Renderer {
         &self.body
     }

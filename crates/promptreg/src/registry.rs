@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use arc_swap::{ArcSwap, Guard};
 use serde::Serialize;
 
+use crate::chat::{Chat, Message, RenderedChat};
 use crate::compose::Rendered;
 use crate::error::Error;
 use crate::id::PromptId;
@@ -13,7 +14,7 @@ use crate::json_object::JsonObject;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
 use crate::renderer::IntoRenderer;
-use crate::snapshot::{Problem, Snapshot};
+use crate::snapshot::{Histories, Problem, Snapshot};
 
 /// The registry of every system prompt of an application.
 ///
@@ -188,9 +189,15 @@ impl PromptRegistry {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId).
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId);
+    /// [`ErrorKind::InvalidChat`](crate::ErrorKind::InvalidChat) for a
+    /// chat prompt without messages or whose rules attach past its last
+    /// message.
     pub fn register(&self, id: &str, prompt: Prompt) -> Result<(), Error> {
         let id = PromptId::new(id)?;
+        if let Some(chat) = prompt.as_chat() {
+            valid_chat(&id, chat)?;
+        }
         self.update(|s| s.register(id, prompt));
         Ok(())
     }
@@ -216,6 +223,41 @@ impl PromptRegistry {
         let locale = locale.into_locale()?;
         let body = body.into_renderer();
         self.update(|s| s.set_override(id, locale, body, None));
+        Ok(())
+    }
+
+    /// Replaces the messages of chat prompt `id` for `locale` and every
+    /// locale that falls back to it: the whole list, as a pack's locale
+    /// variant does. Pinned blocks, appenders and the user's configuration
+    /// still apply (see [`Chat`]).
+    ///
+    /// ```
+    /// use promptreg::{Chat, Prompt, PromptRegistry};
+    ///
+    /// let registry = PromptRegistry::new();
+    /// registry.register("greeter", Prompt::chat(Chat::new().system("Greet.").user("Hi")))?;
+    /// registry.set_chat_override("greeter", "ja", Chat::new().system("挨拶して。").user("こんにちは"))?;
+    /// let ja = registry.render_messages_in("greeter", &(), "ja-JP", &[])?;
+    /// assert_eq!(ja[1].content, "こんにちは");
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId),
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale),
+    /// [`ErrorKind::InvalidChat`](crate::ErrorKind::InvalidChat) as for
+    /// [`register`](Self::register).
+    pub fn set_chat_override(
+        &self,
+        id: &str,
+        locale: impl IntoLocale,
+        chat: Chat,
+    ) -> Result<(), Error> {
+        let id = PromptId::new(id)?;
+        let locale = locale.into_locale()?;
+        valid_chat(&id, &chat)?;
+        self.update(|s| s.set_chat_override(id, locale, Arc::new(chat), None));
         Ok(())
     }
 
@@ -515,6 +557,97 @@ impl PromptRegistry {
         self.current().render_traced_in(id, ctx, locale)
     }
 
+    /// Renders the messages of chat prompt `id` for the current locale,
+    /// inserting `history` at its placeholders: each entry is a
+    /// placeholder's name and the messages to insert (`&[]` for none; a
+    /// placeholder given nothing inserts nothing). A text prompt renders as
+    /// one `system` message. A message that renders blank is left out.
+    ///
+    /// ```
+    /// use promptreg::{Chat, Message, Prompt, PromptRegistry, Role};
+    ///
+    /// let registry = PromptRegistry::new();
+    /// registry.register("critic", Prompt::chat(
+    ///     Chat::new().system("Review the draft.").history("draft").message(Role::named("critic"), "Be harsh."),
+    /// ))?;
+    /// let draft = [Message::new(Role::User, "My essay.")];
+    /// let messages = registry.render_messages("critic", &(), &[("draft", &draft[..])])?;
+    /// let json = serde_json::to_string(&messages).unwrap();
+    /// assert_eq!(json, r#"[{"role":"system","content":"Review the draft."},{"role":"user","content":"My essay."},{"role":"critic","content":"Be harsh."}]"#);
+    ///
+    /// // A chat prompt is not one text, unless asked for explicitly.
+    /// let err = registry.render("critic", &()).unwrap_err();
+    /// assert_eq!(err.kind(), promptreg::ErrorKind::ChatPrompt);
+    /// assert!(registry.render_chat_as_text("critic", &(), "en", &[])?.starts_with("# system\nReview the draft."));
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`render`](Self::render), and
+    /// [`ErrorKind::InvalidChat`](crate::ErrorKind::InvalidChat) for a
+    /// history whose name is not a placeholder of the prompt (with "did
+    /// you mean").
+    pub fn render_messages<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        history: &Histories<'_>,
+    ) -> Result<Vec<Message>, Error> {
+        self.current().render_messages(id, ctx, history)
+    }
+
+    /// [`render_messages`](Self::render_messages) for `locale`.
+    ///
+    /// # Errors
+    ///
+    /// As [`render_messages`](Self::render_messages), and
+    /// [`ErrorKind::InvalidLocale`](crate::ErrorKind::InvalidLocale).
+    pub fn render_messages_in<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+        history: &Histories<'_>,
+    ) -> Result<Vec<Message>, Error> {
+        self.current().render_messages_in(id, ctx, locale, history)
+    }
+
+    /// [`render_messages_in`](Self::render_messages_in), recording for
+    /// every message where each of its parts came from.
+    ///
+    /// # Errors
+    ///
+    /// As [`render_messages_in`](Self::render_messages_in).
+    pub fn render_messages_traced_in<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+        history: &Histories<'_>,
+    ) -> Result<RenderedChat, Error> {
+        self.current()
+            .render_messages_traced_in(id, ctx, locale, history)
+    }
+
+    /// Renders chat prompt `id` as role-headed text (`# system`, the
+    /// content, a blank line, `# user`, ...), the syntax of a pack's chat
+    /// file: for logs and reviews, when text is explicitly wanted. A text
+    /// prompt renders as [`render_in`](Self::render_in) does.
+    ///
+    /// # Errors
+    ///
+    /// As [`render_messages_in`](Self::render_messages_in).
+    pub fn render_chat_as_text<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+        history: &Histories<'_>,
+    ) -> Result<String, Error> {
+        self.current().render_chat_as_text(id, ctx, locale, history)
+    }
+
     /// The model settings `id` renders with in the current locale; see
     /// [`Snapshot::model_settings`].
     ///
@@ -539,5 +672,17 @@ impl PromptRegistry {
         locale: impl IntoLocale,
     ) -> Result<Option<JsonObject>, Error> {
         self.current().model_settings(id, locale)
+    }
+}
+
+/// A chat declaration has messages, and its rules attach to one of them.
+fn valid_chat(id: &PromptId, chat: &Chat) -> Result<(), Error> {
+    match chat.problem() {
+        Some(problem) => Err(Error::new(
+            crate::error::ErrorKind::InvalidChat,
+            format!("chat prompt `{id}`: {problem}"),
+        )
+        .with_id(id.as_str())),
+        None => Ok(()),
     }
 }

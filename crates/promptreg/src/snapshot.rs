@@ -10,12 +10,13 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::Map;
+use crate::chat::{Chat, Item, Message, MessageSource, RenderedChat, RenderedMessage, Role};
 use crate::compose::{self, Appender, LocaleStep, Matched, Part, Pins, Plan, Rendered, Slot};
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
 use crate::json_object::JsonObject;
-use crate::layer::Layer;
+use crate::layer::{Layer, LayerChoice};
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
 use crate::provenance::Provenance;
@@ -78,8 +79,29 @@ struct Entry {
 struct Variant {
     locale: Locale,
     renderer: Renderer,
+    /// The messages of a chat variant; `renderer` is then unused.
+    chat: Option<Arc<Chat>>,
     provenance: Option<Arc<Provenance>>,
 }
+
+/// The body a render uses: text, or the messages of a chat prompt.
+#[derive(Clone, Copy)]
+enum Body<'a> {
+    Text(&'a Renderer),
+    Chat(&'a Chat),
+}
+
+impl<'a> Body<'a> {
+    fn of(renderer: &'a Renderer, chat: Option<&'a Arc<Chat>>) -> Self {
+        match chat {
+            Some(chat) => Body::Chat(chat),
+            None => Body::Text(renderer),
+        }
+    }
+}
+
+/// The histories a chat render inserts, by placeholder name.
+pub(crate) type Histories<'h> = [(&'h str, &'h [Message])];
 
 /// One locale's model settings.
 #[derive(Clone)]
@@ -354,6 +376,42 @@ impl Snapshot {
         trace: Option<&mut Vec<Part>>,
     ) -> Result<String, Error> {
         let (id, entry) = self.lookup(id)?;
+        let (slot, body) = self.body(id, entry, locale)?;
+        let Body::Text(body) = body else {
+            return Err(chat_as_text(id, locale));
+        };
+        let plan = self.plan(id, entry, locale, (slot, body), true, true);
+        with_cx(ctx, locale, |cx| compose::compose(id, &plan, cx, trace))
+    }
+
+    /// The parts of one composition: the body given, the user's blocks
+    /// when `user` (the layer chooses them), and the pinned blocks and
+    /// appenders when `attached`.
+    #[inline]
+    fn plan<'a>(
+        &'a self,
+        id: &PromptId,
+        entry: &'a Entry,
+        locale: &'a Locale,
+        body: (Slot<'a>, &'a Renderer),
+        user: bool,
+        attached: bool,
+    ) -> Plan<'a> {
+        let user = match user {
+            true => self.user_choice(id, locale),
+            false => None,
+        };
+        if !attached {
+            return Plan {
+                head: Pins::Default(&[]),
+                pins_provenance: None,
+                body,
+                user,
+                tail: Pins::Default(&[]),
+                appenders: &[],
+                global: &[],
+            };
+        }
         // Most prompts have no translated pins: their blocks are used as
         // they are, with no lookup.
         let (head, tail) = match &entry.default {
@@ -363,30 +421,187 @@ impl Snapshot {
                 self.pins(entry, locale, Pin::Tail),
             ),
         };
-        let plan = Plan {
+        Plan {
             head,
             pins_provenance: entry.default.as_ref().and_then(|d| d.provenance.as_ref()),
-            body: self.body(id, entry, locale)?,
-            user: self
-                .layer
-                .as_deref()
-                .and_then(|l| l.choose(id, locale, &self.fallback)),
+            body,
+            user,
             tail,
             appenders: &entry.appenders,
             global: &self.global,
+        }
+    }
+
+    fn user_choice(&self, id: &PromptId, locale: &Locale) -> Option<LayerChoice<'_>> {
+        self.layer
+            .as_deref()
+            .and_then(|l| l.choose(id, locale, &self.fallback))
+    }
+
+    /// Renders the messages of `id` for `locale`, inserting `history` at
+    /// its placeholders; a text prompt is one `system` message. With
+    /// `trace`, each message records its parts. `M` is what the caller
+    /// keeps of each message, so the untraced render builds its list once.
+    fn compose_messages<C: Serialize + Any, M: From<RenderedMessage>>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: &Locale,
+        history: &Histories<'_>,
+        trace: bool,
+    ) -> Result<Vec<M>, Error> {
+        let (id, entry) = self.lookup(id)?;
+        let (slot, body) = self.body(id, entry, locale)?;
+        let chat = match body {
+            Body::Chat(chat) => chat,
+            Body::Text(text) => {
+                check_history(id, None, history)?;
+                let plan = self.plan(id, entry, locale, (slot, text), true, true);
+                let mut parts = Vec::new();
+                let content = with_cx(ctx, locale, |cx| {
+                    compose::compose(id, &plan, cx, trace.then_some(&mut parts))
+                })?;
+                let message = RenderedMessage {
+                    role: Role::System,
+                    content,
+                    parts,
+                    source: MessageSource::Prompt { index: 0 },
+                };
+                return Ok([message]
+                    .into_iter()
+                    .filter(|m| !m.content.is_empty())
+                    .map(M::from)
+                    .collect());
+            }
         };
-        #[cfg(feature = "templates")]
-        let serialize = || minijinja::Value::from(minijinja::value::Serde(ctx));
-        let cx = RenderCx {
-            ctx,
-            ctx_type: type_name::<C>(),
+        check_history(id, Some(chat), history)?;
+        let (attached, user_target) = (chat.attached(), chat.user_target());
+        let mut out = Vec::with_capacity(chat.items.len());
+        let mut index = 0;
+        with_cx(ctx, locale, |cx| {
+            for (at, item) in chat.items.iter().enumerate() {
+                let (role, content) = match item {
+                    Item::Message(role, content) => (role, content),
+                    Item::History(name) => {
+                        insert_history(history, name, &mut out);
+                        continue;
+                    }
+                };
+                let (user, attached) = (Some(at) == user_target, Some(at) == attached);
+                let plan = self.plan(id, entry, locale, (slot, content), user, attached);
+                let mut parts = Vec::new();
+                let content = compose::compose(id, &plan, cx, trace.then_some(&mut parts))?;
+                // A message that renders blank is left out, as a blank part is.
+                if !content.is_empty() {
+                    out.push(M::from(RenderedMessage {
+                        role: role.clone(),
+                        content,
+                        parts,
+                        source: MessageSource::Prompt { index },
+                    }));
+                }
+                index += 1;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Renders the messages of chat prompt `id` for the current locale,
+    /// with `history` inserted at its placeholders (`&[]` for none).
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render_messages`](crate::PromptRegistry::render_messages).
+    pub fn render_messages<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        history: &Histories<'_>,
+    ) -> Result<Vec<Message>, Error> {
+        self.render_messages_in(id, ctx, self.locale.clone(), history)
+    }
+
+    /// [`render_messages`](Self::render_messages) for `locale`.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render_messages`](crate::PromptRegistry::render_messages).
+    pub fn render_messages_in<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+        history: &Histories<'_>,
+    ) -> Result<Vec<Message>, Error> {
+        match locale.as_parsed() {
+            Some(locale) => self.compose_messages(id, ctx, locale, history, false),
+            None => self.compose_messages(id, ctx, &locale.into_locale()?, history, false),
+        }
+    }
+
+    /// Renders the messages of `id` for `locale` and records where every
+    /// part of every message came from.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render_messages`](crate::PromptRegistry::render_messages).
+    pub fn render_messages_traced_in<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+        history: &Histories<'_>,
+    ) -> Result<RenderedChat, Error> {
+        let locale = locale.into_locale()?;
+        let messages = self.compose_messages(id, ctx, &locale, history, true)?;
+        let (id, entry) = self.lookup(id)?;
+        Ok(RenderedChat {
+            id: id.clone(),
+            messages,
+            model: self.model_of(entry, &locale).cloned(),
+            metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
+            lookup: compose::lookup(&locale, &self.fallback),
             locale,
-            #[cfg(feature = "templates")]
-            serialize: &serialize,
-            #[cfg(feature = "templates")]
-            template_ctx: std::cell::OnceCell::new(),
-        };
-        compose::compose(id, &plan, &cx, trace)
+        })
+    }
+
+    /// Renders chat prompt `id` as role-headed text
+    /// ([`messages_as_text`](crate::messages_as_text)), when text is what
+    /// is wanted (a log, a review); a text prompt renders as it always does.
+    ///
+    /// # Errors
+    ///
+    /// See [`PromptRegistry::render_messages`](crate::PromptRegistry::render_messages).
+    pub fn render_chat_as_text<C: Serialize + Any>(
+        &self,
+        id: &str,
+        ctx: &C,
+        locale: impl IntoLocale,
+        history: &Histories<'_>,
+    ) -> Result<String, Error> {
+        let locale = locale.into_locale()?;
+        if !self.is_chat(id, &locale)? {
+            check_history(&PromptId::new(id)?, None, history)?;
+            return self.compose(id, ctx, &locale, None);
+        }
+        let messages: Vec<Message> = self.compose_messages(id, ctx, &locale, history, false)?;
+        Ok(crate::chat::messages_as_text(
+            messages.iter().map(|m| (&m.role, m.content.as_str())),
+        ))
+    }
+
+    /// Whether `id` renders as chat messages in `locale`: the default or
+    /// the locale variant locale matching finds is a chat prompt.
+    ///
+    /// # Errors
+    ///
+    /// As [`model_settings`](Self::model_settings), and
+    /// [`ErrorKind::NoPromptForLocale`].
+    pub fn is_chat(&self, id: &str, locale: impl IntoLocale) -> Result<bool, Error> {
+        let locale = locale.into_locale()?;
+        let (id, entry) = self.lookup(id)?;
+        let (_, body) = self.body(id, entry, &locale)?;
+        Ok(matches!(body, Body::Chat(_)))
     }
 
     /// The model settings `id` renders with for `locale`: those locale
@@ -478,7 +693,7 @@ impl Snapshot {
         id: &PromptId,
         entry: &'a Entry,
         locale: &'a Locale,
-    ) -> Result<(Slot<'a>, &'a Renderer), Error> {
+    ) -> Result<(Slot<'a>, Body<'a>), Error> {
         if !entry.overrides.is_empty() {
             let found = self.find(entry, locale, |key| entry.overrides.get(key));
             if let Some((v, step)) = found {
@@ -487,11 +702,17 @@ impl Snapshot {
                     step,
                     provenance: v.provenance.as_ref(),
                 };
-                return Ok((Slot::Override(matched), &v.renderer));
+                return Ok((
+                    Slot::Override(matched),
+                    Body::of(&v.renderer, v.chat.as_ref()),
+                ));
             }
         }
         match &entry.default {
-            Some(prompt) => Ok((Slot::Default(prompt.provenance.as_ref()), prompt.body())),
+            Some(prompt) => Ok((
+                Slot::Default(prompt.provenance.as_ref()),
+                Body::of(prompt.body(), prompt.chat.as_ref()),
+            )),
             None => Err(self.no_body(id, entry, locale)),
         }
     }
@@ -609,6 +830,27 @@ impl Snapshot {
         let variant = Variant {
             locale,
             renderer,
+            chat: None,
+            provenance,
+        };
+        entry.overrides.insert(key, variant);
+        entry.index_scripts();
+    }
+
+    /// Replaces the messages of `id` for `locale` (the whole list).
+    pub(crate) fn set_chat_override(
+        &mut self,
+        id: PromptId,
+        locale: Locale,
+        chat: Arc<Chat>,
+        provenance: Option<Arc<Provenance>>,
+    ) {
+        let key = locale.key().into();
+        let entry = self.entry_mut(id);
+        let variant = Variant {
+            locale,
+            renderer: Renderer::text(""),
+            chat: Some(chat),
             provenance,
         };
         entry.overrides.insert(key, variant);
@@ -767,6 +1009,90 @@ impl Snapshot {
     #[cfg_attr(not(feature = "config"), allow(dead_code))]
     pub(crate) fn set_layer(&mut self, layer: Option<Arc<dyn Layer>>) {
         self.layer = layer;
+    }
+}
+
+/// Runs `render` with the render context of `ctx` in `locale`; templates
+/// serialise the context at most once.
+#[inline]
+fn with_cx<C: Serialize + Any, R>(
+    ctx: &C,
+    locale: &Locale,
+    render: impl FnOnce(&RenderCx<'_>) -> R,
+) -> R {
+    #[cfg(feature = "templates")]
+    let serialize = || minijinja::Value::from(minijinja::value::Serde(ctx));
+    let cx = RenderCx {
+        ctx,
+        ctx_type: type_name::<C>(),
+        locale,
+        #[cfg(feature = "templates")]
+        serialize: &serialize,
+        #[cfg(feature = "templates")]
+        template_ctx: std::cell::OnceCell::new(),
+    };
+    render(&cx)
+}
+
+/// The error for a chat prompt rendered as text.
+fn chat_as_text(id: &PromptId, locale: &Locale) -> Error {
+    Error::new(
+        ErrorKind::ChatPrompt,
+        format!("prompt `{id}` is a chat prompt (for `{locale}`): it renders as messages, not one text"),
+    )
+    .with_id(id.as_str())
+    .with_locale(locale.as_str())
+    .with_suggestion(
+        "render its messages with `render_messages`, or ask for role-headed text with `render_chat_as_text`",
+    )
+}
+
+/// Every history passed is for a placeholder `chat` declares.
+fn check_history(id: &PromptId, chat: Option<&Chat>, history: &Histories<'_>) -> Result<(), Error> {
+    let placeholders = || chat.into_iter().flat_map(Chat::placeholders);
+    let Some((name, _)) = history
+        .iter()
+        .find(|(name, _)| !placeholders().any(|p| p == *name))
+    else {
+        return Ok(());
+    };
+    let hint = suggest::did_you_mean(name, placeholders()).unwrap_or_else(|| {
+        match placeholders().next() {
+            Some(_) => format!(
+                "its placeholders are {}",
+                placeholders()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "pass no history, or declare a placeholder (`# history: NAME` in a chat file)"
+                .to_owned(),
+        }
+    });
+    Err(Error::new(
+        ErrorKind::InvalidChat,
+        format!("prompt `{id}` has no history placeholder `{name}`"),
+    )
+    .with_id(id.as_str())
+    .with_suggestion(hint))
+}
+
+/// Adds the messages passed for placeholder `name` to `out`.
+fn insert_history<M: From<RenderedMessage>>(history: &Histories<'_>, name: &str, out: &mut Vec<M>) {
+    for (_, messages) in history.iter().filter(|(given, _)| *given == name) {
+        let traced = messages
+            .iter()
+            .enumerate()
+            .map(|(index, m)| RenderedMessage {
+                role: m.role.clone(),
+                content: m.content.clone(),
+                parts: Vec::new(),
+                source: MessageSource::History {
+                    name: name.to_owned(),
+                    index,
+                },
+            });
+        out.extend(traced.map(M::from));
     }
 }
 

@@ -39,7 +39,10 @@ fn render_all(name: &str) -> String {
     let mut out = String::new();
     for prompt in pack.prompts() {
         for locale in ["en", "ja", "zh-TW", "fr"] {
-            let text = registry.render_in(prompt.id(), &ctx, locale).unwrap();
+            // Chat prompts as role-headed text.
+            let text = registry
+                .render_chat_as_text(prompt.id(), &ctx, locale, &[])
+                .unwrap();
             out.push_str(&format!("===== {} [{locale}]\n{text}\n", prompt.id()));
         }
     }

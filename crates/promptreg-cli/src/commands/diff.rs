@@ -13,12 +13,13 @@ pub fn run(session: &Session, args: &DiffArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;
     let locale = session.locale(&pack)?;
     let ctx = read_context(args.ctx.as_deref(), args.max_ctx_size)?;
+    // A chat prompt is compared as role-headed text.
     let host = session
         .host_registry(&pack)?
-        .render_in(&args.id, &ctx, &locale)?;
+        .render_chat_as_text(&args.id, &ctx, &locale, &[])?;
     let user = session
         .registry(&pack)?
-        .render_in(&args.id, &ctx, &locale)?;
+        .render_chat_as_text(&args.id, &ctx, &locale, &[])?;
     let (old, new) = (with_newline(&host), with_newline(&user));
     let diff = TextDiff::from_lines(&old, &new)
         .unified_diff()

@@ -1,33 +1,58 @@
 //! `promptreg explain ID`: the final text part by part, with where each
 //! part came from and why, printed from the render's trace
-//! ([`Rendered`]): nothing here works a rule out again.
+//! ([`Rendered`], or [`RenderedChat`] for a chat prompt: each message and
+//! its parts): nothing here works a rule out again.
 
 use std::path::Path;
 
-use promptreg::{LocaleStep, LookupStep, Origin, Part, PromptRegistry, Rendered, SourceKind};
+use promptreg::{
+    JsonObject, Locale, LocaleStep, LookupStep, MessageSource, Origin, Part, PromptRegistry,
+    Rendered, RenderedChat, SourceKind,
+};
 
 use super::Output;
 use crate::cli::RenderArgs;
 use crate::report::Failure;
-use crate::session::{Session, read_context};
+use crate::session::{Session, read_context, read_history};
 use crate::style::Paint;
+
+/// What every part's account needs of the render: its locale and the
+/// steps of locale matching.
+#[derive(Clone, Copy)]
+struct Trace<'a> {
+    locale: &'a Locale,
+    lookup: &'a [LookupStep],
+}
 
 pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;
     let registry = session.registry(&pack)?;
     let locale = session.locale(&pack)?;
     let ctx = read_context(args.ctx.as_deref(), args.max_ctx_size)?;
+    let history = read_history(args.history.as_deref(), args.max_ctx_size)?;
+    let history = super::history_slices(&history);
+    let paint = Paint {
+        color: session.color,
+    };
     let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
-        let rendered = registry
+        let snapshot = registry.snapshot();
+        let failed = |e| super::render_failure(&pack, &args.id, e);
+        if snapshot.is_chat(&args.id, &locale).map_err(failed)? || !history.is_empty() {
+            let rendered = snapshot
+                .render_messages_traced_in(&args.id, &ctx, &locale, &history)
+                .map_err(failed)?;
+            return Ok(match session.args.json {
+                true => Output::json(&serde_json::to_value(&rendered).unwrap_or_default()),
+                false => Output::text(chat_text(&rendered, pack.root(), paint)),
+            });
+        }
+        let rendered = snapshot
             .render_traced_in(&args.id, &ctx, &locale)
-            .map_err(|e| super::render_failure(&pack, &args.id, e))?;
+            .map_err(failed)?;
         if session.args.json {
             let value = serde_json::to_value(&rendered).unwrap_or_default();
             return Ok(Output::json(&value));
         }
-        let paint = Paint {
-            color: session.color,
-        };
         Ok(Output::text(text(&rendered, pack.root(), paint)))
     };
     if args.watch {
@@ -37,25 +62,89 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
 }
 
 fn text(rendered: &Rendered, pack_root: &Path, paint: Paint) -> String {
-    let lookup: Vec<String> = rendered.lookup.iter().map(step_key).collect();
-    let mut out = paint.heading(&format!("{} [{}]", rendered.id, rendered.locale));
+    let trace = Trace {
+        locale: &rendered.locale,
+        lookup: &rendered.lookup,
+    };
+    let mut out = heading(&rendered.id, trace, rendered.model.as_ref(), paint);
+    out.push_str(&parts(
+        &rendered.parts,
+        |p| rendered.part_text(p),
+        trace,
+        pack_root,
+        paint,
+    ));
+    if rendered.parts.is_empty() {
+        out.push_str(&paint.dim("(every part rendered blank)\n"));
+    }
+    out
+}
+
+/// A chat prompt: each message with its role, then its parts.
+fn chat_text(rendered: &RenderedChat, pack_root: &Path, paint: Paint) -> String {
+    let trace = Trace {
+        locale: &rendered.locale,
+        lookup: &rendered.lookup,
+    };
+    let mut out = heading(&rendered.id, trace, rendered.model.as_ref(), paint);
+    for (number, message) in (1..).zip(&rendered.messages) {
+        let source = match &message.source {
+            MessageSource::History { name, index } => {
+                format!(" (history `{name}`, message {})", index + 1)
+            }
+            _ => String::new(),
+        };
+        let line = format!("━━ message {number}: {}{source}", message.role);
+        out.push_str(&paint.heading(&promptreg::printable(&line)));
+        out.push('\n');
+        if message.parts.is_empty() {
+            out.push_str(&message.content);
+            out.push('\n');
+        }
+        out.push_str(&parts(
+            &message.parts,
+            |p| message.part_text(p),
+            trace,
+            pack_root,
+            paint,
+        ));
+    }
+    if rendered.messages.is_empty() {
+        out.push_str(&paint.dim("(every message rendered blank)\n"));
+    }
+    out
+}
+
+/// The first lines: the id, locale and lookup, and the model settings.
+fn heading(id: &str, trace: Trace<'_>, model: Option<&JsonObject>, paint: Paint) -> String {
+    let lookup: Vec<String> = trace.lookup.iter().map(step_key).collect();
+    let mut out = paint.heading(&format!("{id} [{}]", trace.locale));
     out.push_str(&paint.dim(&format!(" lookup: {} → default\n", lookup.join(" → "))));
-    if let Some(model) = &rendered.model {
+    if let Some(model) = model {
         // Printable: the settings are the pack's text.
         let line = format!("model settings: {}", model.as_json());
         out.push_str(&paint.dim(&promptreg::printable(&line)));
         out.push('\n');
     }
-    for part in &rendered.parts {
+    out
+}
+
+/// Each part: a line saying where it came from, then its text.
+fn parts<'a>(
+    parts: &'a [Part],
+    text_of: impl Fn(&'a Part) -> &'a str,
+    trace: Trace<'_>,
+    pack_root: &Path,
+    paint: Paint,
+) -> String {
+    let mut out = String::new();
+    for part in parts {
         // Printable: an origin names files and settings from the user's files.
-        let what = describe(part, rendered, pack_root);
+        let what = describe(part, trace, pack_root);
         let what = promptreg::printable(&what).into_owned();
         out.push_str(&paint.origin(&format!("── {what}\n")));
-        out.push_str(rendered.part_text(part));
+        out.push_str(text_of(part));
         out.push('\n');
-    }
-    if rendered.parts.is_empty() {
-        out.push_str(&paint.dim("(every part rendered blank)\n"));
     }
     out
 }
@@ -69,9 +158,9 @@ fn step_key(step: &LookupStep) -> String {
 }
 
 /// A one-line account of one part.
-fn describe(part: &Part, rendered: &Rendered, pack_root: &Path) -> String {
+fn describe(part: &Part, trace: Trace<'_>, pack_root: &Path) -> String {
     let file = file_of(part, pack_root);
-    let why = |step: LocaleStep| why(step, rendered);
+    let why = |step: LocaleStep| why(step, trace.locale);
     match &part.origin {
         Origin::PinnedHead {
             index,
@@ -100,7 +189,7 @@ fn describe(part: &Part, rendered: &Rendered, pack_root: &Path) -> String {
             why(m.step)
         ),
         Origin::Default => {
-            let tried: Vec<String> = rendered.lookup.iter().map(step_key).collect();
+            let tried: Vec<String> = trace.lookup.iter().map(step_key).collect();
             format!("default{file}: no variant for {}", tried.join(", "))
         }
         Origin::Override { locale, step } => {
@@ -112,8 +201,7 @@ fn describe(part: &Part, rendered: &Rendered, pack_root: &Path) -> String {
 }
 
 /// Why locale matching chose a variant.
-fn why(step: LocaleStep, rendered: &Rendered) -> String {
-    let locale = &rendered.locale;
+fn why(step: LocaleStep, locale: &Locale) -> String {
     match step {
         LocaleStep::Exact => format!("the render locale `{locale}`"),
         LocaleStep::Parent => format!("a CLDR parent of `{locale}`"),

@@ -42,6 +42,8 @@ pub fn run(session: &Session) -> Result<Output, Failure> {
 #[derive(Serialize)]
 struct Row {
     id: String,
+    /// `text` or `chat`, in the listed locale.
+    kind: &'static str,
     description: String,
     /// The model settings for the listed locale, when declared.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,7 +68,11 @@ impl Row {
         let locales: Vec<String> = prompt
             .map(|p| p.variants().map(|(l, _)| l.to_string()).collect())
             .unwrap_or_default();
+        let chat = snapshot.is_chat(id, snapshot.locale()).unwrap_or(false);
         let mut layers = Vec::new();
+        if chat {
+            layers.push("chat".to_owned());
+        }
         if prompt.is_some_and(|p| p.default_prompt().is_some()) {
             layers.push("default".to_owned());
         } else {
@@ -82,8 +88,8 @@ impl Row {
             .model_settings(id, snapshot.locale())
             .ok()
             .flatten();
-        if let Some(name) = model.as_ref().and_then(|m| m.model_name()) {
-            layers.push(format!("model {}", promptreg::printable(&name)));
+        if let Some(model) = &model {
+            layers.extend(brief(model));
         }
         let loaded = LoadedConfig::of(snapshot);
         let settings = loaded.and_then(|c| c.settings().prompt(id));
@@ -103,6 +109,7 @@ impl Row {
         layers.extend(files.iter().map(describe_file));
         Row {
             id: id.to_string(),
+            kind: if chat { "chat" } else { "text" },
             description: prompt
                 .and_then(|p| p.description())
                 .unwrap_or_default()
@@ -120,6 +127,20 @@ impl Row {
             layers,
         }
     }
+}
+
+/// The model settings in a few words: the model's name, its temperature
+/// and token limit when set (`--json` gives them all).
+fn brief(model: &promptreg::JsonObject) -> Option<String> {
+    let mut out = format!("model {}", model.model_name()?);
+    let details: Vec<String> = ["temperature", "max_tokens"]
+        .into_iter()
+        .filter_map(|key| Some(format!("{key} {}", model.get(key)?)))
+        .collect();
+    if !details.is_empty() {
+        out.push_str(&format!(" ({})", details.join(", ")));
+    }
+    Some(promptreg::printable(&out).into_owned())
 }
 
 fn describe_file(file: &UserFileInfo) -> String {

@@ -18,7 +18,7 @@ use std::io::IsTerminal;
 use promptreg::pack::Pack;
 use promptreg::{ErrorKind, Severity};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, SchemaOf};
 use crate::report::Failure;
 use crate::session::Session;
 
@@ -57,7 +57,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Check(args) => check::run(&session, &args),
         Command::Resolve(args) => resolve::run(&session, &args),
         Command::Diff(args) => diff::run(&session, &args),
-        Command::Schema => schema(&session),
+        Command::Schema(args) => schema(&session, args.of),
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
         Command::Keys(args) => keys::run(&session, &args),
@@ -87,7 +87,20 @@ fn render_failure(pack: &Pack, id: &str, err: promptreg::Error) -> Failure {
     }
 }
 
-fn schema(session: &Session) -> Result<Output, Failure> {
+/// Histories read from `--history`, as the render calls take them.
+fn history_slices(
+    history: &[(String, Vec<promptreg::Message>)],
+) -> Vec<(&str, &[promptreg::Message])> {
+    history
+        .iter()
+        .map(|(name, messages)| (name.as_str(), messages.as_slice()))
+        .collect()
+}
+
+fn schema(session: &Session, of: SchemaOf) -> Result<Output, Failure> {
+    if of == SchemaOf::FrontMatter {
+        return Ok(Output::json(&promptreg::pack::front_matter_schema()));
+    }
     let pack = session.pack()?;
     Ok(Output::json(
         promptreg::config::settings_schema(pack.spec()).as_value(),

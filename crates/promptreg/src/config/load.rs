@@ -507,6 +507,21 @@ impl Loader<'_> {
             .in_file(path)
             .suggest(Some("remove `model` and `metadata`".to_owned())));
         }
+        if doc.has_chat_keys() {
+            let d = Diagnostic::error(
+                DiagnosticCode::FrontMatter,
+                "a user's prompt file is text: it goes into a chat prompt's system message, and chat messages are declared by the application",
+            )
+            .in_file(path)
+            .suggest(Some("remove `kind`, `roles` and `attach`".to_owned()));
+            let key = ["kind", "roles", "attach"]
+                .into_iter()
+                .find_map(|key| doc.key_span(key));
+            return Err(match key {
+                Some(span) => d.at(&LineIndex::new(text), span),
+                None => d,
+            });
+        }
         if non_blank(doc.body).is_none() {
             return Ok(None);
         }

@@ -55,7 +55,17 @@
 //!   ([`Rendered::model`](crate::Rendered::model),
 //!   [`Snapshot::model_settings`](crate::Snapshot::model_settings));
 //! - `metadata`: free data about the prompt, an object (default files
-//!   only), in [`Rendered::metadata`](crate::Rendered::metadata).
+//!   only), in [`Rendered::metadata`](crate::Rendered::metadata);
+//! - `kind`: `text` (the default) or `chat`. A chat file's body is
+//!   messages: a line `# system`, `# user`, `# assistant`, `# tool` or
+//!   `# <role>` (a role listed in `roles`) starts one, outside fenced code
+//!   blocks; `## deeper` headings are content; `# history: NAME` is where
+//!   the caller's history `NAME` goes. A locale variant has its default's
+//!   kind, roles and `attach` ([`Chat`] gives the rules);
+//! - `roles`: a chat file's custom roles, a list;
+//! - `attach`: the message of a chat file pinned blocks and appenders
+//!   attach to: a role (its first message), `last-<role>`, or a number
+//!   from 1. Without it, the first `system` message.
 //!
 //! Templates see the render's context by field name (the context type
 //! implements `serde::Serialize`), the declared defaults, and `locale`.
@@ -67,14 +77,18 @@
 //! The manifest's format is described in `docs/packs.md` and on
 //! [`Pack::from_files`].
 
+mod chat;
 mod manifest;
+mod schema;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use manifest::MANIFEST;
+pub use schema::front_matter_schema;
 
+use crate::chat::Chat;
 use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::error::Error;
@@ -142,6 +156,9 @@ struct Digests {
 pub struct PackPrompt {
     id: PromptId,
     default: Option<(PathBuf, Prompt, Vec<Variable>)>,
+    /// What a chat default declares for its variants to inherit; `None`
+    /// for a text default.
+    chat: Option<chat::ChatDecl>,
     variants: BTreeMap<String, LocaleVariant>,
 }
 
@@ -152,6 +169,8 @@ struct LocaleVariant {
     locale: Locale,
     file: PathBuf,
     renderer: Renderer,
+    /// The messages of a chat variant (the whole list).
+    chat: Option<Arc<Chat>>,
     head: Vec<Renderer>,
     tail: Vec<Renderer>,
     /// The model settings keys it sets over its default's.
@@ -407,12 +426,14 @@ impl Pack {
                 snapshot.register(prompt.id.clone(), default.clone());
             }
             for variant in prompt.variants.values() {
-                snapshot.set_override(
-                    prompt.id.clone(),
-                    variant.locale.clone(),
-                    variant.renderer.clone(),
-                    Some(Arc::clone(&variant.provenance)),
-                );
+                let (id, locale) = (prompt.id.clone(), variant.locale.clone());
+                let provenance = Some(Arc::clone(&variant.provenance));
+                match &variant.chat {
+                    Some(chat) => {
+                        snapshot.set_chat_override(id, locale, Arc::clone(chat), provenance)
+                    }
+                    None => snapshot.set_override(id, locale, variant.renderer.clone(), provenance),
+                }
                 if let Some(settings) = prompt.model_settings(variant) {
                     snapshot.set_model_settings(
                         prompt.id.clone(),
@@ -739,14 +760,19 @@ fn add_file(
     file: PromptFile<'_>,
     diagnostics: &mut Diagnostics,
 ) {
-    let inherited = prompts.get(&file.id).map_or(&[][..], PackPrompt::variables);
-    let Some(parsed) = parse_file(file, inherited, diagnostics) else {
+    let default = prompts.get(&file.id).filter(|p| p.default.is_some());
+    let inherited = Inherited {
+        variables: default.map_or(&[][..], PackPrompt::variables),
+        chat: default.map(|p| p.chat.as_ref()),
+    };
+    let Some(parsed) = parse_file(file, &inherited, diagnostics) else {
         return;
     };
     let id = &parsed.file.id;
     let entry = prompts.entry(id.clone()).or_insert_with(|| PackPrompt {
         id: id.clone(),
         default: None,
+        chat: None,
         variants: BTreeMap::new(),
     });
     match parsed.file.locale.clone() {
@@ -759,26 +785,42 @@ fn add_file(
     }
 }
 
+/// What a locale variant takes from its default file.
+struct Inherited<'a> {
+    variables: &'a [Variable],
+    /// `None` for a default file (or a variant without one); `Some(None)`
+    /// when the default is text.
+    chat: Option<Option<&'a chat::ChatDecl>>,
+}
+
 /// A prompt file with its front matter read and its body compiled.
 struct ParsedFile<'a> {
     file: PromptFile<'a>,
     doc: Document<'a>,
     body: Renderer,
+    /// A chat file's messages (`body` is then empty) and declaration.
+    chat: Option<(Arc<Chat>, chat::ChatDecl)>,
 }
 
 impl ParsedFile<'_> {
     /// Warnings about the file, its pinned blocks compiled.
     fn warnings(&self, head: &[Renderer], tail: &[Renderer]) -> Vec<Diagnostic> {
-        let parts: Vec<&Renderer> = head.iter().chain([&self.body]).chain(tail).collect();
+        let messages = self.chat.iter().flat_map(|(c, _)| chat::contents(c));
+        let parts: Vec<&Renderer> = head
+            .iter()
+            .chain([&self.body])
+            .chain(messages)
+            .chain(tail)
+            .collect();
         prompt_file_warnings(&self.doc, self.file.text, self.file.path, &parts)
     }
 }
 
-/// Reads the front matter and compiles the body (with the default's
-/// variables, for a variant that declares none).
+/// Reads the front matter and compiles the body, or a chat file's messages
+/// (with the default's variables, for a variant that declares none).
 fn parse_file<'a>(
     file: PromptFile<'a>,
-    inherited: &[Variable],
+    inherited: &Inherited<'_>,
     diagnostics: &mut Diagnostics,
 ) -> Option<ParsedFile<'a>> {
     let doc = diagnostics.ok(Document::parse(file.text, file.path))?;
@@ -787,11 +829,55 @@ fn parse_file<'a>(
         diagnostics.extend(settings_problems);
         return None;
     }
-    let body = diagnostics.ok(doc.body_renderer_with(file.path, inherited))?;
+    if diagnostics.ok(chat::is_chat(&doc, file.path, inherited.chat))? {
+        let chat = parse_chat(&doc, file.path, inherited, diagnostics)?;
+        let body = Renderer::text("");
+        return Some(ParsedFile {
+            file,
+            doc,
+            body,
+            chat: Some(chat),
+        });
+    }
+    diagnostics.ok(chat::chat_keys_in_text(&doc, file.path))?;
+    let body = diagnostics.ok(doc.body_renderer_with(file.path, inherited.variables))?;
     if let Some(template) = body.template() {
         diagnostics.extend(template.undeclared_diagnostics());
     }
-    Some(ParsedFile { file, doc, body })
+    Some(ParsedFile {
+        file,
+        doc,
+        body,
+        chat: None,
+    })
+}
+
+/// The messages of a chat file, and its declaration (its own keys over
+/// its default's).
+fn parse_chat(
+    doc: &Document<'_>,
+    path: &Path,
+    inherited: &Inherited<'_>,
+    diagnostics: &mut Diagnostics,
+) -> Option<(Arc<Chat>, chat::ChatDecl)> {
+    let decl = chat::ChatDecl::of(doc, inherited.chat.flatten());
+    let variables = match doc.declares_variables() {
+        true => doc.variables(),
+        false => inherited.variables.to_vec(),
+    };
+    let chat = match chat::parse(doc, path, &variables, &decl) {
+        Ok(chat) => chat,
+        Err(problems) => {
+            diagnostics.extend(problems);
+            return None;
+        }
+    };
+    for content in chat::contents(&chat) {
+        if let Some(template) = content.template() {
+            diagnostics.extend(template.undeclared_diagnostics());
+        }
+    }
+    Some((Arc::new(chat), decl))
 }
 
 /// The default of a prompt, with its pinned blocks and description.
@@ -800,8 +886,17 @@ fn add_default(entry: &mut PackPrompt, parsed: ParsedFile<'_>, diagnostics: &mut
         return;
     };
     diagnostics.extend(parsed.warnings(&head, &tail));
-    let ParsedFile { file, doc, body } = parsed;
+    let ParsedFile {
+        file,
+        doc,
+        body,
+        chat,
+    } = parsed;
     let mut prompt = Prompt::new(body);
+    if let Some((messages, decl)) = chat {
+        prompt.chat = Some(messages);
+        entry.chat = Some(decl);
+    }
     prompt.head = head;
     prompt.tail = tail;
     prompt.description = doc.meta.description.as_deref().map(Into::into);
@@ -835,6 +930,7 @@ fn variant(
         provenance: file_provenance("locale variant", path, Some(&locale)),
         locale,
         file: path.to_path_buf(),
+        chat: parsed.chat.map(|(messages, _)| messages),
         renderer: parsed.body,
         head,
         tail,
