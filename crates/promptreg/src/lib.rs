@@ -233,8 +233,9 @@
 //! literal text unless marked as minijinja templates; templates see the
 //! render context by field name, fail on undefined variables and on values
 //! of the wrong declared type, and stop after [`TEMPLATE_FUEL`]
-//! instructions. The [`pack`] module documents the format;
-//! `promptreg check` validates it.
+//! instructions. Prompts share text through snippets
+//! (`snippets/<name>.md`, with locale variants), included by name. The
+//! [`pack`] module documents the format; `promptreg check` validates it.
 //!
 //! # Optional features
 //!
@@ -311,6 +312,8 @@ mod model_check;
 pub mod pack;
 #[cfg(feature = "config")]
 mod prompt_file;
+#[cfg(feature = "templates")]
+mod snippet;
 #[cfg(feature = "config")]
 mod sources;
 #[cfg(feature = "templates")]

@@ -123,28 +123,74 @@ impl Entry {
 
     /// Recomputes the same-script index after a variant changed.
     fn index_scripts(&mut self) {
-        let mut groups: Map<Box<str>, Vec<&Locale>> = Map::default();
         let locales = self.overrides.values().map(|v| &v.locale);
         let locales = locales
             .chain(self.pins.values().map(|v| &v.locale))
             .chain(self.models.values().map(|v| &v.locale));
-        for locale in locales {
-            if let Some(script) = locale.language_script() {
-                groups.entry(script.into()).or_default().push(locale);
-            }
-        }
-        self.by_script = groups
-            .into_iter()
-            .map(|(script, mut locales)| {
-                locales.sort_by(|a, b| {
-                    (!a.has_likely_region(), a.key()).cmp(&(!b.has_likely_region(), b.key()))
-                });
-                let mut keys: Vec<Box<str>> = locales.iter().map(|l| l.key().into()).collect();
-                keys.dedup();
-                (script, keys.into_boxed_slice())
-            })
-            .collect();
+        self.by_script = script_index(locales);
     }
+}
+
+/// The same-script step of locale matching, as data: the locale keys of
+/// `locales` by language and script (`zh-Hant`), likeliest region first,
+/// then by tag. Computed when variants are set, so a render only looks it
+/// up.
+pub(crate) fn script_index<'a>(
+    locales: impl IntoIterator<Item = &'a Locale>,
+) -> Map<Box<str>, Box<[Box<str>]>> {
+    let mut groups: Map<Box<str>, Vec<&Locale>> = Map::default();
+    for locale in locales {
+        if let Some(script) = locale.language_script() {
+            groups.entry(script.into()).or_default().push(locale);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(script, mut locales)| {
+            locales.sort_by(|a, b| {
+                (!a.has_likely_region(), a.key()).cmp(&(!b.has_likely_region(), b.key()))
+            });
+            let mut keys: Vec<Box<str>> = locales.iter().map(|l| l.key().into()).collect();
+            keys.dedup();
+            (script, keys.into_boxed_slice())
+        })
+        .collect()
+}
+
+/// Locale matching: the first variant `get` finds for a render in
+/// `locale`, with the step that found it: the render locale, its CLDR
+/// parents, variants of the same language and script (`by_script`, from
+/// [`script_index`]), the `fallback` locale's chain. Prompts, their pins
+/// and model settings, and a pack's snippets all match this way. Plain
+/// loops: this runs on every render.
+#[inline]
+pub(crate) fn match_locale<T>(
+    locale: &Locale,
+    fallback: &Locale,
+    by_script: &Map<Box<str>, Box<[Box<str>]>>,
+    get: impl Fn(&str) -> Option<T>,
+) -> Option<(T, LocaleStep)> {
+    for (i, key) in locale.chain().enumerate() {
+        if let Some(found) = get(key) {
+            let step = if i == 0 {
+                LocaleStep::Exact
+            } else {
+                LocaleStep::Parent
+            };
+            return Some((found, step));
+        }
+    }
+    let same_script = locale
+        .language_script()
+        .and_then(|script| by_script.get(script));
+    for key in same_script.into_iter().flat_map(|keys| keys.iter()) {
+        if let Some(found) = get(key) {
+            return Some((found, LocaleStep::SameScript));
+        }
+    }
+    fallback
+        .chain()
+        .find_map(|key| Some((get(key)?, LocaleStep::Fallback)))
 }
 
 // Read side.
@@ -381,6 +427,7 @@ impl Snapshot {
             ctx,
             ctx_type: type_name::<C>(),
             locale,
+            fallback: &self.fallback,
             #[cfg(feature = "templates")]
             serialize: &serialize,
             #[cfg(feature = "templates")]
@@ -438,10 +485,8 @@ impl Snapshot {
         }
     }
 
-    /// The first variant `get` finds along locale matching, with the step
-    /// that found it: the render locale, its CLDR parents, variants of the
-    /// same language and script, the fallback locale's chain. Plain loops:
-    /// this runs on every render.
+    /// The first variant `get` finds along locale matching
+    /// ([`match_locale`]) among `entry`'s variants.
     #[inline]
     fn find<'a, T>(
         &'a self,
@@ -449,27 +494,7 @@ impl Snapshot {
         locale: &Locale,
         get: impl Fn(&str) -> Option<T>,
     ) -> Option<(T, LocaleStep)> {
-        for (i, key) in locale.chain().enumerate() {
-            if let Some(found) = get(key) {
-                let step = if i == 0 {
-                    LocaleStep::Exact
-                } else {
-                    LocaleStep::Parent
-                };
-                return Some((found, step));
-            }
-        }
-        let same_script = locale
-            .language_script()
-            .and_then(|script| entry.by_script.get(script));
-        for key in same_script.into_iter().flat_map(|keys| keys.iter()) {
-            if let Some(found) = get(key) {
-                return Some((found, LocaleStep::SameScript));
-            }
-        }
-        self.fallback
-            .chain()
-            .find_map(|key| Some((get(key)?, LocaleStep::Fallback)))
+        match_locale(locale, &self.fallback, &entry.by_script, get)
     }
 
     /// The override locale matching finds, else the default.
