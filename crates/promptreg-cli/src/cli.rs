@@ -68,8 +68,10 @@ pub enum Command {
     Resolve(ResolveArgs),
     /// Show how the user's configuration changes a prompt (unified diff)
     Diff(DiffArgs),
-    /// Print the JSON Schema of the pack's settings file
-    Schema,
+    /// Print a JSON Schema for editors: the pack's settings file, or a test file
+    Schema(SchemaArgs),
+    /// Run the pack's prompt tests (tests/*.toml) with the user's configuration
+    Test(TestArgs),
     /// Create the user's prompt directory and a commented settings file
     Init(InitArgs),
     /// Let a project's configuration read files outside the project
@@ -109,6 +111,32 @@ pub struct DiffArgs {
     /// larger context is refused, so a huge or endless input cannot fill memory
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
     pub max_ctx_size: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file the schema describes
+    #[arg(value_enum, default_value_t = SchemaKind::Settings)]
+    pub kind: SchemaKind,
+}
+
+/// The files `schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaKind {
+    /// The pack's settings file (JSON with comments)
+    Settings,
+    /// A prompt test file, tests/<name>.toml
+    Tests,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Run only the cases of these prompts [default: every case]
+    #[arg(value_name = "ID", add = ArgValueCandidates::new(complete::prompt_ids))]
+    pub ids: Vec<String>,
+    /// Write the snapshot of every case whose text differs from it
+    #[arg(long)]
+    pub update: bool,
 }
 
 #[derive(Debug, Args)]

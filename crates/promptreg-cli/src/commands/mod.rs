@@ -10,6 +10,7 @@ mod list;
 mod render;
 mod resolve;
 mod store;
+mod test;
 mod trust;
 
 use std::io::IsTerminal;
@@ -17,7 +18,7 @@ use std::io::IsTerminal;
 use promptreg::pack::Pack;
 use promptreg::{ErrorKind, Severity};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, SchemaKind};
 use crate::report::Failure;
 use crate::session::Session;
 
@@ -56,7 +57,8 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Check(args) => check::run(&session, &args),
         Command::Resolve(args) => resolve::run(&session, &args),
         Command::Diff(args) => diff::run(&session, &args),
-        Command::Schema => schema(&session),
+        Command::Schema(args) => schema(&session, args.kind),
+        Command::Test(args) => test::run(&session, &args),
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
@@ -85,7 +87,10 @@ fn render_failure(pack: &Pack, id: &str, err: promptreg::Error) -> Failure {
     }
 }
 
-fn schema(session: &Session) -> Result<Output, Failure> {
+fn schema(session: &Session, kind: SchemaKind) -> Result<Output, Failure> {
+    if kind == SchemaKind::Tests {
+        return Ok(Output::json(&promptreg::testing::test_file_schema()));
+    }
     let pack = session.pack()?;
     Ok(Output::json(
         promptreg::config::settings_schema(pack.spec()).as_value(),
