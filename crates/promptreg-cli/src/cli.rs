@@ -62,7 +62,7 @@ pub enum Command {
     Render(RenderArgs),
     /// Show a prompt part by part, with where each part came from
     Explain(RenderArgs),
-    /// Validate the pack and the user's configuration
+    /// Validate the pack, its prompt tests and the user's configuration
     Check(CheckArgs),
     /// Apply the resolution rule to one key, without a pack
     Resolve(ResolveArgs),

@@ -500,6 +500,25 @@ fn check_reports_pack_errors_too() {
 }
 
 #[test]
+fn check_reports_prompt_test_errors_at_their_line() {
+    let s = Sandbox::new();
+    s.write(
+        &s.pack("goal-agent/tests/auditor.toml"),
+        "prompt = \"auditor\"\n[[case]]\nname = \"x\"\nmatches = \"(unclosed\"\n",
+    );
+    let (code, stdout, _) = run(s.with_pack("goal-agent").arg("check"));
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("`matches` pattern does not compile: unclosed group"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("goal-agent/tests/auditor.toml:4:12"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn check_points_at_a_model_setting_of_the_wrong_type() {
     let s = Sandbox::new();
     let pack = s.pack("settings");

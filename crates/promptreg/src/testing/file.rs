@@ -236,7 +236,7 @@ impl Reader<'_> {
             .join(name.get_ref());
         let missing = || {
             self.error(
-                format!("the context file {} does not exist", path.display()),
+                format!("the context file `{}` does not exist", name.get_ref()),
                 name.span(),
                 "create it, or give the context inline as `context = { ... }`",
             )
@@ -282,6 +282,12 @@ impl Reader<'_> {
         span: Range<usize>,
         problems: &mut Diagnostics,
     ) -> Vec<Expectation> {
+        let expects_something = raw.contains.is_some()
+            || raw.not_contains.is_some()
+            || raw.matches.is_some()
+            || raw.equals.is_some()
+            || raw.snapshot == Some(true)
+            || raw.roles.is_some();
         let mut out = Vec::new();
         let texts =
             |t: Option<Spanned<Texts>>| t.map(|t| t.into_inner().into_vec()).unwrap_or_default();
@@ -306,7 +312,7 @@ impl Reader<'_> {
                     Err(e) => problems.push(self.error(
                         format!("`matches` pattern does not compile: {}", one_line(&e.to_string())),
                         self.span_of(&pattern, span.clone()),
-                        "write a regular expression of the `regex` crate's syntax; escape `.`, `(`, `[` with `\\\\` for the characters themselves",
+                        "write a regular expression of the `regex` crate's syntax; escape `.`, `(`, `[` with a backslash to match the characters themselves",
                     )),
                 }
             }
@@ -325,7 +331,7 @@ impl Reader<'_> {
                 Err(d) => problems.push(d),
             }
         }
-        if out.is_empty() && raw.roles.is_none() {
+        if !expects_something {
             problems.push(self.error(
                 format!("case `{name}` expects nothing"),
                 span,
