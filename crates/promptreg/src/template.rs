@@ -374,6 +374,7 @@ fn syntax_error(e: &minijinja::Error, path: &Path, source: &str, line_offset: us
 }
 
 /// Checks that `source` compiles on its own, as a snippet file does.
+#[cfg(feature = "packs")]
 pub(crate) fn check_syntax(path: &Path, source: &str) -> Result<(), Diagnostic> {
     environment()
         .add_template_owned(NAME, source.to_owned())

@@ -209,6 +209,7 @@ fn bad_inputs() {
 
 /// The pack every case of `inputs/bad-packs/` is laid over: a template
 /// that includes a snippet, and a test file.
+#[cfg(feature = "testing")]
 const BASE_PACK: &[(&str, &str)] = &[
     (
         "promptreg.toml",
@@ -228,6 +229,7 @@ const BASE_PACK: &[(&str, &str)] = &[
 ];
 
 /// Renders of the base pack's prompts, to compare states.
+#[cfg(feature = "testing")]
 fn pack_state(registry: &PromptRegistry) -> Vec<String> {
     let ctx = serde_json::json!({ "name": "Ada" });
     [("greeting", "en"), ("greeting", "ja"), ("farewell", "en")]
