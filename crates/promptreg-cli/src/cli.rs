@@ -62,14 +62,16 @@ pub enum Command {
     Render(RenderArgs),
     /// Show a prompt part by part, with where each part came from
     Explain(RenderArgs),
-    /// Validate the pack and the user's configuration
+    /// Validate the pack, its prompt tests and the user's configuration
     Check(CheckArgs),
     /// Apply the resolution rule to one key, without a pack
     Resolve(ResolveArgs),
     /// Show how the user's configuration changes a prompt (unified diff)
     Diff(DiffArgs),
-    /// Print a JSON Schema: of the pack's settings file, or of pack files' front matter
+    /// Print a JSON Schema for editors: of the pack's settings file, of pack files' front matter, or of a test file
     Schema(SchemaArgs),
+    /// Run the pack's prompt tests (tests/*.toml) with the user's configuration
+    Test(TestArgs),
     /// Create the user's prompt directory and a commented settings file
     Init(InitArgs),
     /// Let a project's configuration read files outside the project
@@ -113,10 +115,12 @@ pub struct SchemaArgs {
 /// The files `schema` describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SchemaOf {
-    /// The user's settings file of the pack
+    /// The pack's settings file (JSON with comments)
     Settings,
     /// The front matter of a pack's prompt files
     FrontMatter,
+    /// A prompt test file, tests/<name>.toml
+    Tests,
 }
 
 #[derive(Debug, Args)]
@@ -131,6 +135,16 @@ pub struct DiffArgs {
     /// larger context is refused, so a huge or endless input cannot fill memory
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
     pub max_ctx_size: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Run only the cases of these prompts [default: every case]
+    #[arg(value_name = "ID", add = ArgValueCandidates::new(complete::prompt_ids))]
+    pub ids: Vec<String>,
+    /// Write the snapshot of every case whose text differs from it
+    #[arg(long)]
+    pub update: bool,
 }
 
 #[derive(Debug, Args)]

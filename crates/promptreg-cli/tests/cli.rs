@@ -636,6 +636,25 @@ fn check_reports_pack_errors_too() {
 }
 
 #[test]
+fn check_reports_prompt_test_errors_at_their_line() {
+    let s = Sandbox::new();
+    s.write(
+        &s.pack("goal-agent/tests/auditor.toml"),
+        "prompt = \"auditor\"\n[[case]]\nname = \"x\"\nmatches = \"(unclosed\"\n",
+    );
+    let (code, stdout, _) = run(s.with_pack("goal-agent").arg("check"));
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("`matches` pattern does not compile: unclosed group"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("goal-agent/tests/auditor.toml:4:12"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn check_points_at_a_model_setting_of_the_wrong_type() {
     let s = Sandbox::new();
     let pack = s.pack("settings");
@@ -1667,4 +1686,135 @@ fn the_context_is_read_up_to_a_limit_and_only_from_a_file_or_stdin() {
     let (code, _, stderr) = render(&["--max-ctx-size", "12 parsecs"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("unknown unit `parsecs`"), "{stderr}");
+}
+
+// --- test ------------------------------------------------------------------------------------
+
+/// The pack whose tests fail on purpose, copied into the sandbox as
+/// `failing-tests`.
+fn with_failing_pack(s: &Sandbox) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/failing-tests");
+    copy_dir(&fixture, &s.pack("failing-tests"));
+}
+
+#[test]
+fn test_passes_on_both_example_packs() {
+    let s = Sandbox::new();
+    for pack in ["goal-agent", "web-agent"] {
+        let (code, stdout, stderr) = run(s.with_pack(pack).arg("test"));
+        assert_eq!(code, 0, "{pack}: {stdout}{stderr}");
+        assert!(!stdout.contains("FAIL"), "{stdout}");
+        assert!(stdout.lines().filter(|l| l.starts_with("pass ")).count() >= 5);
+    }
+    s.settings()
+        .bind(|| assert_cmd_snapshot!(s.with_pack("goal-agent").arg("test")));
+}
+
+#[test]
+fn test_reports_each_failure_with_a_diff_and_exits_1() {
+    let s = Sandbox::new();
+    with_failing_pack(&s);
+    s.settings()
+        .bind(|| assert_cmd_snapshot!(s.with_pack("failing-tests").arg("test")));
+}
+
+#[test]
+fn test_json_gives_every_case_and_exits_1_on_a_failure() {
+    let s = Sandbox::new();
+    with_failing_pack(&s);
+    let (code, stdout, _) = run(s.with_pack("failing-tests").args(["test", "--json"]));
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (report["passed"].as_u64(), report["failed"].as_u64()),
+        (Some(1), Some(4))
+    );
+    let case = &report["cases"][2];
+    assert_eq!(case["case"], "wrong-text");
+    assert_eq!(case["file"], "tests/greeting.toml");
+    assert_eq!(case["failures"][0]["expectation"], "equals");
+    assert!(
+        case["failures"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+Welcome to the shop.")
+    );
+}
+
+#[test]
+fn test_update_rewrites_snapshots_then_they_pass() {
+    let s = Sandbox::new();
+    with_failing_pack(&s);
+    let snapshot = s.pack("failing-tests/tests/snapshots/greeting.stale-snapshot.txt");
+    let (code, stdout, _) = run(s.with_pack("failing-tests").args(["test", "--update"]));
+    assert_eq!(code, 1, "the other failures remain");
+    assert!(
+        stdout.contains("snapshot written: tests/snapshots/greeting.stale-snapshot.txt"),
+        "{stdout}"
+    );
+    assert_eq!(
+        fs::read_to_string(&snapshot).unwrap(),
+        "Hello Bob!\nWelcome to the shop."
+    );
+    let (_, stdout, _) = run(s.with_pack("failing-tests").args(["test", "greeting"]));
+    assert!(stdout.contains("pass greeting stale-snapshot"), "{stdout}");
+}
+
+#[test]
+fn test_runs_with_the_users_configuration() {
+    let s = Sandbox::new();
+    s.local(
+        ".webagent/settings.json",
+        r#"{ "prompts": { "webagent-narrator.system": { "mode": "override" } } }"#,
+    );
+    s.local(
+        ".webagent/prompts/webagent-narrator.system.md",
+        "You are a pirate. Arr.",
+    );
+    let (code, stdout, _) = run(s
+        .with_pack("web-agent")
+        .args(["test", "webagent-narrator.system"]));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("FAIL webagent-narrator.system brand"),
+        "{stdout}"
+    );
+    // The pinned rule survives the override: only the body's checks fail.
+    assert!(
+        stdout.contains("the text does not contain \"You are the friendly assistant"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("planner.system"),
+        "only the prompt asked for"
+    );
+}
+
+#[test]
+fn test_names_an_unknown_prompt_and_test_file_errors() {
+    let s = Sandbox::new();
+    let (code, _, stderr) = run(s.with_pack("goal-agent").args(["test", "goal-runing"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("the pack has no prompt `goal-runing` to test"),
+        "{stderr}"
+    );
+
+    s.write(
+        &s.pack("goal-agent/tests/auditor.toml"),
+        "prompt = \"auditor\"\n[[case]]\nname = \"x\"\ncontians = \"Audit\"\n",
+    );
+    let (code, _, stderr) = run(s.with_pack("goal-agent").arg("test"));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown field `contians`"), "{stderr}");
+    assert!(stderr.contains("did you mean `contains`?"), "{stderr}");
+    assert!(stderr.contains("no case was run"), "{stderr}");
+}
+
+#[test]
+fn schema_tests_is_the_test_file_json_schema() {
+    let s = Sandbox::new();
+    let schema = json(s.cmd().args(["schema", "tests"]));
+    assert_eq!(schema["title"], "promptreg prompt tests");
+    assert!(schema["$defs"]["case"]["properties"]["snapshot"].is_object());
 }

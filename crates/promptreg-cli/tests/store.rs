@@ -158,8 +158,10 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 #[test]
 fn push_pull_is_byte_exact_and_idempotent() {
     for sb in sandboxes("round_trip") {
-        // Only the pack's own files travel: drop the example's context.json.
+        // Only the pack's own files travel: drop the example's context.json
+        // and its prompt tests, which are not versioned.
         fs::remove_file(sb.path("goal-agent/context.json")).unwrap();
+        fs::remove_dir_all(sb.path("goal-agent/tests")).unwrap();
         let out = sb.ok(&["push", "goal-agent", "-m", "import"]);
         assert!(out.starts_with("pushed goal-agent to "), "{out}");
         assert!(out.contains("19 added, 0 changed"), "{out}");

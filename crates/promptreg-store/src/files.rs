@@ -6,12 +6,13 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use promptreg::pack::{DEFAULTS_DIR, MANIFEST, Pack};
+use promptreg::pack::{DEFAULTS_DIR, MANIFEST, Pack, SNIPPETS_DIR};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind};
 
-/// The entry that versions the pack-level files (the manifest), beside
+/// The entry that versions the pack-level files (the manifest and the
+/// snippets), beside
 /// one entry per prompt id. An id cannot start with `@`.
 pub const PACK_ENTRY: &str = "@pack";
 
@@ -35,7 +36,8 @@ impl Eq for PackFiles {}
 
 impl PackFiles {
     /// The files a pack folder consists of: its manifest and the `.md`
-    /// files of its `defaults/` folder (what `Pack::load` reads).
+    /// files of its `defaults/` and `snippets/` folders (what `Pack::load`
+    /// reads; prompt tests are not versioned).
     ///
     /// # Errors
     ///
@@ -47,22 +49,30 @@ impl PackFiles {
             ..PackFiles::default()
         };
         files.insert(MANIFEST, read_file(&dir.join(MANIFEST))?);
-        let defaults = dir.join(DEFAULTS_DIR);
-        let entries = match fs::read_dir(&defaults) {
+        for folder in [DEFAULTS_DIR, SNIPPETS_DIR] {
+            files.read_markdown(dir, folder)?;
+        }
+        Ok(files)
+    }
+
+    /// Adds the `*.md` files directly in `dir/folder`, when it exists.
+    fn read_markdown(&mut self, dir: &Path, folder: &str) -> Result<(), Error> {
+        let path = dir.join(folder);
+        let entries = match fs::read_dir(&path) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(files),
-            Err(e) => return Err(io_error("cannot read folder", &defaults, e)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io_error("cannot read folder", &path, e)),
         };
         for entry in entries {
-            let entry = entry.map_err(|e| io_error("cannot read folder", &defaults, e))?;
+            let entry = entry.map_err(|e| io_error("cannot read folder", &path, e))?;
             let name = entry.file_name();
             let Some(name) = name.to_str().filter(|n| n.ends_with(".md")) else {
                 continue;
             };
             let bytes = read_file(&entry.path())?;
-            files.insert(format!("{DEFAULTS_DIR}/{name}"), bytes);
+            self.insert(format!("{folder}/{name}"), bytes);
         }
-        Ok(files)
+        Ok(())
     }
 
     /// Writes every file under `dir`, which must not exist or be empty, so
@@ -152,7 +162,15 @@ impl PackFiles {
     /// Splits the files into the store's entries: [`PACK_ENTRY`] (the
     /// manifest) and one per prompt of `pack` (its default and variants).
     pub(crate) fn entries(&self, pack: &Pack) -> Vec<Entry> {
-        let mut entries = vec![self.entry(PACK_ENTRY, [MANIFEST.to_owned()])];
+        // Snippets belong to the whole pack, as the manifest does: any
+        // prompt may include them.
+        let snippets = self
+            .files
+            .keys()
+            .filter(|p| p.starts_with(&format!("{SNIPPETS_DIR}/")))
+            .cloned();
+        let pack_files = std::iter::once(MANIFEST.to_owned()).chain(snippets);
+        let mut entries = vec![self.entry(PACK_ENTRY, pack_files)];
         for prompt in pack.prompts() {
             let paths = prompt
                 .default_file()

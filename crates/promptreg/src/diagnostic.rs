@@ -110,6 +110,12 @@ pub enum DiagnosticCode {
     /// Overrides or appenders registered for an id that has no default
     /// (often a misspelt id); see [`Snapshot::problems`](crate::Snapshot::problems).
     NoDefault,
+    /// A snippet include that cannot be resolved: a missing snippet, a
+    /// cycle, a name that is a path, an include where none is allowed.
+    Snippet,
+    /// A prompt test file (`tests/*.toml`) that cannot be read as tests:
+    /// an unknown key, a regex that does not compile, an unknown prompt.
+    PromptTest,
 }
 
 /// A code serialises as its stable name (`"unknown-prompt-key"`).
@@ -175,6 +181,8 @@ impl DiagnosticCode {
             DiagnosticCode::UnusedVariable => "unused-variable",
             DiagnosticCode::MissingDefault => "missing-default",
             DiagnosticCode::NoDefault => "no-default",
+            DiagnosticCode::Snippet => "snippet",
+            DiagnosticCode::PromptTest => "prompt-test",
         }
     }
 }

@@ -26,6 +26,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -36,6 +37,7 @@ use crate::json_object::JsonObject;
 use crate::model_check;
 use crate::prompt_file::non_blank;
 use crate::renderer::Renderer;
+use crate::snippet::Snippets;
 use crate::suggest;
 use crate::template::{Template, Variable, VariableType};
 
@@ -125,6 +127,8 @@ pub(crate) struct Document<'a> {
     front_matter: std::ops::Range<usize>,
     /// How many lines precede the body in the file.
     body_line_offset: usize,
+    /// The snippets its templates may include: a pack's, for its files.
+    snippets: Option<Arc<Snippets>>,
 }
 
 /// The front matter fences: `---` alone on a line.
@@ -145,6 +149,7 @@ impl<'a> Document<'a> {
                 text,
                 front_matter: 0..0,
                 body_line_offset: 0,
+                snippets: None,
             });
         }
         let yaml_start = text.find('\n').map_or(text.len(), |i| i + 1);
@@ -158,6 +163,7 @@ impl<'a> Document<'a> {
                     text,
                     front_matter: yaml_start..offset,
                     body_line_offset: line_count,
+                    snippets: None,
                 };
                 document.check_defaults(path)?;
                 return Ok(document);
@@ -170,6 +176,12 @@ impl<'a> Document<'a> {
         )
         .in_file(path)
         .at(&LineIndex::new(text), 0..3))
+    }
+
+    /// Lets the file's templates include `snippets` (a pack's).
+    pub(crate) fn with_snippets(mut self, snippets: &Arc<Snippets>) -> Self {
+        self.snippets = Some(Arc::clone(snippets));
+        self
     }
 
     /// The declared variables.
@@ -478,7 +490,14 @@ impl<'a> Document<'a> {
         if !self.is_template() {
             return Ok(Renderer::text(text));
         }
-        Template::compile(path, text, line_offset, variables.to_vec()).map(Renderer::from_template)
+        Template::compile_with(
+            path,
+            text,
+            line_offset,
+            variables.to_vec(),
+            self.snippets.as_ref(),
+        )
+        .map(Renderer::from_template)
     }
 }
 

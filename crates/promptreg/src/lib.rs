@@ -286,8 +286,12 @@
 //! literal text unless marked as minijinja templates; templates see the
 //! render context by field name, fail on undefined variables and on values
 //! of the wrong declared type, and stop after [`TEMPLATE_FUEL`]
-//! instructions. The [`pack`] module documents the format;
-//! `promptreg check` validates it.
+//! instructions. Prompts share text through snippets
+//! (`snippets/<name>.md`, with locale variants), included by name. The
+//! [`pack`] module documents the format; `promptreg check` validates it.
+//! With the `testing` feature, `promptreg::testing` runs the prompt tests a
+//! pack keeps in `tests/*.toml` (what a render must contain, match, equal,
+//! or a snapshot) against a registry; `promptreg test` runs them.
 //!
 //! # Optional features
 //!
@@ -303,6 +307,7 @@
 //! | `packs` | **on** | prompts declared in files ([`pack`]), with the user configuration a pack declares | `toml`; `config` |
 //! | `schema` | off | [`config::settings_schema`], the JSON Schema of the settings file | `schemars`; `config` |
 //! | `watch` | off | `PromptRegistry::watch`: follow the user's files and the packs installed from folders | `notify`; `config` |
+//! | `testing` | off | `promptreg::testing`: run a pack's prompt tests against a registry | `regex`, `similar`; `packs` |
 //!
 //! The default is what most hosts use: a pack and its users'
 //! configuration. A host that declares every prompt in code builds with
@@ -365,10 +370,15 @@ mod model_check;
 pub mod pack;
 #[cfg(feature = "config")]
 mod prompt_file;
+#[cfg(feature = "templates")]
+mod snippet;
 #[cfg(feature = "config")]
 mod sources;
 #[cfg(feature = "templates")]
 mod template;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 #[cfg(feature = "watch")]
 mod watch;
 

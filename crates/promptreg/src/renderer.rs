@@ -69,6 +69,10 @@ pub(crate) struct RenderCx<'a> {
     pub(crate) ctx: &'a dyn Any,
     pub(crate) ctx_type: &'static str,
     pub(crate) locale: &'a Locale,
+    /// The registry's fallback locale: templates match their snippets'
+    /// variants as the registry matches prompts.
+    #[cfg_attr(not(feature = "templates"), allow(dead_code))]
+    pub(crate) fallback: &'a Locale,
     /// Serialises the context for templates; run at most once per render.
     #[cfg(feature = "templates")]
     pub(crate) serialize: &'a dyn Fn() -> minijinja::Value,
@@ -223,7 +227,7 @@ impl Renderer {
             },
             #[cfg(feature = "templates")]
             Kind::Template(template) => template
-                .render(cx.template_ctx(), cx.locale)
+                .render(cx.template_ctx(), cx.locale, cx.fallback)
                 .map(Cow::Owned)
                 .map_err(|message| Failure::Template { message }),
         }

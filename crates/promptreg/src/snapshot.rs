@@ -145,28 +145,74 @@ impl Entry {
 
     /// Recomputes the same-script index after a variant changed.
     fn index_scripts(&mut self) {
-        let mut groups: Map<Box<str>, Vec<&Locale>> = Map::default();
         let locales = self.overrides.values().map(|v| &v.locale);
         let locales = locales
             .chain(self.pins.values().map(|v| &v.locale))
             .chain(self.models.values().map(|v| &v.locale));
-        for locale in locales {
-            if let Some(script) = locale.language_script() {
-                groups.entry(script.into()).or_default().push(locale);
-            }
-        }
-        self.by_script = groups
-            .into_iter()
-            .map(|(script, mut locales)| {
-                locales.sort_by(|a, b| {
-                    (!a.has_likely_region(), a.key()).cmp(&(!b.has_likely_region(), b.key()))
-                });
-                let mut keys: Vec<Box<str>> = locales.iter().map(|l| l.key().into()).collect();
-                keys.dedup();
-                (script, keys.into_boxed_slice())
-            })
-            .collect();
+        self.by_script = script_index(locales);
     }
+}
+
+/// The same-script step of locale matching, as data: the locale keys of
+/// `locales` by language and script (`zh-Hant`), likeliest region first,
+/// then by tag. Computed when variants are set, so a render only looks it
+/// up.
+pub(crate) fn script_index<'a>(
+    locales: impl IntoIterator<Item = &'a Locale>,
+) -> Map<Box<str>, Box<[Box<str>]>> {
+    let mut groups: Map<Box<str>, Vec<&Locale>> = Map::default();
+    for locale in locales {
+        if let Some(script) = locale.language_script() {
+            groups.entry(script.into()).or_default().push(locale);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(script, mut locales)| {
+            locales.sort_by(|a, b| {
+                (!a.has_likely_region(), a.key()).cmp(&(!b.has_likely_region(), b.key()))
+            });
+            let mut keys: Vec<Box<str>> = locales.iter().map(|l| l.key().into()).collect();
+            keys.dedup();
+            (script, keys.into_boxed_slice())
+        })
+        .collect()
+}
+
+/// Locale matching: the first variant `get` finds for a render in
+/// `locale`, with the step that found it: the render locale, its CLDR
+/// parents, variants of the same language and script (`by_script`, from
+/// [`script_index`]), the `fallback` locale's chain. Prompts, their pins
+/// and model settings, and a pack's snippets all match this way. Plain
+/// loops: this runs on every render.
+#[inline]
+pub(crate) fn match_locale<T>(
+    locale: &Locale,
+    fallback: &Locale,
+    by_script: &Map<Box<str>, Box<[Box<str>]>>,
+    get: impl Fn(&str) -> Option<T>,
+) -> Option<(T, LocaleStep)> {
+    for (i, key) in locale.chain().enumerate() {
+        if let Some(found) = get(key) {
+            let step = if i == 0 {
+                LocaleStep::Exact
+            } else {
+                LocaleStep::Parent
+            };
+            return Some((found, step));
+        }
+    }
+    let same_script = locale
+        .language_script()
+        .and_then(|script| by_script.get(script));
+    for key in same_script.into_iter().flat_map(|keys| keys.iter()) {
+        if let Some(found) = get(key) {
+            return Some((found, LocaleStep::SameScript));
+        }
+    }
+    fallback
+        .chain()
+        .find_map(|key| Some((get(key)?, LocaleStep::Fallback)))
 }
 
 // Read side.
@@ -381,7 +427,7 @@ impl Snapshot {
             return Err(chat_as_text(id, locale));
         };
         let plan = self.plan(id, entry, locale, (slot, body), true, true);
-        with_cx(ctx, locale, |cx| compose::compose(id, &plan, cx, trace))
+        with_cx(ctx, locale, &self.fallback, |cx| compose::compose(id, &plan, cx, trace))
     }
 
     /// The parts of one composition: the body given, the user's blocks
@@ -458,7 +504,7 @@ impl Snapshot {
                 check_history(id, None, history)?;
                 let plan = self.plan(id, entry, locale, (slot, text), true, true);
                 let mut parts = Vec::new();
-                let content = with_cx(ctx, locale, |cx| {
+                let content = with_cx(ctx, locale, &self.fallback, |cx| {
                     compose::compose(id, &plan, cx, trace.then_some(&mut parts))
                 })?;
                 let message = RenderedMessage {
@@ -478,7 +524,7 @@ impl Snapshot {
         let (attached, user_target) = (chat.attached(), chat.user_target());
         let mut out = Vec::with_capacity(chat.items.len());
         let mut index = 0;
-        with_cx(ctx, locale, |cx| {
+        with_cx(ctx, locale, &self.fallback, |cx| {
             for (at, item) in chat.items.iter().enumerate() {
                 let (role, content) = match item {
                     Item::Message(role, content) => (role, content),
@@ -653,10 +699,8 @@ impl Snapshot {
         }
     }
 
-    /// The first variant `get` finds along locale matching, with the step
-    /// that found it: the render locale, its CLDR parents, variants of the
-    /// same language and script, the fallback locale's chain. Plain loops:
-    /// this runs on every render.
+    /// The first variant `get` finds along locale matching
+    /// ([`match_locale`]) among `entry`'s variants.
     #[inline]
     fn find<'a, T>(
         &'a self,
@@ -664,27 +708,7 @@ impl Snapshot {
         locale: &Locale,
         get: impl Fn(&str) -> Option<T>,
     ) -> Option<(T, LocaleStep)> {
-        for (i, key) in locale.chain().enumerate() {
-            if let Some(found) = get(key) {
-                let step = if i == 0 {
-                    LocaleStep::Exact
-                } else {
-                    LocaleStep::Parent
-                };
-                return Some((found, step));
-            }
-        }
-        let same_script = locale
-            .language_script()
-            .and_then(|script| entry.by_script.get(script));
-        for key in same_script.into_iter().flat_map(|keys| keys.iter()) {
-            if let Some(found) = get(key) {
-                return Some((found, LocaleStep::SameScript));
-            }
-        }
-        self.fallback
-            .chain()
-            .find_map(|key| Some((get(key)?, LocaleStep::Fallback)))
+        match_locale(locale, &self.fallback, &entry.by_script, get)
     }
 
     /// The override locale matching finds, else the default.
@@ -1018,6 +1042,7 @@ impl Snapshot {
 fn with_cx<C: Serialize + Any, R>(
     ctx: &C,
     locale: &Locale,
+    fallback: &Locale,
     render: impl FnOnce(&RenderCx<'_>) -> R,
 ) -> R {
     #[cfg(feature = "templates")]
@@ -1026,6 +1051,7 @@ fn with_cx<C: Serialize + Any, R>(
         ctx,
         ctx_type: type_name::<C>(),
         locale,
+        fallback,
         #[cfg(feature = "templates")]
         serialize: &serialize,
         #[cfg(feature = "templates")]

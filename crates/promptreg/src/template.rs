@@ -1,5 +1,6 @@
 //! Templates: minijinja with strict undefined variables, no escaping, a fuel
-//! limit, and no loading of other files.
+//! limit, and no loading of other files: a pack's prompts include its
+//! snippets, held in memory.
 //!
 //! A prompt file is literal text unless its front matter says
 //! `template: true`: prompts often contain `{{` for code.
@@ -10,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,6 +20,7 @@ use minijinja::{AutoEscape, Environment, ErrorKind as TemplateErrorKind, Undefin
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
 use crate::locale::Locale;
+use crate::snippet::{self, RenderLocales, Snippets};
 
 /// The most instructions one render of a template may run; a runaway loop
 /// stops with an error instead of hanging the caller.
@@ -114,6 +117,8 @@ pub(crate) struct Template {
     line_offset: usize,
     variables: Vec<Variable>,
     defaults: Arc<BTreeMap<String, Value>>,
+    /// The snippet variants its environment holds: template name -> file.
+    snippets: BTreeMap<String, PathBuf>,
 }
 
 impl fmt::Debug for Template {
@@ -128,31 +133,35 @@ impl fmt::Debug for Template {
 impl Template {
     /// Compiles `source`, the body of `path` starting on line
     /// `line_offset + 1`. A syntax error is a diagnostic naming the file
-    /// and line.
+    /// and line. Nothing can be included: `{% include %}` is an error.
     pub(crate) fn compile(
         path: &Path,
         source: &str,
         line_offset: usize,
         variables: Vec<Variable>,
     ) -> Result<Self, Diagnostic> {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_auto_escape_callback(|_| AutoEscape::None);
-        env.set_fuel(Some(TEMPLATE_FUEL));
-        env.set_recursion_limit(RECURSION_LIMIT);
-        // Only this one template exists: `include` and `import` find nothing.
-        env.set_loader(|_| Ok(None::<String>));
+        Template::compile_with(path, source, line_offset, variables, None)
+    }
+
+    /// [`compile`](Self::compile), for a pack's prompt file: with the
+    /// pack's `snippets`, which `{% include "name" %}` can include.
+    pub(crate) fn compile_with(
+        path: &Path,
+        source: &str,
+        line_offset: usize,
+        variables: Vec<Variable>,
+        snippets: Option<&Arc<Snippets>>,
+    ) -> Result<Self, Diagnostic> {
+        let mut env = environment();
         env.add_template_owned(NAME, source.to_owned())
-            .map_err(|e| {
-                let line = e.line().unwrap_or(1) + line_offset;
-                let mut d = Diagnostic::error(
-                    DiagnosticCode::TemplateSyntax,
-                    format!("template {}", describe(&e)),
-                )
-                .in_file(path);
-                d.position = Some(Position { line, column: 1 });
-                d.with_excerpt(&LineIndex::new(source), line_offset)
-            })?;
+            .map_err(|e| syntax_error(&e, path, source, line_offset))?;
+        let held = match snippets {
+            Some(snippets) => add_snippets(&mut env, snippets, path, source, line_offset)?,
+            None => {
+                no_includes(path, source, line_offset)?;
+                BTreeMap::new()
+            }
+        };
         let defaults = variables
             .iter()
             .filter_map(|v| Some((v.name.clone(), Value::from(Serde(v.default.as_ref()?)))))
@@ -163,14 +172,29 @@ impl Template {
             line_offset,
             variables,
             defaults: Arc::new(defaults),
+            snippets: held,
         })
+    }
+
+    /// The variables `name` (the template or one of its snippets) reads
+    /// from outside itself.
+    fn reads(&self, name: &str) -> Vec<String> {
+        match self.env.get_template(name) {
+            Ok(template) => template.undeclared_variables(false).into_iter().collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// What the template and every snippet it can include read.
+    fn all_reads(&self) -> BTreeSet<String> {
+        std::iter::once(NAME)
+            .chain(self.snippets.keys().map(String::as_str))
+            .flat_map(|name| self.reads(name))
+            .collect()
     }
 
     /// Variables the template uses but does not declare (the locale aside).
     pub(crate) fn undeclared_variables(&self) -> BTreeSet<String> {
-        let Ok(template) = self.env.get_template(NAME) else {
-            return BTreeSet::new();
-        };
         // Declared variables, `locale` and built-in functions such as `range`.
         let known: BTreeSet<&str> = self
             .variables
@@ -179,20 +203,16 @@ impl Template {
             .chain([LOCALE_VARIABLE])
             .chain(self.env.globals().map(|(name, _)| name))
             .collect();
-        template
-            .undeclared_variables(false)
+        self.all_reads()
             .into_iter()
             .filter(|name| !known.contains(name.as_str()))
             .collect()
     }
 
-    /// Every variable the template reads from outside itself, declared or
-    /// not.
+    /// Every variable the template, and the snippets it includes, read
+    /// from outside themselves, declared or not.
     pub(crate) fn used_variables(&self) -> BTreeSet<String> {
-        match self.env.get_template(NAME) {
-            Ok(template) => template.undeclared_variables(false).into_iter().collect(),
-            Err(_) => BTreeSet::new(),
-        }
+        self.all_reads()
     }
 
     /// A warning for every variable used but not declared.
@@ -227,8 +247,14 @@ impl Template {
     }
 
     /// Renders with `ctx` (the render context, serialised), the declared
-    /// defaults and the locale.
-    pub(crate) fn render(&self, ctx: &Value, locale: &Locale) -> Result<String, String> {
+    /// defaults and the locale; snippets in the variant `locale` matches
+    /// (with `fallback` as the registry's fallback locale).
+    pub(crate) fn render(
+        &self,
+        ctx: &Value,
+        locale: &Locale,
+        fallback: &Locale,
+    ) -> Result<String, String> {
         let missing: Vec<&str> = self
             .variables
             .iter()
@@ -263,6 +289,7 @@ impl Template {
             .env
             .get_template(NAME)
             .map_err(|e| self.failure(&e, ctx))?;
+        let _locales = (!self.snippets.is_empty()).then(|| RenderLocales::enter(locale, fallback));
         template.render(scope).map_err(|e| self.failure(&e, ctx))
     }
 
@@ -278,10 +305,23 @@ impl Template {
         })
     }
 
-    fn failure(&self, e: &minijinja::Error, ctx: &Value) -> String {
-        let at = match e.line() {
-            Some(line) => format!("{}:{}", self.path.display(), line + self.line_offset),
-            None => self.path.display().to_string(),
+    fn failure(&self, outer: &minijinja::Error, ctx: &Value) -> String {
+        // An error inside a snippet comes wrapped in one per include.
+        let e = innermost(outer);
+        let snippet = e.name().and_then(|name| self.snippets.get(name));
+        let at = match (snippet, e.line()) {
+            (Some(file), Some(line)) => format!("{}:{line}", file.display()),
+            (Some(file), None) => file.display().to_string(),
+            (None, Some(line)) => format!("{}:{}", self.path.display(), line + self.line_offset),
+            (None, None) => self.path.display().to_string(),
+        };
+        let at = match (snippet, outer.line()) {
+            (Some(_), Some(line)) => format!(
+                "{at} (included from {}:{})",
+                self.path.display(),
+                line + self.line_offset
+            ),
+            _ => at,
         };
         match e.kind() {
             TemplateErrorKind::OutOfFuel => format!(
@@ -305,6 +345,152 @@ impl Template {
             _ => format!("template {at} failed: {}", describe(e)),
         }
     }
+}
+
+/// An environment with the limits every template runs under, holding no
+/// template yet.
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_fuel(Some(TEMPLATE_FUEL));
+    env.set_recursion_limit(RECURSION_LIMIT);
+    // Only the templates added exist: nothing is read from anywhere.
+    env.set_loader(|_| Ok(None::<String>));
+    env
+}
+
+/// A syntax error of `source` (the part of `path` after `line_offset`
+/// lines) as a diagnostic at its line.
+fn syntax_error(e: &minijinja::Error, path: &Path, source: &str, line_offset: usize) -> Diagnostic {
+    let line = e.line().unwrap_or(1) + line_offset;
+    let mut d = Diagnostic::error(
+        DiagnosticCode::TemplateSyntax,
+        format!("template {}", describe(e)),
+    )
+    .in_file(path);
+    d.position = Some(Position { line, column: 1 });
+    d.with_excerpt(&LineIndex::new(source), line_offset)
+}
+
+/// Checks that `source` compiles on its own, as a snippet file does.
+#[cfg(feature = "packs")]
+pub(crate) fn check_syntax(path: &Path, source: &str) -> Result<(), Diagnostic> {
+    environment()
+        .add_template_owned(NAME, source.to_owned())
+        .map_err(|e| syntax_error(&e, path, source, 0))
+}
+
+/// Adds every snippet variant the template at `path` can reach to `env`,
+/// and resolves its includes by the render's locale: the template names
+/// held and their files. An include that cannot be resolved is an error.
+fn add_snippets(
+    env: &mut Environment<'static>,
+    snippets: &Arc<Snippets>,
+    path: &Path,
+    source: &str,
+    line_offset: usize,
+) -> Result<BTreeMap<String, PathBuf>, Diagnostic> {
+    if let Some(problem) = snippets
+        .check_includes(path, source, line_offset)
+        .into_iter()
+        .next()
+    {
+        return Err(problem);
+    }
+    let includes = snippet::includes_of(source);
+    let reachable = snippets.reachable(&includes);
+    let mut held = BTreeMap::new();
+    for (name, file) in snippets.files_named(&reachable) {
+        let template_name = file.template_name(name);
+        env.add_template_owned(template_name.clone(), file.source.clone())
+            .map_err(|e| syntax_error(&e, &file.path, &file.source, 0))?;
+        held.insert(template_name, file.path.clone());
+    }
+    if !held.is_empty() {
+        let snippets = Arc::clone(snippets);
+        env.set_path_join_callback(move |name, _| snippet::resolve_in_render(&snippets, name));
+    }
+    Ok(held)
+}
+
+/// Outside a pack's prompt files nothing can be included: the first
+/// include tag is an error.
+fn no_includes(path: &Path, source: &str, line_offset: usize) -> Result<(), Diagnostic> {
+    let Some(include) = snippet::includes_of(source).into_iter().next() else {
+        return Ok(());
+    };
+    let lines = LineIndex::new(source);
+    let local = lines.position(include.span.start);
+    let mut d = Diagnostic::error(
+        DiagnosticCode::Snippet,
+        format!(
+            "`{{% {} %}}` is not allowed here: only a pack's prompt files include snippets",
+            include.keyword
+        ),
+    )
+    .in_file(path)
+    .suggest(Some(
+        "write the text out; a user's prompt file or a template given in code includes nothing"
+            .to_owned(),
+    ));
+    d.position = Some(Position {
+        line: local.line + line_offset,
+        column: local.column,
+    });
+    Err(d.with_excerpt(&lines, line_offset))
+}
+
+/// The error at the bottom of a chain of include errors.
+fn innermost(e: &minijinja::Error) -> &minijinja::Error {
+    let mut current = e;
+    while current.kind() == TemplateErrorKind::BadInclude {
+        match std::error::Error::source(current).and_then(|s| s.downcast_ref::<minijinja::Error>())
+        {
+            Some(inner) => current = inner,
+            None => break,
+        }
+    }
+    current
+}
+
+/// Every `{% %}` tag of `source` outside comments and `raw` blocks: its
+/// content and its span.
+pub(crate) fn statement_tags(source: &str) -> impl Iterator<Item = (&str, Range<usize>)> {
+    let mut rest = 0;
+    std::iter::from_fn(move || {
+        while let Some(found) = source[rest..].find('{') {
+            let open = rest + found;
+            let tag = &source[open..];
+            let close = if tag.starts_with("{{") {
+                "}}"
+            } else if tag.starts_with("{%") {
+                "%}"
+            } else if tag.starts_with("{#") {
+                rest = open + tag.find("#}").map_or(tag.len(), |i| i + 2);
+                continue;
+            } else {
+                rest = open + 1;
+                continue;
+            };
+            let (end, _) = scan_tag(source, open + 2, close, "");
+            rest = end;
+            if close == "}}" {
+                continue;
+            }
+            let content = source
+                .get(open + 2..end.saturating_sub(2))
+                .unwrap_or_default();
+            if is_raw(content) {
+                rest = source[rest..]
+                    .find("endraw")
+                    .map_or(source.len(), |i| rest + i);
+                continue;
+            }
+            return Some((content, open..end));
+        }
+        None
+    })
 }
 
 /// The byte offset of the first read of variable `name` in `source`: an
@@ -487,7 +673,7 @@ mod tests {
     fn renders_context_fields_and_the_locale() {
         let t = compile("Hello {{ brand }} in {{ locale }}", vec![]);
         let out = t
-            .render(&ctx(serde_json::json!({ "brand": "Acme" })), &en())
+            .render(&ctx(serde_json::json!({ "brand": "Acme" })), &en(), &en())
             .unwrap();
         assert_eq!(out, "Hello Acme in en");
     }
@@ -499,6 +685,7 @@ mod tests {
             .render(
                 &ctx(serde_json::json!({ "secret": "{{ other }} <b>&" })),
                 &en(),
+                &en(),
             )
             .unwrap();
         assert_eq!(out, "{{ other }} <b>&");
@@ -508,7 +695,7 @@ mod tests {
     fn an_undefined_variable_is_an_error_naming_it_and_the_file() {
         let t = compile("line one\n{{ brnd }}", vec![]);
         let err = t
-            .render(&ctx(serde_json::json!({ "brand": "Acme" })), &en())
+            .render(&ctx(serde_json::json!({ "brand": "Acme" })), &en(), &en())
             .unwrap_err();
         assert!(err.contains("`brnd`"), "{err}");
         assert!(err.contains("t.md:2"), "{err}");
@@ -531,15 +718,18 @@ mod tests {
             },
         ];
         let t = compile("{{ goal_id }} {{ tone }}", variables);
-        let err = t.render(&ctx(serde_json::json!({})), &en()).unwrap_err();
+        let err = t
+            .render(&ctx(serde_json::json!({})), &en(), &en())
+            .unwrap_err();
         assert!(err.contains("`goal_id`"), "{err}");
         let out = t
-            .render(&ctx(serde_json::json!({ "goal_id": 7 })), &en())
+            .render(&ctx(serde_json::json!({ "goal_id": 7 })), &en(), &en())
             .unwrap();
         assert_eq!(out, "7 calm");
         let out = t
             .render(
                 &ctx(serde_json::json!({ "goal_id": 7, "tone": "warm" })),
+                &en(),
                 &en(),
             )
             .unwrap();
@@ -552,7 +742,9 @@ mod tests {
             "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
             vec![],
         );
-        let err = t.render(&ctx(serde_json::json!({})), &en()).unwrap_err();
+        let err = t
+            .render(&ctx(serde_json::json!({})), &en(), &en())
+            .unwrap_err();
         assert!(err.contains("ran out of fuel"), "{err}");
     }
 
@@ -562,17 +754,26 @@ mod tests {
             "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
             vec![],
         );
-        assert!(t.render(&ctx(serde_json::json!({})), &en()).is_err());
+        assert!(t.render(&ctx(serde_json::json!({})), &en(), &en()).is_err());
     }
 
     #[test]
     fn other_files_cannot_be_loaded() {
-        let t = compile("{% include '/etc/passwd' %}", vec![]);
-        let err = t.render(&ctx(serde_json::json!({})), &en()).unwrap_err();
-        assert!(
-            err.contains("not found") || err.contains("template"),
-            "{err}"
-        );
+        for source in [
+            "{% include '/etc/passwd' %}",
+            "x\n  {% import 'm' as m %}",
+            "{% extends name %}",
+        ] {
+            let err = Template::compile(Path::new("t.md"), source, 2, vec![]).unwrap_err();
+            assert_eq!(err.code, DiagnosticCode::Snippet, "{source}");
+            assert!(
+                err.message
+                    .contains("only a pack's prompt files include snippets")
+            );
+        }
+        let err = Template::compile(Path::new("t.md"), "x\n  {% import 'm' as m %}", 2, vec![])
+            .unwrap_err();
+        assert_eq!(err.position, Some(Position { line: 4, column: 3 }));
     }
 
     #[test]
@@ -625,7 +826,7 @@ mod tests {
             vec![typed("pantry", VariableType::List, true)],
         );
         let err = t
-            .render(&ctx(serde_json::json!({ "pantry": "rice" })), &en())
+            .render(&ctx(serde_json::json!({ "pantry": "rice" })), &en(), &en())
             .unwrap_err();
         assert_eq!(
             err,
@@ -634,6 +835,7 @@ mod tests {
         let out = t
             .render(
                 &ctx(serde_json::json!({ "pantry": ["rice", "beans"] })),
+                &en(),
                 &en(),
             )
             .unwrap();
@@ -659,7 +861,7 @@ mod tests {
         ] {
             let t = compile("{{ v }}", vec![typed("v", kind, true)]);
             for (shape, value) in &values {
-                let result = t.render(&ctx(serde_json::json!({ "v": value })), &en());
+                let result = t.render(&ctx(serde_json::json!({ "v": value })), &en(), &en());
                 assert_eq!(
                     result.is_ok(),
                     *shape == kind.as_str(),
@@ -676,9 +878,9 @@ mod tests {
             vec![typed("v", VariableType::String, false)],
         );
         let null = ctx(serde_json::json!({ "v": null }));
-        assert_eq!(optional.render(&null, &en()).unwrap(), "absent");
+        assert_eq!(optional.render(&null, &en(), &en()).unwrap(), "absent");
         let required = compile("{{ v }}", vec![typed("v", VariableType::String, true)]);
-        let err = required.render(&null, &en()).unwrap_err();
+        let err = required.render(&null, &en(), &en()).unwrap_err();
         assert!(err.ends_with("but the context gives null"), "{err}");
     }
 

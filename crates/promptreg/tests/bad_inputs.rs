@@ -207,6 +207,115 @@ fn bad_inputs() {
     });
 }
 
+/// The pack every case of `inputs/bad-packs/` is laid over: a template
+/// that includes a snippet, and a test file.
+#[cfg(feature = "testing")]
+const BASE_PACK: &[(&str, &str)] = &[
+    (
+        "promptreg.toml",
+        "name = \"base\"\nkeys = [\"greeting\", \"farewell\"]\n[user]\nprompts_dir = \".base/prompts\"\n",
+    ),
+    (
+        "defaults/greeting.md",
+        "---\ntemplate: true\nvariables:\n  name:\n---\nHello {{ name }}!\n{% include \"sign-off\" %}\n",
+    ),
+    ("defaults/farewell.md", "Goodbye."),
+    ("snippets/sign-off.md", "Signed, the team."),
+    ("snippets/sign-off.ja.md", "チームより"),
+    (
+        "tests/greeting.toml",
+        "prompt = \"greeting\"\n[[case]]\nname = \"hello\"\ncontext = { name = \"Ada\" }\ncontains = \"Signed\"\n",
+    ),
+];
+
+/// Renders of the base pack's prompts, to compare states.
+#[cfg(feature = "testing")]
+fn pack_state(registry: &PromptRegistry) -> Vec<String> {
+    let ctx = serde_json::json!({ "name": "Ada" });
+    [("greeting", "en"), ("greeting", "ja"), ("farewell", "en")]
+        .iter()
+        .map(|(id, locale)| match registry.render_in(id, &ctx, *locale) {
+            Ok(text) => text,
+            Err(e) => format!("error: {e}"),
+        })
+        .collect()
+}
+
+/// The bad-input catalogue of packs: every folder in
+/// `tests/inputs/bad-packs/` is laid over [`BASE_PACK`] (its `pack/`
+/// folder over the pack), which is then reloaded and its tests read again.
+/// A failed reload changes nothing; tests that fail to load run nothing.
+#[cfg(feature = "testing")]
+#[test]
+fn bad_pack_inputs() {
+    use promptreg::pack::Pack;
+    use promptreg::testing::PromptTests;
+
+    insta::glob!("inputs/bad-packs/*", |case| {
+        let sandbox = Sandbox::new();
+        let dir = sandbox.root().join("pack");
+        for (path, text) in BASE_PACK {
+            support::write(&dir.join(path), text);
+        }
+        let registry = PromptRegistry::new();
+        let pack = Pack::load(&dir).unwrap();
+        pack.install(&registry).unwrap();
+        let before = pack_state(&registry);
+        assert_eq!(
+            before,
+            [
+                "Hello Ada!\nSigned, the team.",
+                "Hello Ada!\nチームより",
+                "Goodbye."
+            ]
+        );
+        let cases_before = PromptTests::load(&pack).unwrap().cases().len();
+
+        copy_tree(case, sandbox.root());
+        set_up(case, sandbox.root());
+
+        let redact = |text: &str| sandbox.redact(text);
+        let mut out = String::new();
+        match registry.reload() {
+            Err(error) => {
+                assert_eq!(error.kind(), ErrorKind::Config);
+                error.diagnostics().iter().for_each(assert_bounded);
+                assert_eq!(
+                    pack_state(&registry),
+                    before,
+                    "a failed reload changed the registry"
+                );
+                let first = Pack::load(&dir).unwrap_err();
+                assert_eq!(first.diagnostics(), error.diagnostics());
+                out.push_str(&format!(
+                    "pack: load failed\n{}\n",
+                    support::report(error.diagnostics(), redact)
+                ));
+            }
+            Ok(_) => out.push_str("pack: loaded\n"),
+        }
+        if let Ok(pack) = Pack::load(&dir) {
+            match PromptTests::load(&pack) {
+                Err(error) => {
+                    error.diagnostics().iter().for_each(assert_bounded);
+                    for d in error.diagnostics().iter().filter(|d| d.is_error()) {
+                        assert!(d.file.is_some() && d.position.is_some(), "{d}");
+                    }
+                    out.push_str(&format!(
+                        "tests: load failed\n{}\n",
+                        support::report(error.diagnostics(), redact)
+                    ));
+                }
+                Ok(tests) => {
+                    assert_eq!(tests.cases().len(), cases_before);
+                    out.push_str("tests: loaded\n");
+                }
+            }
+        }
+        insta::assert_snapshot!(out);
+    });
+}
+
 #[test]
 fn the_catalogue_has_at_least_forty_cases() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inputs/bad");

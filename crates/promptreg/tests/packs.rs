@@ -357,21 +357,45 @@ fn a_reload_drops_the_pin_translations_a_variant_no_longer_gives() {
 fn the_goal_agent_pack_ends_a_japanese_render_with_japanese_pins() {
     let (_, registry) = installed("goal-agent");
     let ctx = context("goal-agent");
-    for id in ["goal-running", "auditor"] {
+    let last = |id: &str| {
         let rendered = registry.render_traced_in(id, &ctx, "ja-JP").unwrap();
-        let last = rendered.parts.last().unwrap();
+        let last = rendered.parts.last().unwrap().clone();
+        (rendered.part_text(&last).to_owned(), last.origin)
+    };
+    // The auditor's variant translates its pin.
+    let (text, origin) = last("auditor");
+    assert!(
+        matches!(
+            origin,
+            promptreg::Origin::PinnedTail {
+                translation: Some(_),
+                ..
+            }
+        ),
+        "{origin:?}"
+    );
+    assert!(!text.contains("Verify"), "{text}");
+    // goal-running's pin is the `verification` snippet, whose Japanese
+    // variant the render's locale selects: the pin needs no translation.
+    for id in ["goal-running", "goal-continuation"] {
+        let rendered = registry.render_traced_in(id, &ctx, "ja-JP").unwrap();
+        let contract = rendered
+            .parts
+            .iter()
+            .find(|p| rendered.part_text(p).contains("complete_goal"))
+            .unwrap();
         assert!(
             matches!(
-                last.origin,
+                contract.origin,
                 promptreg::Origin::PinnedTail {
-                    translation: Some(_),
+                    translation: None,
                     ..
                 }
             ),
             "{id}: {:?}",
-            last.origin
+            contract.origin
         );
-        assert!(!rendered.part_text(last).contains("Verify"), "{id}");
+        assert!(rendered.part_text(contract).starts_with("検証条件"), "{id}");
     }
 }
 
@@ -605,4 +629,79 @@ fn a_reload_replaces_model_settings_a_variant_no_longer_gives() {
     write("defaults/a.ja.md", "エー\n");
     registry.reload().unwrap();
     assert_eq!(name(&registry).as_deref(), Some("small"));
+}
+
+/// A pack whose `greeting` includes the `sign-off` snippet from its body.
+fn snippet_pack(root: &std::path::Path, snippet: &str) {
+    support::write(
+        &root.join("promptreg.toml"),
+        "name = \"s\"\nkeys = [\"greeting\"]\n[user]\nprompts_dir = \".s\"\n",
+    );
+    support::write(
+        &root.join("defaults/greeting.md"),
+        "---\ntemplate: true\nvariables:\n  team: { default: shop }\n---\nHello.\n{% include \"sign-off\" %}\n",
+    );
+    support::write(&root.join("snippets/sign-off.md"), snippet);
+}
+
+#[test]
+fn a_changed_snippet_is_reloaded_and_its_variables_count_as_used() {
+    let dir = tempfile::tempdir().unwrap();
+    snippet_pack(dir.path(), "The {{ team }} team.");
+    let (pack, diagnostics) = Pack::load_with_diagnostics(dir.path());
+    // `team` is used by the snippet only: not an unused variable.
+    assert_eq!(diagnostics, []);
+    let registry = PromptRegistry::new();
+    pack.unwrap().install(&registry).unwrap();
+    assert_eq!(
+        registry.render("greeting", &()).unwrap(),
+        "Hello.\nThe shop team."
+    );
+
+    std::fs::write(
+        dir.path().join("snippets/sign-off.md"),
+        "Bye from {{ team }}.",
+    )
+    .unwrap();
+    let report = registry.reload().unwrap();
+    assert_eq!(report.changed, ["greeting"]);
+    assert_eq!(
+        registry.render("greeting", &()).unwrap(),
+        "Hello.\nBye from shop."
+    );
+}
+
+#[test]
+fn a_runaway_snippet_runs_out_of_the_including_renders_fuel() {
+    let dir = tempfile::tempdir().unwrap();
+    snippet_pack(
+        dir.path(),
+        "Signed.\n{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+    );
+    let registry = PromptRegistry::new();
+    Pack::load(dir.path()).unwrap().install(&registry).unwrap();
+    let err = registry.render("greeting", &()).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("ran out of fuel"), "{message}");
+    // The snippet's file and line, and where it was included from.
+    assert!(message.contains("snippets/sign-off.md:2"), "{message}");
+    assert!(message.contains("included from"), "{message}");
+}
+
+#[test]
+fn a_variable_a_snippet_reads_but_the_prompt_does_not_declare_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    snippet_pack(dir.path(), "The {{ team }} team, {{ signer }}.");
+    let diagnostics = Pack::check(dir.path());
+    let codes: Vec<_> = diagnostics
+        .iter()
+        .map(|d| (d.code, d.message.clone()))
+        .collect();
+    assert_eq!(
+        codes,
+        [(
+            DiagnosticCode::UndeclaredVariable,
+            "template uses `signer`, which its front matter does not declare".to_owned()
+        )]
+    );
 }

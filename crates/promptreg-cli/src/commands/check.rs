@@ -1,9 +1,10 @@
-//! `promptreg check`: every problem of the pack and of the user's
-//! configuration, at once.
+//! `promptreg check`: every problem of the pack (its prompt tests
+//! included) and of the user's configuration, at once.
 
 use promptreg::Diagnostic;
 use promptreg::config::check;
 use promptreg::pack::Pack;
+use promptreg::testing::PromptTests;
 use serde_json::json;
 
 use super::Output;
@@ -17,6 +18,7 @@ pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
     let (pack, mut diagnostics) = Pack::load_with_diagnostics(&dir);
     if let Some(pack) = pack {
         diagnostics.extend(registry_problems(session, &pack)?);
+        diagnostics.extend(PromptTests::load_with_diagnostics(&pack).1);
         diagnostics.extend(check(pack.spec(), &session.load_options(&pack)));
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();

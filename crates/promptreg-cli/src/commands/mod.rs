@@ -11,6 +11,7 @@ mod list;
 mod render;
 mod resolve;
 mod store;
+mod test;
 mod trust;
 
 use std::io::IsTerminal;
@@ -58,6 +59,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Resolve(args) => resolve::run(&session, &args),
         Command::Diff(args) => diff::run(&session, &args),
         Command::Schema(args) => schema(&session, args.of),
+        Command::Test(args) => test::run(&session, &args),
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
         Command::Keys(args) => keys::run(&session, &args),
@@ -98,8 +100,10 @@ fn history_slices(
 }
 
 fn schema(session: &Session, of: SchemaOf) -> Result<Output, Failure> {
-    if of == SchemaOf::FrontMatter {
-        return Ok(Output::json(&promptreg::pack::front_matter_schema()));
+    match of {
+        SchemaOf::FrontMatter => return Ok(Output::json(&promptreg::pack::front_matter_schema())),
+        SchemaOf::Tests => return Ok(Output::json(&promptreg::testing::test_file_schema())),
+        SchemaOf::Settings => {}
     }
     let pack = session.pack()?;
     Ok(Output::json(

@@ -8,6 +8,9 @@
 //! promptreg.toml                   the manifest: name, keys, locales, user configuration
 //! defaults/<id>.md                 the default of prompt <id>
 //! defaults/<id>.<locale>.md        its variant for <locale> (a locale override)
+//! snippets/<name>.md               a snippet templates include: {% include "name" %}
+//! snippets/<name>.<locale>.md      its variant for <locale>
+//! tests/<name>.toml                prompt tests (feature `testing`, `crate::testing`)
 //! ```
 //!
 //! A prompt file may start with front matter, YAML between `---` lines:
@@ -71,8 +74,33 @@
 //! implements `serde::Serialize`), the declared defaults, and `locale`.
 //! Undefined variables are errors, nothing is escaped, context values are
 //! inserted as text and never run as template code, a render runs at most
-//! [`TEMPLATE_FUEL`](crate::TEMPLATE_FUEL) instructions, and no other file
-//! can be included.
+//! [`TEMPLATE_FUEL`](crate::TEMPLATE_FUEL) instructions, and only the
+//! pack's snippets can be included.
+//!
+//! A snippet is a template fragment shared by several prompts:
+//! `{% include "name" %}` in any template file of the pack (body or pinned
+//! block) includes `snippets/<name>.md`, or the variant that the render's
+//! locale matches, as a body variant is matched, whichever file includes
+//! it. Snippets are read at load and held in memory; an include of a
+//! missing snippet, a name that is a path, and include cycles are load
+//! errors with the chain of names. A user's prompt file includes nothing.
+//!
+//! ```
+//! use promptreg::{pack::Pack, PromptRegistry};
+//!
+//! let pack = Pack::from_files("inline", [
+//!     ("promptreg.toml", "name = \"demo\"\nkeys = [\"greeting\"]\n[user]\nprompts_dir = \".demo\"\n"),
+//!     ("defaults/greeting.md", "---\ntemplate: true\n---\nHello!\n{% include \"sign-off\" %}\n"),
+//!     ("snippets/sign-off.md", "The {{ locale }} team"),
+//!     ("snippets/sign-off.ja.md", "チームより"),
+//! ])?;
+//! let registry = PromptRegistry::new();
+//! pack.install(&registry)?;
+//! assert_eq!(registry.render_in("greeting", &(), "en-GB")?, "Hello!\nThe en-GB team");
+//! // No Japanese variant of the prompt, but one of the snippet.
+//! assert_eq!(registry.render_in("greeting", &(), "ja-JP")?, "Hello!\nチームより");
+//! # Ok::<(), promptreg::Error>(())
+//! ```
 //!
 //! The manifest's format is described in `docs/packs.md` and on
 //! [`Pack::from_files`].
@@ -80,11 +108,13 @@
 mod chat;
 mod manifest;
 mod schema;
+mod snippets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use crate::snippet::SNIPPETS_DIR;
 pub use manifest::MANIFEST;
 pub use schema::front_matter_schema;
 
@@ -102,6 +132,7 @@ use crate::provenance::{Provenance, SourceKind};
 use crate::registry::PromptRegistry;
 use crate::renderer::Renderer;
 use crate::snapshot::Snapshot;
+use crate::snippet::Snippets;
 use crate::suggest;
 use crate::template::Variable;
 
@@ -135,6 +166,8 @@ pub struct Pack {
     fallback_locale: Locale,
     spec: ConfigSpec,
     prompts: BTreeMap<PromptId, PackPrompt>,
+    /// The snippets its prompts include, in memory.
+    snippets: Arc<Snippets>,
     warnings: Vec<Diagnostic>,
     /// Declared keys without a default file, and the warning about each.
     missing_defaults: BTreeMap<PromptId, Diagnostic>,
@@ -325,8 +358,11 @@ impl Pack {
             .as_ref()
             .and_then(|m| m.parsed.as_ref().ok())
             .map_or(DEFAULT_MAX_FILE_SIZE, |m| m.spec.max_file_size());
-        let defaults = read_defaults(&dir.join(DEFAULTS_DIR), limit, &mut diagnostics);
-        build(dir, manifest, defaults, diagnostics)
+        let mut files = read_defaults(&dir.join(DEFAULTS_DIR), limit, &mut diagnostics);
+        files
+            .read
+            .extend(snippets::read(dir, limit, &mut diagnostics));
+        build(dir, manifest, files, diagnostics)
     }
 
     /// The pack's folder (or the name given to [`from_files`](Self::from_files)).
@@ -367,6 +403,11 @@ impl Pack {
     /// One prompt.
     pub fn prompt(&self, id: &str) -> Option<&PackPrompt> {
         self.prompts.get(id)
+    }
+
+    /// The names of the pack's snippets (`snippets/<name>.md`), sorted.
+    pub fn snippet_names(&self) -> impl Iterator<Item = &str> {
+        self.snippets.names()
     }
 
     /// The warnings found while loading.
@@ -486,7 +527,7 @@ impl Pack {
     pub(crate) fn paths(&self) -> crate::config::ConfigPaths {
         crate::config::ConfigPaths {
             files: vec![self.root.join(MANIFEST)],
-            dirs: vec![self.root.join(DEFAULTS_DIR)],
+            dirs: vec![self.root.join(DEFAULTS_DIR), self.root.join(SNIPPETS_DIR)],
         }
     }
 
@@ -585,6 +626,7 @@ fn build(
     let Some((manifest, manifest_text)) = valid_manifest(root, manifest, &mut diagnostics) else {
         return (None, diagnostics.into_vec());
     };
+    let snippets = snippets::build(root, &files.read, &mut diagnostics);
     let mut classified = classify_files(root, &manifest.spec, &files.read, &mut diagnostics);
     // A default file that fails to read or load is reported as it is, not
     // as missing.
@@ -596,13 +638,18 @@ fn build(
         .collect();
     // Defaults first: their variants inherit their variable declarations.
     classified.sort_by_key(|f| (f.id.clone(), f.locale.is_some(), f.path.to_path_buf()));
+    // A snippet can change any prompt: it counts as the manifest does.
+    let snippet_texts: Vec<(&str, &str)> = snippets
+        .files()
+        .map(|(name, file)| (name, file.source.as_str()))
+        .collect();
     let digests = Digests {
-        manifest: crate::config::digest(&manifest_text),
+        manifest: crate::config::digest(&(&manifest_text, snippet_texts)),
         prompts: prompt_digests(&classified),
     };
     let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
     for file in classified {
-        add_file(&mut prompts, file, &mut diagnostics);
+        add_file(&mut prompts, file, &snippets, &mut diagnostics);
     }
     let missing_defaults = missing_defaults(root, &manifest, &manifest_text, &with_default_file);
     diagnostics.extend(missing_defaults.values().cloned());
@@ -618,6 +665,7 @@ fn build(
         fallback_locale: manifest.fallback_locale,
         spec: manifest.spec,
         prompts,
+        snippets,
         warnings: diagnostics.clone(),
         digests,
         on_disk: false,
@@ -758,6 +806,7 @@ fn missing_defaults(
 fn add_file(
     prompts: &mut BTreeMap<PromptId, PackPrompt>,
     file: PromptFile<'_>,
+    snippets: &Arc<Snippets>,
     diagnostics: &mut Diagnostics,
 ) {
     let default = prompts.get(&file.id).filter(|p| p.default.is_some());
@@ -765,7 +814,7 @@ fn add_file(
         variables: default.map_or(&[][..], PackPrompt::variables),
         chat: default.map(|p| p.chat.as_ref()),
     };
-    let Some(parsed) = parse_file(file, &inherited, diagnostics) else {
+    let Some(parsed) = parse_file(file, &inherited, snippets, diagnostics) else {
         return;
     };
     let id = &parsed.file.id;
@@ -821,9 +870,12 @@ impl ParsedFile<'_> {
 fn parse_file<'a>(
     file: PromptFile<'a>,
     inherited: &Inherited<'_>,
+    snippets: &Arc<Snippets>,
     diagnostics: &mut Diagnostics,
 ) -> Option<ParsedFile<'a>> {
-    let doc = diagnostics.ok(Document::parse(file.text, file.path))?;
+    let doc = diagnostics
+        .ok(Document::parse(file.text, file.path))?
+        .with_snippets(snippets);
     let settings_problems = doc.settings_problems(file.path);
     if !settings_problems.is_empty() {
         diagnostics.extend(settings_problems);

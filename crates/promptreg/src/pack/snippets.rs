@@ -1,0 +1,129 @@
+//! A pack's snippets: `snippets/<name>.md` and its locale variants
+//! `snippets/<name>.<locale>.md`, read into memory at load and checked
+//! there (names, syntax, missing includes, cycles).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics};
+use crate::locale::Locale;
+use crate::prompt_file::{self, names_known_language};
+use crate::snippet::{self, SNIPPETS_DIR, SnippetFile, Snippets};
+use crate::template;
+
+/// Every `*.md` file of the pack's `snippets/` folder, read; none when the
+/// folder does not exist. A file whose path leads outside the pack (a
+/// symbolic link) is refused, not read.
+pub(super) fn read(
+    root: &Path,
+    limit: u64,
+    diagnostics: &mut Diagnostics,
+) -> Vec<(PathBuf, String)> {
+    let dir = root.join(SNIPPETS_DIR);
+    let names = match prompt_file::markdown_names(&dir) {
+        Ok(names) => names.unwrap_or_default(),
+        Err(e) => {
+            diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::Io,
+                    format!("cannot read the directory: {e}"),
+                )
+                .in_file(&dir),
+            );
+            return Vec::new();
+        }
+    };
+    let Ok(Some(pack)) = prompt_file::resolve(root) else {
+        return Vec::new();
+    };
+    let inside = |path: &Path, target: &Path| inside_pack(&pack, path, target);
+    let mut files = Vec::new();
+    for path in names.into_iter().map(|name| dir.join(name)) {
+        match prompt_file::read_file(&path, limit, Some(&inside)) {
+            Ok(Some(file)) => files.push((path, file.text)),
+            Ok(None) => {}
+            Err(d) => diagnostics.push(d),
+        }
+    }
+    files
+}
+
+/// A snippet is part of the pack: its file cannot lead elsewhere.
+fn inside_pack(pack: &Path, path: &Path, target: &Path) -> Result<(), Diagnostic> {
+    if target.starts_with(pack) {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        DiagnosticCode::Snippet,
+        format!(
+            "this snippet leads outside the pack, to {}",
+            target.display()
+        ),
+    )
+    .in_file(path)
+    .suggest(Some(
+        "copy the text into the pack: a snippet is read from the pack's own files only".to_owned(),
+    )))
+}
+
+/// The snippets among `files` (those directly in `snippets/`), each
+/// checked: its name, its syntax, its includes; and the cycles among them.
+pub(super) fn build(
+    root: &Path,
+    files: &[(PathBuf, String)],
+    diagnostics: &mut Diagnostics,
+) -> Arc<Snippets> {
+    let dir = root.join(SNIPPETS_DIR);
+    let mut snippets = Snippets::default();
+    for (path, text) in files
+        .iter()
+        .filter(|(p, _)| p.parent() == Some(dir.as_path()))
+    {
+        let Some((name, locale)) = diagnostics.ok(classify(path)) else {
+            continue;
+        };
+        if diagnostics.ok(template::check_syntax(path, text)).is_none() {
+            continue;
+        }
+        let file = SnippetFile {
+            locale,
+            path: path.clone(),
+            source: text.clone(),
+        };
+        diagnostics.ok(snippets.insert(&name, file));
+    }
+    for (_, file) in snippets.files() {
+        diagnostics.extend(snippets.check_includes(&file.path, &file.source, 0));
+    }
+    diagnostics.extend(snippets.cycles());
+    Arc::new(snippets)
+}
+
+/// `<name>.md` or `<name>.<locale>.md`: a last suffix naming a known
+/// language makes a variant, as for prompt files of a key pattern.
+fn classify(path: &Path) -> Result<(String, Option<Locale>), Diagnostic> {
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let stem = file_name.strip_suffix(".md").unwrap_or(file_name);
+    let split = stem
+        .rsplit_once('.')
+        .and_then(|(name, tag)| Some((name, Locale::parse(tag).ok()?)))
+        .filter(|(_, locale)| names_known_language(locale));
+    let (name, locale) = match split {
+        Some((name, locale)) => (name, Some(locale)),
+        None => (stem, None),
+    };
+    match snippet::name_problem(name) {
+        None => Ok((name.to_owned(), locale)),
+        Some(why) => Err(Diagnostic::error(
+            DiagnosticCode::Snippet,
+            format!("`{name}` cannot be a snippet name: {why}"),
+        )
+        .in_file(path)
+        .suggest(Some(
+            "name snippet files with letters, digits, `-`, `_` and `.`".to_owned(),
+        ))),
+    }
+}

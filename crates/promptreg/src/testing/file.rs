@@ -1,0 +1,400 @@
+//! Reading one test file, `tests/<name>.toml`: its prompt and cases, each
+//! problem a diagnostic at its line and column.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Expectation, HistoryMessage, SNAPSHOTS_DIR, TestCase};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
+use crate::id::PromptId;
+use crate::locale::Locale;
+use crate::pack::Pack;
+use crate::prompt_file;
+use crate::suggest;
+
+/// The keys of a case, in the order the documentation gives them.
+pub(super) const CASE_KEYS: &[&str] = &[
+    "name",
+    "locale",
+    "context",
+    "context_file",
+    "history",
+    "contains",
+    "not_contains",
+    "matches",
+    "equals",
+    "snapshot",
+    "roles",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    prompt: Spanned<String>,
+    #[serde(default, rename = "case")]
+    cases: Vec<Spanned<RawCase>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCase {
+    name: Spanned<String>,
+    locale: Option<Spanned<String>>,
+    context: Option<toml::Table>,
+    context_file: Option<Spanned<String>>,
+    #[serde(default)]
+    history: Vec<HistoryMessage>,
+    contains: Option<Spanned<Texts>>,
+    not_contains: Option<Spanned<Texts>>,
+    matches: Option<Spanned<Texts>>,
+    equals: Option<String>,
+    snapshot: Option<bool>,
+    roles: Option<Spanned<Vec<String>>>,
+}
+
+/// One text or a list of them.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Texts {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Texts {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            Texts::One(text) => vec![text],
+            Texts::Many(texts) => texts,
+        }
+    }
+}
+
+/// The test file at `path`, whose text is `text`, read against `pack`.
+pub(super) struct Reader<'a> {
+    pub(super) pack: &'a Pack,
+    pub(super) path: &'a Path,
+    pub(super) text: &'a str,
+    pub(super) limit: u64,
+    pub(super) lines: LineIndex<'a>,
+}
+
+impl Reader<'_> {
+    /// The cases of the file; every problem goes to `diagnostics`.
+    pub(super) fn cases(&self, diagnostics: &mut Diagnostics) -> Vec<TestCase> {
+        let Some(raw) = diagnostics.ok(self.parse()) else {
+            return Vec::new();
+        };
+        let Some(prompt) = diagnostics.ok(self.prompt(&raw.prompt)) else {
+            return Vec::new();
+        };
+        let mut names = std::collections::BTreeSet::new();
+        let mut cases = Vec::new();
+        for case in raw.cases {
+            let span = case.span();
+            let case = case.into_inner();
+            if !names.insert(case.name.get_ref().clone()) {
+                let message = format!("two cases of this file are named `{}`", case.name.get_ref());
+                diagnostics.push(self.error(
+                    message,
+                    case.name.span(),
+                    "give each case its own name",
+                ));
+                continue;
+            }
+            if let Some(case) = self.case(&prompt, case, span, diagnostics) {
+                cases.push(case);
+            }
+        }
+        cases
+    }
+
+    fn parse(&self) -> Result<RawFile, Diagnostic> {
+        toml::from_str(self.text).map_err(|e| {
+            let message = e.message().trim().to_owned();
+            let hint = unknown_key_hint(&message);
+            let d = Diagnostic::error(
+                DiagnosticCode::PromptTest,
+                format!("invalid test file: {message}"),
+            )
+            .in_file(self.path)
+            .suggest(hint);
+            match e.span() {
+                Some(span) => d.at(&self.lines, span),
+                None => d,
+            }
+        })
+    }
+
+    fn error(&self, message: String, span: Range<usize>, hint: &str) -> Diagnostic {
+        Diagnostic::error(DiagnosticCode::PromptTest, message)
+            .in_file(self.path)
+            .at(&self.lines, span)
+            .suggest(Some(hint.to_owned()))
+    }
+
+    /// The prompt the file tests: one the pack has.
+    fn prompt(&self, prompt: &Spanned<String>) -> Result<PromptId, Diagnostic> {
+        let id = prompt.get_ref();
+        if let Some(known) = self.pack.prompt(id) {
+            return Ok(known.id().clone());
+        }
+        let ids = self.pack.prompts().map(|p| p.id().as_str());
+        let hint = suggest::did_you_mean(id, ids)
+            .unwrap_or_else(|| "name a prompt of the pack: `promptreg list` shows them".to_owned());
+        Err(self.error(
+            format!("the pack has no prompt `{id}` to test"),
+            prompt.span(),
+            &hint,
+        ))
+    }
+
+    /// One case, checked; `None` when something is wrong with it.
+    fn case(
+        &self,
+        prompt: &PromptId,
+        raw: RawCase,
+        span: Range<usize>,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<TestCase> {
+        let mut problems = Diagnostics::default();
+        let name = raw.name.get_ref().clone();
+        if let Some(why) = case_name_problem(&name) {
+            problems.push(self.error(
+                format!("case name `{name}`: {why}"),
+                raw.name.span(),
+                "use letters, digits, `-` and `_`: the name is part of the snapshot's file name",
+            ));
+        }
+        let locale = raw.locale.as_ref().and_then(|tag| {
+            let parsed = Locale::parse(tag.get_ref()).map_err(|e| {
+                self.error(
+                    e.detail().to_owned(),
+                    tag.span(),
+                    "a BCP-47 tag: `en`, `ja-JP`",
+                )
+            });
+            problems.ok(parsed)
+        });
+        let context = self.context(&raw, span.clone(), &mut problems);
+        let history = raw.history.clone();
+        let expectations = self.expectations(prompt, &name, raw, span, &mut problems);
+        let failed = problems.has_errors();
+        diagnostics.extend(problems.into_vec());
+        if failed {
+            return None;
+        }
+        Some(TestCase {
+            prompt: prompt.clone(),
+            name,
+            file: self.path.to_path_buf(),
+            locale,
+            context: context?,
+            history,
+            expectations,
+        })
+    }
+
+    /// The context: an inline table, a JSON file beside the test file, or
+    /// none (`{}`).
+    fn context(
+        &self,
+        raw: &RawCase,
+        span: Range<usize>,
+        problems: &mut Diagnostics,
+    ) -> Option<serde_json::Value> {
+        match (&raw.context, &raw.context_file) {
+            (Some(_), Some(file)) => {
+                problems.push(self.error(
+                    "a case gives `context` and `context_file`: one of them only".to_owned(),
+                    file.span(),
+                    "keep the inline `context` table or the file, not both",
+                ));
+                None
+            }
+            (Some(table), None) => problems.ok(serde_json::to_value(table).map_err(|e| {
+                self.error(
+                    format!("the context cannot be JSON: {e}"),
+                    span,
+                    "use plain values",
+                )
+            })),
+            (None, Some(file)) => problems.ok(self.context_file(file)),
+            (None, None) => Some(serde_json::Value::Object(Default::default())),
+        }
+    }
+
+    /// A JSON context file, relative to the test file's folder and inside
+    /// the pack.
+    fn context_file(&self, name: &Spanned<String>) -> Result<serde_json::Value, Diagnostic> {
+        let path = self
+            .path
+            .parent()
+            .unwrap_or(Path::new(""))
+            .join(name.get_ref());
+        let missing = || {
+            self.error(
+                format!("the context file `{}` does not exist", name.get_ref()),
+                name.span(),
+                "create it, or give the context inline as `context = { ... }`",
+            )
+        };
+        let target = prompt_file::resolve(&path)
+            .map_err(|e| {
+                self.error(
+                    format!("cannot read the context file: {e}"),
+                    name.span(),
+                    "check the path",
+                )
+            })?
+            .ok_or_else(missing)?;
+        let pack = prompt_file::resolve(self.pack.root()).ok().flatten();
+        if Path::new(name.get_ref()).is_absolute() || !pack.is_some_and(|p| target.starts_with(p)) {
+            return Err(self.error(
+                format!("the context file `{}` is outside the pack", name.get_ref()),
+                name.span(),
+                "keep the context with the pack: a path relative to the test file, inside the pack's folder",
+            ));
+        }
+        let text = prompt_file::read_text(&path, self.limit)?.ok_or_else(missing)?;
+        serde_json::from_str(&text).map_err(|e| {
+            let mut d = Diagnostic::error(
+                DiagnosticCode::PromptTest,
+                format!("the context is not valid JSON: {e}"),
+            )
+            .in_file(&path);
+            d.position = Some(crate::diagnostic::Position {
+                line: e.line().max(1),
+                column: e.column().max(1),
+            });
+            d.with_excerpt(&LineIndex::new(&text), 0)
+        })
+    }
+
+    /// What the case expects, in the order of the keys.
+    fn expectations(
+        &self,
+        prompt: &PromptId,
+        name: &str,
+        raw: RawCase,
+        span: Range<usize>,
+        problems: &mut Diagnostics,
+    ) -> Vec<Expectation> {
+        let expects_something = raw.contains.is_some()
+            || raw.not_contains.is_some()
+            || raw.matches.is_some()
+            || raw.equals.is_some()
+            || raw.snapshot == Some(true)
+            || raw.roles.is_some();
+        let mut out = Vec::new();
+        let texts =
+            |t: Option<Spanned<Texts>>| t.map(|t| t.into_inner().into_vec()).unwrap_or_default();
+        if let Some(roles) = &raw.roles {
+            problems.push(self.error(
+                format!("`roles` applies to chat prompts; `{prompt}` is a text prompt"),
+                roles.span(),
+                "check the text with `contains`, `matches`, `equals` or `snapshot`",
+            ));
+        }
+        out.extend(texts(raw.contains).into_iter().map(Expectation::Contains));
+        out.extend(
+            texts(raw.not_contains)
+                .into_iter()
+                .map(Expectation::NotContains),
+        );
+        if let Some(matches) = raw.matches {
+            let span = matches.span();
+            for pattern in matches.into_inner().into_vec() {
+                match regex::Regex::new(&pattern) {
+                    Ok(regex) => out.push(Expectation::Matches(regex)),
+                    Err(e) => problems.push(self.error(
+                        format!("`matches` pattern does not compile: {}", one_line(&e.to_string())),
+                        self.span_of(&pattern, span.clone()),
+                        "write a regular expression of the `regex` crate's syntax; escape `.`, `(`, `[` with a backslash to match the characters themselves",
+                    )),
+                }
+            }
+        }
+        if let Some(text) = raw.equals {
+            out.push(Expectation::Equals(text));
+        }
+        if raw.snapshot == Some(true) {
+            let path = self
+                .pack
+                .root()
+                .join(SNAPSHOTS_DIR)
+                .join(format!("{prompt}.{name}.txt"));
+            match prompt_file::read_text(&path, self.limit) {
+                Ok(expected) => out.push(Expectation::Snapshot { path, expected }),
+                Err(d) => problems.push(d),
+            }
+        }
+        if !expects_something {
+            problems.push(self.error(
+                format!("case `{name}` expects nothing"),
+                span,
+                "add `contains`, `not_contains`, `matches`, `equals` or `snapshot = true`",
+            ));
+        }
+        out
+    }
+
+    /// The span of `needle` inside `within`, or `within`.
+    fn span_of(&self, needle: &str, within: Range<usize>) -> Range<usize> {
+        self.text
+            .get(within.clone())
+            .and_then(|text| text.find(needle))
+            .map_or(within.clone(), |at| {
+                within.start + at..within.start + at + needle.len()
+            })
+    }
+}
+
+/// "did you mean" for serde's "unknown field `x`, expected one of ..."
+/// message, from the names it lists.
+fn unknown_key_hint(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (field, expected) = rest.split_once('`')?;
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    suggest::did_you_mean(field, known.iter().copied())
+        .or_else(|| Some(format!("the keys of a case: {}", CASE_KEYS.join(", "))))
+}
+
+fn case_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("it is empty");
+    }
+    let valid = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
+    (!valid).then_some("letters, digits, `-` and `_` only")
+}
+
+/// A regex error on one line: the `regex` crate draws a caret diagram.
+fn one_line(message: &str) -> String {
+    let last = message.lines().rev().find(|l| !l.trim().is_empty());
+    last.unwrap_or(message)
+        .trim()
+        .trim_start_matches("error: ")
+        .to_owned()
+}
+
+/// The test files of `dir`, sorted: every `*.toml` directly in it.
+pub(super) fn test_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,110 @@
+//! Prompt tests read from a pack's `tests/` folder and run against a
+//! registry: what each case reports, and what a test file may not say.
+
+#![cfg(feature = "testing")]
+
+mod support;
+
+use std::path::Path;
+
+use promptreg::pack::Pack;
+use promptreg::testing::PromptTests;
+use promptreg::{DiagnosticCode, PromptRegistry};
+
+/// A pack with one template prompt, `greeting`, and the test file given.
+fn pack_with_tests(root: &Path, tests: &str) -> Pack {
+    support::write(
+        &root.join("promptreg.toml"),
+        "name = \"t\"\nkeys = [\"greeting\"]\n[user]\nprompts_dir = \".t\"\n",
+    );
+    support::write(
+        &root.join("defaults/greeting.md"),
+        "---\ntemplate: true\nvariables:\n  name:\n---\nHello {{ name }}!",
+    );
+    support::write(&root.join("tests/greeting.toml"), tests);
+    Pack::load(root).unwrap()
+}
+
+fn problems(tests: &str) -> Vec<(DiagnosticCode, String, usize)> {
+    let dir = tempfile::tempdir().unwrap();
+    support::write(&dir.path().join("elsewhere.json"), "{}");
+    let pack = pack_with_tests(&dir.path().join("pack"), tests);
+    let (loaded, diagnostics) = PromptTests::load_with_diagnostics(&pack);
+    assert!(loaded.is_none(), "an error loads no test");
+    diagnostics
+        .into_iter()
+        .map(|d| (d.code, d.message, d.position.map_or(0, |p| p.line)))
+        .collect()
+}
+
+#[test]
+fn a_missing_snapshot_fails_until_it_is_written_then_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack_with_tests(
+        dir.path(),
+        "prompt = \"greeting\"\n[[case]]\nname = \"ada\"\ncontext = { name = \"Ada\" }\nsnapshot = true\n",
+    );
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let results = PromptTests::load(&pack).unwrap().run(&registry);
+    assert_eq!(
+        results[0].failures[0].message,
+        "no snapshot yet: the file does not exist (update the snapshots to write it)"
+    );
+    let updated = PromptTests::load(&pack)
+        .unwrap()
+        .run_updating(&registry)
+        .unwrap();
+    assert!(updated[0].passed());
+    let snapshot = dir.path().join("tests/snapshots/greeting.ada.txt");
+    assert_eq!(updated[0].updated, std::slice::from_ref(&snapshot));
+    assert_eq!(std::fs::read_to_string(&snapshot).unwrap(), "Hello Ada!");
+    assert!(PromptTests::load(&pack).unwrap().run(&registry)[0].passed());
+}
+
+#[test]
+fn a_history_is_accepted_and_kept_for_chat_prompts() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack_with_tests(
+        dir.path(),
+        "prompt = \"greeting\"\n[[case]]\nname = \"h\"\ncontext = { name = \"A\" }\nhistory = [{ role = \"user\", content = \"Hi\" }]\nequals = \"Hello A!\"\n",
+    );
+    let tests = PromptTests::load(&pack).unwrap();
+    assert_eq!(tests.cases()[0].history[0].content, "Hi");
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    assert!(tests.run(&registry)[0].passed());
+}
+
+#[test]
+fn each_problem_of_a_test_file_is_reported_at_its_line() {
+    let found = problems(concat!(
+        "prompt = \"greeting\"\n",
+        "[[case]]\nname = \"a\"\ncontains = \"x\"\n",
+        "[[case]]\nname = \"a\"\ncontains = \"y\"\n",
+        "[[case]]\nname = \"quiet\"\nsnapshot = false\n",
+        "[[case]]\nname = \"both\"\ncontext = {}\ncontext_file = \"c.json\"\ncontains = \"x\"\n",
+        "[[case]]\nname = \"away\"\ncontext_file = \"../../elsewhere.json\"\ncontains = \"x\"\n",
+        "[[case]]\nname = \"bad name!\"\ncontains = \"x\"\nlocale = \"en--US\"\n",
+        "[[case]]\nname = \"gone\"\ncontext_file = \"gone.json\"\ncontains = \"x\"\n",
+    ));
+    let messages: Vec<&str> = found.iter().map(|(_, m, _)| m.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "two cases of this file are named `a`",
+            "case `quiet` expects nothing",
+            "a case gives `context` and `context_file`: one of them only",
+            "the context file `../../elsewhere.json` is outside the pack",
+            "case name `bad name!`: letters, digits, `-` and `_` only",
+            "invalid locale `en--US`: Invalid subtag; expected a BCP-47 tag such as `en`, `ja-JP` or `zh-Hant`",
+            "the context file `gone.json` does not exist",
+        ],
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .all(|(code, _, line)| *code == DiagnosticCode::PromptTest && *line > 0)
+    );
+}
