@@ -92,6 +92,18 @@ pub(super) fn build(
         };
         diagnostics.ok(snippets.insert(&name, file));
     }
+    for (name, file) in snippets.without_default() {
+        diagnostics.push(
+            Diagnostic::error(
+                DiagnosticCode::Snippet,
+                format!(
+                    "snippet `{name}` has locale variants but no default: a render in another locale would find nothing to include"
+                ),
+            )
+            .in_file(&file.path)
+            .suggest(Some(format!("create {SNIPPETS_DIR}/{name}.md"))),
+        );
+    }
     for (_, file) in snippets.files() {
         diagnostics.extend(snippets.check_includes(&file.path, &file.source, 0));
     }
