@@ -86,6 +86,17 @@ impl Snippets {
         Ok(())
     }
 
+    /// The snippets that have locale variants but no default file, each
+    /// with its first variant.
+    pub(crate) fn without_default(&self) -> impl Iterator<Item = (&str, &SnippetFile)> {
+        self.by_name
+            .iter()
+            .filter_map(|(name, snippet)| match &snippet.default {
+                Some(_) => None,
+                None => Some((name.as_str(), snippet.variants.values().next()?)),
+            })
+    }
+
     /// The snippet names, sorted.
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)

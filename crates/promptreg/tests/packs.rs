@@ -705,3 +705,23 @@ fn a_variable_a_snippet_reads_but_the_prompt_does_not_declare_is_reported() {
         )]
     );
 }
+
+#[test]
+fn a_snippet_with_variants_only_is_a_load_error() {
+    let dir = tempfile::tempdir().unwrap();
+    snippet_pack(dir.path(), "Signed.");
+    std::fs::remove_file(dir.path().join("snippets/sign-off.md")).unwrap();
+    support::write(&dir.path().join("snippets/sign-off.ja.md"), "署名");
+    let (pack, diagnostics) = Pack::load_with_diagnostics(dir.path());
+    assert!(pack.is_none());
+    assert!(
+        diagnostics[0]
+            .message
+            .starts_with("snippet `sign-off` has locale variants but no default"),
+        "{diagnostics:?}"
+    );
+    assert_eq!(
+        diagnostics[0].suggestion.as_deref(),
+        Some("create snippets/sign-off.md")
+    );
+}

@@ -75,6 +75,8 @@ pub(super) fn build(
 ) -> Arc<Snippets> {
     let dir = root.join(SNIPPETS_DIR);
     let mut snippets = Snippets::default();
+    // Defaults reported already (a syntax error): not missing as well.
+    let mut broken_defaults = std::collections::BTreeSet::new();
     for (path, text) in files
         .iter()
         .filter(|(p, _)| p.parent() == Some(dir.as_path()))
@@ -83,6 +85,9 @@ pub(super) fn build(
             continue;
         };
         if diagnostics.ok(template::check_syntax(path, text)).is_none() {
+            if locale.is_none() {
+                broken_defaults.insert(name);
+            }
             continue;
         }
         let file = SnippetFile {
@@ -91,6 +96,21 @@ pub(super) fn build(
             source: text.clone(),
         };
         diagnostics.ok(snippets.insert(&name, file));
+    }
+    let missing = snippets
+        .without_default()
+        .filter(|(name, _)| !broken_defaults.contains(*name));
+    for (name, file) in missing {
+        diagnostics.push(
+            Diagnostic::error(
+                DiagnosticCode::Snippet,
+                format!(
+                    "snippet `{name}` has locale variants but no default: a render in another locale would find nothing to include"
+                ),
+            )
+            .in_file(&file.path)
+            .suggest(Some(format!("create {SNIPPETS_DIR}/{name}.md"))),
+        );
     }
     for (_, file) in snippets.files() {
         diagnostics.extend(snippets.check_includes(&file.path, &file.source, 0));
