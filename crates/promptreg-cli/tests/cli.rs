@@ -1727,7 +1727,7 @@ fn test_json_gives_every_case_and_exits_1_on_a_failure() {
     let report: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
         (report["passed"].as_u64(), report["failed"].as_u64()),
-        (Some(1), Some(4))
+        (Some(1), Some(5))
     );
     let case = &report["cases"][2];
     assert_eq!(case["case"], "wrong-text");

@@ -427,7 +427,9 @@ impl Snapshot {
             return Err(chat_as_text(id, locale));
         };
         let plan = self.plan(id, entry, locale, (slot, body), true, true);
-        with_cx(ctx, locale, &self.fallback, |cx| compose::compose(id, &plan, cx, trace))
+        with_cx(ctx, locale, &self.fallback, |cx| {
+            compose::compose(id, &plan, cx, trace)
+        })
     }
 
     /// The parts of one composition: the body given, the user's blocks

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Expectation, HistoryMessage, SNAPSHOTS_DIR, TestCase};
+use crate::chat::Chat;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::id::PromptId;
 use crate::locale::Locale;
@@ -45,8 +46,7 @@ struct RawCase {
     locale: Option<Spanned<String>>,
     context: Option<toml::Table>,
     context_file: Option<Spanned<String>>,
-    #[serde(default)]
-    history: Vec<HistoryMessage>,
+    history: Option<Spanned<Vec<HistoryMessage>>>,
     contains: Option<Spanned<Texts>>,
     not_contains: Option<Spanned<Texts>>,
     matches: Option<Spanned<Texts>>,
@@ -179,8 +179,13 @@ impl Reader<'_> {
             problems.ok(parsed)
         });
         let context = self.context(&raw, span.clone(), &mut problems);
-        let history = raw.history.clone();
-        let expectations = self.expectations(prompt, &name, raw, span, &mut problems);
+        let chat = self
+            .pack
+            .prompt(prompt.as_str())
+            .and_then(|p| p.default_prompt())
+            .and_then(|p| p.as_chat());
+        let history = self.history(prompt, chat, &raw, &mut problems);
+        let expectations = self.expectations(prompt, chat, &name, raw, span, &mut problems);
         let failed = problems.has_errors();
         diagnostics.extend(problems.into_vec());
         if failed {
@@ -195,6 +200,49 @@ impl Reader<'_> {
             history,
             expectations,
         })
+    }
+
+    /// The case's history and the placeholder it goes to: the chat
+    /// prompt's only one.
+    fn history(
+        &self,
+        prompt: &PromptId,
+        chat: Option<&Chat>,
+        raw: &RawCase,
+        problems: &mut Diagnostics,
+    ) -> Option<(String, Vec<HistoryMessage>)> {
+        let history = raw.history.as_ref()?;
+        let Some(chat) = chat else {
+            problems.push(self.error(
+                format!("`history` applies to chat prompts; `{prompt}` is a text prompt"),
+                history.span(),
+                "remove `history`: a text prompt has no conversation",
+            ));
+            return None;
+        };
+        let placeholders: Vec<&str> = chat.placeholders().collect();
+        match placeholders[..] {
+            [name] => Some((name.to_owned(), history.get_ref().clone())),
+            [] => {
+                problems.push(self.error(
+                    format!("`{prompt}` has no history placeholder for `history` to fill"),
+                    history.span(),
+                    "add a `# history: NAME` heading to the prompt, or remove `history`",
+                ));
+                None
+            }
+            _ => {
+                problems.push(self.error(
+                    format!(
+                        "`{prompt}` has several history placeholders ({}): a case's `history` fills only a prompt with one",
+                        placeholders.join(", ")
+                    ),
+                    history.span(),
+                    "test this prompt without `history`",
+                ));
+                None
+            }
+        }
     }
 
     /// The context: an inline table, a JSON file beside the test file, or
@@ -277,6 +325,7 @@ impl Reader<'_> {
     fn expectations(
         &self,
         prompt: &PromptId,
+        chat: Option<&Chat>,
         name: &str,
         raw: RawCase,
         span: Range<usize>,
@@ -291,12 +340,14 @@ impl Reader<'_> {
         let mut out = Vec::new();
         let texts =
             |t: Option<Spanned<Texts>>| t.map(|t| t.into_inner().into_vec()).unwrap_or_default();
-        if let Some(roles) = &raw.roles {
-            problems.push(self.error(
+        match (&raw.roles, chat) {
+            (Some(roles), Some(_)) => out.push(Expectation::Roles(roles.get_ref().clone())),
+            (Some(roles), None) => problems.push(self.error(
                 format!("`roles` applies to chat prompts; `{prompt}` is a text prompt"),
                 roles.span(),
                 "check the text with `contains`, `matches`, `equals` or `snapshot`",
-            ));
+            )),
+            (None, _) => {}
         }
         out.extend(texts(raw.contains).into_iter().map(Expectation::Contains));
         out.extend(

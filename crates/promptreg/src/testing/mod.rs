@@ -24,9 +24,10 @@
 //! snapshot = true                     # tests/snapshots/goal-running.japanese.txt
 //! ```
 //!
-//! `equals` compares the whole text; `history` (a list of `{ role,
-//! content }`) is accepted for chat prompts; `roles` (the roles of a chat
-//! prompt's messages, in order) is an error for a text prompt. Every
+//! `equals` compares the whole text. A chat prompt's text is its messages
+//! as role-headed text (what `promptreg render` prints); `history` (a list
+//! of `{ role, content }`) fills its history placeholder, and `roles` lists
+//! the roles of its messages in order. Both are errors for a text prompt. Every
 //! problem of a file (an unknown key, with "did you mean", a regex that
 //! does not compile, a prompt the pack does not have) is a diagnostic with
 //! its line and column, and a suite with any error is not loaded at all.
@@ -70,6 +71,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use similar::TextDiff;
 
+use crate::chat::{Message, Role, messages_as_text};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::error::Error;
 use crate::id::PromptId;
@@ -108,9 +110,9 @@ pub struct TestCase {
     pub locale: Option<Locale>,
     /// The render context.
     pub context: serde_json::Value,
-    /// The conversation history a chat prompt is rendered with; a text
-    /// prompt does not use it.
-    pub history: Vec<HistoryMessage>,
+    /// The conversation history a chat prompt is rendered with, and the
+    /// name of the placeholder it fills (the prompt's only one).
+    pub history: Option<(String, Vec<HistoryMessage>)>,
     /// What the rendered text must satisfy, in the file's order of keys.
     pub expectations: Vec<Expectation>,
 }
@@ -137,6 +139,8 @@ pub enum Expectation {
     Matches(regex::Regex),
     /// The text is exactly this.
     Equals(String),
+    /// A chat prompt's messages have these roles, in this order.
+    Roles(Vec<String>),
     /// The text is exactly the snapshot file's (`None`: no snapshot yet).
     Snapshot {
         /// `tests/snapshots/<prompt>.<case>.txt`.
@@ -154,13 +158,22 @@ impl Expectation {
             Expectation::NotContains(text) => format!("not_contains {text:?}"),
             Expectation::Matches(regex) => format!("matches {:?}", regex.as_str()),
             Expectation::Equals(_) => "equals".to_owned(),
+            Expectation::Roles(roles) => format!("roles {roles:?}"),
             Expectation::Snapshot { path, .. } => format!("snapshot {}", file_name(path)),
         }
     }
 
-    /// Why `text` does not satisfy it, if it does not.
-    fn check(&self, text: &str) -> Option<CaseFailure> {
+    /// Why the rendered `text` (for a chat prompt: role-headed, with its
+    /// `roles`) does not satisfy it, if it does not.
+    fn check(&self, text: &str, roles: Option<&[String]>) -> Option<CaseFailure> {
         let (message, expected) = match self {
+            Expectation::Roles(expected) if roles != Some(expected.as_slice()) => (
+                format!(
+                    "the roles are {:?}, not {expected:?}",
+                    roles.unwrap_or_default()
+                ),
+                None,
+            ),
             Expectation::Contains(s) if !text.contains(s.as_str()) => {
                 (format!("the text does not contain {s:?}"), None)
             }
@@ -359,13 +372,12 @@ impl PromptTests {
             .locale
             .clone()
             .unwrap_or_else(|| self.default_locale.clone());
-        let rendered = registry.render_in(case.prompt.as_str(), &case.context, &locale);
-        let (text, failures) = match rendered {
-            Ok(text) => {
+        let (text, failures) = match render(registry, case, &locale) {
+            Ok((text, roles)) => {
                 let failures = case
                     .expectations
                     .iter()
-                    .filter_map(|e| e.check(&text))
+                    .filter_map(|e| e.check(&text, roles.as_deref()))
                     .collect();
                 (Some(text), failures)
             }
@@ -388,6 +400,37 @@ impl PromptTests {
             updated: Vec::new(),
         }
     }
+}
+
+/// The text of `case`'s prompt, and for a chat prompt the roles of its
+/// messages (the text is then role-headed, as `promptreg render` prints it).
+fn render(
+    registry: &PromptRegistry,
+    case: &TestCase,
+    locale: &Locale,
+) -> Result<(String, Option<Vec<String>>), Error> {
+    let id = case.prompt.as_str();
+    if !registry.snapshot().is_chat(id, locale)? {
+        return Ok((registry.render_in(id, &case.context, locale)?, None));
+    }
+    let history: Vec<Message> = case
+        .history
+        .iter()
+        .flat_map(|(_, messages)| messages)
+        .map(|m| Message::new(Role::named(&m.role), m.content.as_str()))
+        .collect();
+    let histories: Vec<(&str, &[Message])> = case
+        .history
+        .iter()
+        .map(|(name, _)| (name.as_str(), history.as_slice()))
+        .collect();
+    let messages = registry.render_messages_in(id, &case.context, locale, &histories)?;
+    let roles = messages
+        .iter()
+        .map(|m| m.role.as_str().to_owned())
+        .collect();
+    let text = messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())));
+    Ok((text, Some(roles)))
 }
 
 fn write_snapshot(path: &Path, text: &str) -> Result<(), Error> {
