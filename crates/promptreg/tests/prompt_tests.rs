@@ -63,17 +63,44 @@ fn a_missing_snapshot_fails_until_it_is_written_then_passes() {
 }
 
 #[test]
-fn a_history_is_accepted_and_kept_for_chat_prompts() {
+fn a_chat_prompt_is_checked_as_role_headed_text_with_its_history_and_roles() {
     let dir = tempfile::tempdir().unwrap();
-    let pack = pack_with_tests(
-        dir.path(),
-        "prompt = \"greeting\"\n[[case]]\nname = \"h\"\ncontext = { name = \"A\" }\nhistory = [{ role = \"user\", content = \"Hi\" }]\nequals = \"Hello A!\"\n",
+    let root = dir.path();
+    support::write(
+        &root.join("promptreg.toml"),
+        "name = \"t\"\nkeys = [\"support\"]\n[user]\nprompts_dir = \".t\"\n",
     );
-    let tests = PromptTests::load(&pack).unwrap();
-    assert_eq!(tests.cases()[0].history[0].content, "Hi");
+    support::write(
+        &root.join("defaults/support.md"),
+        "---\nkind: chat\n---\n# system\nYou help with orders.\n\n# history: conversation\n",
+    );
+    let case = |roles: &str| {
+        format!(
+            "prompt = \"support\"\n[[case]]\nname = \"h\"\nhistory = [{{ role = \"user\", content = \"Hi\" }}]\nroles = {roles}\nequals = \"# system\\nYou help with orders.\\n\\n# user\\nHi\"\n"
+        )
+    };
+    support::write(
+        &root.join("tests/support.toml"),
+        case(r#"["system", "user"]"#),
+    );
+    let pack = Pack::load(root).unwrap();
     let registry = PromptRegistry::new();
     pack.install(&registry).unwrap();
-    assert!(tests.run(&registry)[0].passed());
+    let tests = PromptTests::load(&pack).unwrap();
+    let history = tests.cases()[0].history.as_ref().unwrap();
+    assert_eq!(
+        (history.0.as_str(), history.1[0].content.as_str()),
+        ("conversation", "Hi")
+    );
+    let results = tests.run(&registry);
+    assert!(results[0].passed(), "{:?}", results[0].failures);
+
+    support::write(&root.join("tests/support.toml"), case(r#"["system"]"#));
+    let failed = PromptTests::load(&pack).unwrap().run(&registry);
+    assert_eq!(
+        failed[0].failures[0].message,
+        r#"the roles are ["system", "user"], not ["system"]"#
+    );
 }
 
 #[test]
