@@ -43,6 +43,14 @@ pub enum ErrorKind {
     Unavailable,
     /// Any other database error.
     Database,
+    /// An API key's name or scope breaks the rules.
+    InvalidKey,
+    /// No API key has that name.
+    UnknownKey,
+    /// No API key has that secret (or none was given).
+    Unauthorized,
+    /// The API key was revoked.
+    KeyRevoked,
 }
 
 impl ErrorKind {
@@ -62,6 +70,10 @@ impl ErrorKind {
             ErrorKind::NewerSchema => "newer database schema",
             ErrorKind::Unavailable => "database unavailable",
             ErrorKind::Database => "database error",
+            ErrorKind::InvalidKey => "invalid API key",
+            ErrorKind::UnknownKey => "unknown API key",
+            ErrorKind::Unauthorized => "unauthorized",
+            ErrorKind::KeyRevoked => "revoked API key",
         }
     }
 }

@@ -42,6 +42,13 @@
 //! # }).unwrap();
 //! ```
 //!
+//! Every change is appended to an event log, numbered in commit order
+//! ([`Store::events_since`], [`Event`]); [`Store::subscribe`] pushes the
+//! newest number as it changes, other processes' changes included. API
+//! keys ([`Store::create_key`], [`Store::authenticate`], [`ApiKey`]) give
+//! a server the [`Actor`] of each caller; only a hash of a key's secret is
+//! stored.
+//!
 //! Open a store with [`Store::open`]: a path (the default is
 //! [`DEFAULT_DATABASE`], `promptreg.db`), `sqlite:PATH`, or
 //! `postgres://user:password@host/database`. Both backends run the same
@@ -51,16 +58,38 @@
 
 #![deny(missing_docs)]
 
+/// Runs operation `$op` on the backend's pool, as `backend::sqlite::$op`
+/// or `backend::postgres::$op`.
+macro_rules! raw {
+    ($self:expr, $op:ident ( $($arg:expr),* )) => {
+        match &$self.backend {
+            $crate::store::Backend::Sqlite(pool) => $crate::backend::sqlite::$op(pool, $($arg),*).await,
+            $crate::store::Backend::Postgres(pool) => $crate::backend::postgres::$op(pool, $($arg),*).await,
+        }
+    };
+}
+
+/// As `raw!`, with database errors in the user's words.
+macro_rules! on_backend {
+    ($self:expr, $op:ident ( $($arg:expr),* )) => {
+        raw!($self, $op($($arg),*)).map_err(|e| $self.error(e))
+    };
+}
+
 mod backend;
 mod error;
+mod events;
 mod files;
+mod keys;
 mod location;
 mod model;
 mod schema;
 mod store;
 
 pub use error::{Error, ErrorKind};
+pub use events::{DEFAULT_EVENT_POLL, Event, EventKind};
 pub use files::{PACK_ENTRY, PackFiles};
+pub use keys::{ApiKey, Scope};
 pub use location::DEFAULT_DATABASE;
 pub use model::{
     Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Timestamp,

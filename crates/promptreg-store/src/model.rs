@@ -21,31 +21,15 @@ impl Label {
     ///
     /// [`ErrorKind::InvalidLabel`] saying which character breaks the rule.
     pub fn new(name: &str) -> Result<Label, Error> {
-        let invalid = |why: String| {
-            Error::new(
+        match name_problem(name) {
+            None => Ok(Label(name.to_owned())),
+            Some(why) => Err(Error::new(
                 ErrorKind::InvalidLabel,
                 format!(
                     "invalid label `{name}`: {why}; a label is lowercase letters, digits and `-`, starting with a letter or digit (like `production`)"
                 ),
-            )
-        };
-        let first = name
-            .chars()
-            .next()
-            .ok_or_else(|| invalid("it is empty".into()))?;
-        if name.len() > 64 {
-            return Err(invalid("it is longer than 64 characters".into()));
+            )),
         }
-        if first == '-' {
-            return Err(invalid("it starts with `-`".into()));
-        }
-        if let Some(c) = name
-            .chars()
-            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
-        {
-            return Err(invalid(format!("`{c}` is not allowed")));
-        }
-        Ok(Label(name.to_owned()))
     }
 
     /// The automatic label `latest`.
@@ -75,6 +59,23 @@ impl FromStr for Label {
     fn from_str(s: &str) -> Result<Self, Error> {
         Label::new(s)
     }
+}
+
+/// What breaks the naming rule of labels (and API keys) in `name`:
+/// `[a-z0-9][a-z0-9-]*`, at most 64 characters.
+pub(crate) fn name_problem(name: &str) -> Option<String> {
+    let Some(first) = name.chars().next() else {
+        return Some("it is empty".into());
+    };
+    if name.len() > 64 {
+        return Some("it is longer than 64 characters".into());
+    }
+    if first == '-' {
+        return Some("it starts with `-`".into());
+    }
+    name.chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+        .map(|c| format!("`{c}` is not allowed"))
 }
 
 /// A version named by number (`3`) or by label (`production`).
@@ -192,6 +193,13 @@ impl fmt::Display for Timestamp {
             rem / 60 % 60,
             rem % 60
         )
+    }
+}
+
+/// As its RFC 3339 text, like the tool's JSON output.
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 

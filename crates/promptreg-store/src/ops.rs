@@ -7,12 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use sqlx::{Pool, Transaction};
 
 use crate::error::{Error, ErrorKind};
+use crate::events::{Event, EventKind, Written};
 use crate::files::Entry;
 use crate::model::{
     Actor, Change, EntryVersion, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
     VersionRef,
 };
-use crate::schema::{MIGRATIONS, SCHEMA_TABLE, SCHEMA_VERSION};
+use crate::schema::{EVENTS_CHANNEL, MIGRATIONS, SCHEMA_TABLE, SCHEMA_VERSION};
 use crate::store::OpError;
 
 type Tx = Transaction<'static, Db>;
@@ -99,7 +100,7 @@ pub(crate) async fn push(
     whole: bool,
     actor: &Actor,
     message: &str,
-) -> Result<PushReport, OpError> {
+) -> Result<Written<PushReport>, OpError> {
     let now = Timestamp::now();
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     sqlx::query(
@@ -135,6 +136,7 @@ pub(crate) async fn push(
     } else {
         format!("push: {message}")
     };
+    let mut events = Vec::new();
     for entry in entries {
         let current = latest.remove(&entry.name);
         let (number, change) = match by_digest.get(&(entry.name.clone(), entry.digest.clone())) {
@@ -143,6 +145,11 @@ pub(crate) async fn push(
             None => {
                 let n = newest.get(&entry.name).copied().unwrap_or(0) + 1;
                 insert_version(&mut tx, pack_id, entry, n, actor, message, now).await?;
+                events.push(EventKind::VersionCreated {
+                    prompt: entry.name.clone(),
+                    version: n as u64,
+                    author: actor.name.clone(),
+                });
                 (
                     n,
                     if n == 1 {
@@ -155,7 +162,7 @@ pub(crate) async fn push(
         };
         if change != Change::Unchanged {
             let to = Some(number);
-            set_label(
+            let moved = set_label(
                 &mut tx,
                 pack_id,
                 &entry.name,
@@ -167,6 +174,7 @@ pub(crate) async fn push(
                 now,
             )
             .await?;
+            events.push(EventKind::from(&moved));
         }
         report
             .prompts
@@ -176,7 +184,7 @@ pub(crate) async fn push(
         latest.clear();
     }
     for (gone, number) in latest {
-        set_label(
+        let moved = set_label(
             &mut tx,
             pack_id,
             &gone,
@@ -188,11 +196,15 @@ pub(crate) async fn push(
             now,
         )
         .await?;
+        events.push(EventKind::from(&moved));
         report.prompts.push((gone, Change::Removed, None));
     }
-    tx.commit().await?;
+    let last_event = commit(tx, pack_id, &events, now).await?;
     report.prompts.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(report)
+    Ok(Written {
+        value: report,
+        last_event,
+    })
 }
 
 async fn insert_version(
@@ -577,7 +589,7 @@ pub(crate) async fn move_label(
     expect: Option<u64>,
     actor: &Actor,
     reason: &str,
-) -> Result<LabelMove, OpError> {
+) -> Result<Written<LabelMove>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
     let moved = set_label(
@@ -592,8 +604,16 @@ pub(crate) async fn move_label(
         Timestamp::now(),
     )
     .await?;
-    tx.commit().await?;
-    Ok(moved)
+    commit_move(tx, pack_id, moved).await
+}
+
+/// Commits one label move with its event.
+async fn commit_move(tx: Tx, pack_id: i64, moved: LabelMove) -> Result<Written<LabelMove>, OpError> {
+    let last_event = commit(tx, pack_id, &[EventKind::from(&moved)], moved.at).await?;
+    Ok(Written {
+        value: moved,
+        last_event,
+    })
 }
 
 async fn check_protection(
@@ -624,7 +644,7 @@ pub(crate) async fn rollback(
     entry: &str,
     label: &Label,
     actor: &Actor,
-) -> Result<LabelMove, OpError> {
+) -> Result<Written<LabelMove>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
     let last: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(
@@ -659,8 +679,7 @@ pub(crate) async fn rollback(
         Timestamp::now(),
     )
     .await?;
-    tx.commit().await?;
-    Ok(moved)
+    commit_move(tx, pack_id, moved).await
 }
 
 /// Points `to` at what `from` points at, on every entry, in one transaction.
@@ -670,7 +689,7 @@ pub(crate) async fn release(
     from: &Label,
     to: &Label,
     actor: &Actor,
-) -> Result<Vec<LabelMove>, OpError> {
+) -> Result<Written<Vec<LabelMove>>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     check_protection(&mut tx, pack_id, to, actor).await?;
     let source = labels_named(&mut tx, pack_id, from.as_str()).await?;
@@ -697,28 +716,55 @@ pub(crate) async fn release(
             );
         }
     }
-    tx.commit().await?;
-    Ok(moves)
+    let mut events = Vec::new();
+    if !moves.is_empty() {
+        events.push(EventKind::Released {
+            label: to.as_str().to_owned(),
+            prompts: moves.iter().map(|m| m.prompt.clone()).collect(),
+            actor: actor.name.clone(),
+            reason,
+        });
+        events.extend(moves.iter().map(EventKind::from));
+    }
+    let last_event = commit(tx, pack_id, &events, now).await?;
+    Ok(Written {
+        value: moves,
+        last_event,
+    })
 }
 
-/// Marks `label` protected (or not) in the pack.
+/// Marks `label` protected (or not) in the pack; an event only if that
+/// changed anything.
 pub(crate) async fn protect(
     pool: &Pool<Db>,
     pack_id: i64,
     label: &Label,
     protected: bool,
-) -> Result<(), OpError> {
+    actor: &Actor,
+) -> Result<Written<()>, OpError> {
     let sql = if protected {
         "INSERT INTO protected_labels (pack_id, label) VALUES ($1, $2) ON CONFLICT (pack_id, label) DO NOTHING"
     } else {
         "DELETE FROM protected_labels WHERE pack_id = $1 AND label = $2"
     };
-    sqlx::query(sql)
+    let mut tx = pool.begin_with(DIALECT.begin_write).await?;
+    let changed = sqlx::query(sql)
         .bind(pack_id)
         .bind(label.as_str())
-        .execute(pool)
-        .await?;
-    Ok(())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    let (label, actor) = (label.as_str().to_owned(), actor.name.clone());
+    let event = match protected {
+        true => EventKind::LabelProtected { label, actor },
+        false => EventKind::LabelUnprotected { label, actor },
+    };
+    let events = if changed > 0 { vec![event] } else { Vec::new() };
+    let last_event = commit(tx, pack_id, &events, Timestamp::now()).await?;
+    Ok(Written {
+        value: (),
+        last_event,
+    })
 }
 
 /// The protected labels of the pack.

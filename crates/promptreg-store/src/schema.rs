@@ -4,7 +4,8 @@
 
 /// The migrations, in order; the schema version is how many are applied.
 /// Append only: a released migration never changes.
-pub(crate) const MIGRATIONS: &[&str] = &[r#"
+pub(crate) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE packs (
     pack_id {id},
     name TEXT NOT NULL UNIQUE,
@@ -53,7 +54,44 @@ CREATE TABLE label_history (
     reason TEXT NOT NULL
 );
 CREATE INDEX label_history_by_entry ON label_history (pack_id, entry, label, move_id);
-"#];
+"#,
+    r#"
+-- The event log: one row per change, in commit order (see `Dialect::lock_events`).
+-- `kind` is `version_created` (the version in `to_number`, its author in `actor`),
+-- `label_moved` (like a `label_history` row), `released` (the prompts moved in
+-- `event_prompts`), `label_protected` or `label_unprotected`.
+CREATE TABLE events (
+    event_id {id},
+    pack_id BIGINT NOT NULL REFERENCES packs (pack_id),
+    at BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    prompt TEXT,
+    label TEXT,
+    from_number BIGINT,
+    to_number BIGINT,
+    actor TEXT NOT NULL,
+    reason TEXT
+);
+CREATE TABLE event_prompts (
+    event_id BIGINT NOT NULL REFERENCES events (event_id),
+    prompt TEXT NOT NULL,
+    PRIMARY KEY (event_id, prompt)
+);
+-- API keys: only the SHA-256 of a secret is kept. A name is never reused,
+-- so `key:NAME` in the history always means one key.
+CREATE TABLE api_keys (
+    key_id {id},
+    name TEXT NOT NULL UNIQUE,
+    pack TEXT,
+    scope TEXT NOT NULL,
+    secret_sha256 TEXT NOT NULL UNIQUE,
+    created_at BIGINT NOT NULL,
+    created_by TEXT NOT NULL,
+    revoked_at BIGINT,
+    revoked_by TEXT
+);
+"#,
+];
 
 /// The schema version this binary writes and understands.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -73,13 +111,25 @@ pub(crate) struct Dialect {
     /// Run first in a migration, so two processes opening a new database
     /// at once do not both migrate it.
     pub(crate) migration_lock: Option<&'static str>,
+    /// Run in a writing transaction before it appends events, so that event
+    /// ids commit in the order they are allocated (see `POSTGRES`).
+    pub(crate) lock_events: Option<&'static str>,
+    /// Announces the newest event id to other processes at commit.
+    pub(crate) notify_events: Option<&'static str>,
 }
+
+/// The channel of `notify_events`; its payload is the newest event id.
+pub(crate) const EVENTS_CHANNEL: &str = "promptreg_events";
 
 pub(crate) const SQLITE: Dialect = Dialect {
     id: "INTEGER PRIMARY KEY",
     bytes: "BLOB",
     begin_write: "BEGIN IMMEDIATE",
     migration_lock: None,
+    // One writer at a time (`BEGIN IMMEDIATE`): ids commit in order already.
+    lock_events: None,
+    // Other processes poll the file.
+    notify_events: None,
 };
 
 pub(crate) const POSTGRES: Dialect = Dialect {
@@ -88,6 +138,18 @@ pub(crate) const POSTGRES: Dialect = Dialect {
     begin_write: "BEGIN",
     // An arbitrary constant: "promptrg" in ASCII.
     migration_lock: Some("SELECT pg_advisory_xact_lock(8101238574758242407)"),
+    // An identity value is taken when a row is inserted, not when it
+    // commits: without a lock, a transaction holding id 7 could commit after
+    // one holding 8, and a reader that saw 8 would ask for events after 8
+    // and never see 7. This lock serialises the transactions that append
+    // events, from their first event to their commit, so ids commit in
+    // order. It is the table's lock rather than an advisory one, so stores
+    // in different schemas of one database do not wait for each other; it
+    // does not conflict with reads. Taken last in each transaction, after
+    // every check that can fail, so it is held only for the inserts and the
+    // commit.
+    lock_events: Some("LOCK TABLE events IN EXCLUSIVE MODE"),
+    notify_events: Some("SELECT pg_notify($1, $2)"),
 };
 
 impl Dialect {

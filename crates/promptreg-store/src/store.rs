@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use promptreg::PromptRegistry;
@@ -11,8 +12,8 @@ use promptreg::pack::Pack;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
-use crate::backend::{postgres, sqlite};
 use crate::error::{Error, ErrorKind};
+use crate::events::{Event, Feed, Written};
 use crate::files::{self, PACK_ENTRY, PackFiles};
 use crate::location::Location;
 use crate::model::{
@@ -32,32 +33,16 @@ const CONNECT_WAIT: Duration = Duration::from_secs(5);
 /// one consistent read, so a crash leaves whole versions only.
 #[derive(Clone)]
 pub struct Store {
-    backend: Backend,
+    pub(crate) backend: Backend,
     location: Location,
+    /// The newest event id, shared by the clones.
+    feed: Arc<Feed>,
 }
 
 #[derive(Clone)]
-enum Backend {
+pub(crate) enum Backend {
     Sqlite(SqlitePool),
     Postgres(PgPool),
-}
-
-/// Runs operation `$op` on the backend's pool, as `backend::sqlite::$op`
-/// or `backend::postgres::$op`.
-macro_rules! raw {
-    ($self:expr, $op:ident ( $($arg:expr),* )) => {
-        match &$self.backend {
-            Backend::Sqlite(pool) => sqlite::$op(pool, $($arg),*).await,
-            Backend::Postgres(pool) => postgres::$op(pool, $($arg),*).await,
-        }
-    };
-}
-
-/// As `raw!`, with database errors in the user's words.
-macro_rules! on_backend {
-    ($self:expr, $op:ident ( $($arg:expr),* )) => {
-        raw!($self, $op($($arg),*)).map_err(|e| $self.error(e))
-    };
 }
 
 impl Store {
@@ -77,12 +62,64 @@ impl Store {
             Location::Sqlite { path, url } => connect_sqlite(path, url.as_deref()),
             Location::Postgres(url) => connect_postgres(url),
         };
-        let store = match backend {
-            Ok(backend) => Store { backend, location },
+        let mut store = match backend {
+            Ok(backend) => Store {
+                backend,
+                location,
+                feed: Feed::new(0),
+            },
             Err(e) => return Err(OpError::Db(e)).map_err(|e| fail(&location, e)),
         };
         on_backend!(store, migrate())?;
+        store.feed = Feed::new(store.last_event_id().await?);
         Ok(store)
+    }
+
+    /// How often a SQLite store looks for events other processes wrote,
+    /// for [`subscribe`](Self::subscribe) (default
+    /// [`DEFAULT_EVENT_POLL`](crate::DEFAULT_EVENT_POLL)); PostgreSQL
+    /// announces them instead. Applies to every clone of the store.
+    pub fn with_event_poll(self, every: Duration) -> Store {
+        self.feed.set_poll(every);
+        self
+    }
+
+    /// At most `limit` events with ids above `after`, oldest first: every
+    /// change committed after event `after`, in commit order. Page with
+    /// the last id returned; `0` starts from the first event.
+    pub async fn events_since(&self, after: u64, limit: usize) -> Result<Vec<Event>, Error> {
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        on_backend!(self, events_since(after, limit))
+    }
+
+    /// The newest event's id; 0 when nothing was ever changed.
+    pub async fn last_event_id(&self) -> Result<u64, Error> {
+        on_backend!(self, last_event_id())
+    }
+
+    /// The newest event id, pushed as it changes: at once for this
+    /// process's writes (through any clone of the store); for other
+    /// processes' writes through PostgreSQL's LISTEN/NOTIFY, or for SQLite
+    /// by reading the newest id every [poll interval](Self::with_event_poll).
+    /// A connection to PostgreSQL that is lost is made again, with a
+    /// growing wait, and the newest id read again, so nothing is missed.
+    ///
+    /// The value only grows, and a receiver may skip values: read the
+    /// events with [`events_since`](Self::events_since). Following other
+    /// processes needs a tokio runtime when first called (without one,
+    /// only this process's writes are seen); it stops when the last clone
+    /// of the store is dropped, which also closes the receivers.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.feed.subscribe(&self.backend)
+    }
+
+    /// A write's value, after announcing its last event to subscribers.
+    fn published<T>(&self, written: Written<T>) -> T {
+        if let Some(id) = written.last_event {
+            self.feed.publish(id);
+        }
+        written.value
     }
 
     /// Where the store is, for messages: the file, or the URL with its
@@ -112,7 +149,8 @@ impl Store {
             .map_or_else(|| PathBuf::from("pack"), Into::into);
         let pack = files.to_pack(root)?;
         let entries = files.entries(&pack);
-        on_backend!(self, push(pack.name(), &entries, true, actor, message))
+        let written = on_backend!(self, push(pack.name(), &entries, true, actor, message))?;
+        Ok(self.published(written))
     }
 
     /// Records a new version of one prompt of `pack` from `files` (its
@@ -168,7 +206,8 @@ impl Store {
                 ),
             ));
         }
-        on_backend!(self, push(pack, &[entry], false, actor, message))
+        let written = on_backend!(self, push(pack, &[entry], false, actor, message))?;
+        Ok(self.published(written))
     }
 
     /// Every entry of `pack` at `label` (prompts and [`PACK_ENTRY`]), with
@@ -314,7 +353,7 @@ impl Store {
             self,
             move_label(id, prompt, label, to, expect, actor, reason)
         );
-        self.explain_conflict(moved, id).await
+        Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
     /// Moves `label` of `prompt` back to the version its last move took it
@@ -334,7 +373,7 @@ impl Store {
         refuse_latest(label)?;
         let id = self.prompt_of(pack, prompt).await?;
         let moved = raw!(self, rollback(id, prompt, label, actor));
-        self.explain_conflict(moved, id).await
+        Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
     /// Points label `to` at the version `from` points at, on every prompt
@@ -350,7 +389,7 @@ impl Store {
         refuse_latest(to)?;
         let id = self.pack_id(pack).await?;
         let moved = raw!(self, release(id, from, to, actor));
-        self.explain_conflict(moved, id).await
+        Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
     /// Marks `label` protected in `pack` (or lifts it): moving a protected
@@ -367,7 +406,9 @@ impl Store {
             &format!("change the protection of label `{label}`"),
         )?;
         let id = self.pack_id(pack).await?;
-        on_backend!(self, protect(id, label, protected))
+        let written = on_backend!(self, protect(id, label, protected, actor))?;
+        self.published(written);
+        Ok(())
     }
 
     /// The protected labels of `pack`.
@@ -518,7 +559,7 @@ impl Store {
         .with_current(current))
     }
 
-    fn error(&self, e: OpError) -> Error {
+    pub(crate) fn error(&self, e: OpError) -> Error {
         fail(&self.location, e)
     }
 }
