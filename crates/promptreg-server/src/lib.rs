@@ -1,4 +1,5 @@
-//! `promptreg serve`: an HTTP API over a promptreg [`Store`], with
+//! `promptreg serve`: an HTTP API over a promptreg
+//! [`Store`](promptreg_store::Store), with
 //! conditional requests, a live stream of changes and API keys.
 //!
 //! ```no_run
@@ -32,7 +33,11 @@ mod openapi;
 mod problem;
 mod serve;
 
-pub use body::*;
+pub use body::{
+    Bundle, Created, DiffResponse, ExplainResponse, FileDiff, Health, Move, MoveLabel, Moves,
+    NewVersion, PackList, PromptList, PromptSummary, PromptVersion, Release, RenderRequest,
+    RenderResponse, VersionList, VersionSummary,
+};
 pub use openapi::openapi;
 pub use problem::{PROBLEM_JSON, Problem, ProblemDetails};
 pub use serve::{Config, ServeError, Server, shutdown_signal};

@@ -9,6 +9,7 @@ mod init;
 mod list;
 mod render;
 mod resolve;
+mod serve;
 mod store;
 mod trust;
 
@@ -59,6 +60,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Schema => schema(&session),
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
+        Command::Serve(args) => serve::run(&args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)
             .map(Output::text)
