@@ -78,6 +78,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Versions and labels of packs in a store (SQLite file or PostgreSQL)
     Store(StoreArgs),
+    /// API keys of a store: create (the secret is shown once), list, revoke
+    Keys(KeysArgs),
     /// Serve a store over HTTP: prompts, labels, renders and a live change stream
     Serve(ServeArgs),
 }
@@ -272,6 +274,37 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line, for log collectors.
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// The store: a SQLite file, `sqlite:PATH` or `postgres://USER:PASSWORD@HOST/DB`
+    #[arg(long, global = true, value_name = "URL", default_value = promptreg_store::DEFAULT_DATABASE)]
+    pub database: String,
+    /// Act as an admin: creating and revoking keys needs it
+    #[arg(long, global = true)]
+    pub admin: bool,
+    #[command(subcommand)]
+    pub command: KeysCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create a key and print its secret, once (`--pack NAME`: for that pack of the store only)
+    Create {
+        /// The key's name, like `ci-deploy`, recorded as `key:NAME` for what it changes
+        name: String,
+        /// What it may do: read; write (push, move labels); admin (also protected labels)
+        #[arg(long, value_name = "SCOPE", value_parser = ["read", "write", "admin"])]
+        scope: String,
+    },
+    /// List the keys (never their secrets)
+    List,
+    /// Revoke a key: it is refused from now on
+    Revoke {
+        /// The key's name
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -43,6 +43,16 @@ impl Sandbox {
         cmd.output().unwrap()
     }
 
+    /// `promptreg keys ARGS --database …`.
+    fn keys(&self, args: &[&str]) -> Output {
+        let mut cmd = self.cmd();
+        cmd.arg("keys").args(args);
+        if let Some(url) = &self.database {
+            cmd.args(["--database", url]);
+        }
+        cmd.output().unwrap()
+    }
+
     fn ok(&self, args: &[&str]) -> String {
         let out = self.store(args);
         assert!(
@@ -410,6 +420,18 @@ fn a_push_killed_midway_leaves_whole_versions_and_can_be_repeated() {
 
 /// Every version's files match its content address.
 fn verify(sb: &Sandbox) {
+    run_on_store(sb, |store| async move {
+        if store.packs().await.unwrap().contains(&"big".to_owned()) {
+            store.verify("big").await.unwrap();
+        }
+    });
+}
+
+/// Runs `check` on the sandbox's store, through the library.
+fn run_on_store<F: std::future::Future<Output = ()>>(
+    sb: &Sandbox,
+    check: impl FnOnce(promptreg_store::Store) -> F,
+) {
     let url = sb
         .database
         .clone()
@@ -419,11 +441,137 @@ fn verify(sb: &Sandbox) {
         .build()
         .unwrap()
         .block_on(async {
-            let store = promptreg_store::Store::open(&url).await.unwrap();
-            if store.packs().await.unwrap().contains(&"big".to_owned()) {
-                store.verify("big").await.unwrap();
-            }
+            check(promptreg_store::Store::open(&url).await.unwrap()).await;
         });
+}
+
+fn keys_ok(sb: &Sandbox, args: &[&str]) -> String {
+    let out = sb.keys(args);
+    assert!(
+        out.status.success(),
+        "{}: keys {args:?}: {}",
+        sb.name,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn keys_fail(sb: &Sandbox, args: &[&str]) -> String {
+    let out = sb.keys(args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}: keys {args:?}: {out:?}",
+        sb.name
+    );
+    assert!(out.stdout.is_empty());
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn keys_are_created_with_a_secret_shown_once_listed_and_revoked() {
+    for sb in sandboxes("keys") {
+        sb.ok(&["push", "goal-agent"]);
+        let err = keys_fail(&sb, &["create", "ci", "--scope", "write"]);
+        assert!(err.contains("creating an API key needs --admin"), "{err}");
+        let out = keys_ok(
+            &sb,
+            &[
+                "create",
+                "ci",
+                "--scope",
+                "write",
+                "--pack",
+                "goal-agent",
+                "--admin",
+            ],
+        );
+        assert!(
+            out.starts_with("created API key `ci` (write on pack goal-agent) in "),
+            "{out}"
+        );
+        assert!(out.contains("will not be shown again"), "{out}");
+        let secret = out
+            .lines()
+            .find(|l| l.starts_with("prk_"))
+            .unwrap_or_else(|| panic!("no secret in {out}"))
+            .to_owned();
+        let json: Value = serde_json::from_str(&keys_ok(
+            &sb,
+            &["--json", "create", "reader", "--scope", "read", "--admin"],
+        ))
+        .unwrap();
+        assert_eq!(json["key"]["scope"], "read", "{json}");
+        assert_eq!(json["key"]["pack"], Value::Null, "{json}");
+        assert!(json["secret"].as_str().unwrap().starts_with("prk_"));
+
+        let list = keys_ok(&sb, &["list"]);
+        assert!(
+            list.lines()
+                .any(|l| l.starts_with("ci ") && l.contains("write") && l.contains("goal-agent")),
+            "{list}"
+        );
+        assert!(
+            list.lines()
+                .any(|l| l.starts_with("reader ") && l.contains(" * ")),
+            "{list}"
+        );
+        let listed = keys_ok(&sb, &["list", "--json"]);
+        assert!(
+            !listed.contains(&secret[4..]) && !listed.contains("secret"),
+            "{listed}"
+        );
+        let listed: Value = serde_json::from_str(&listed).unwrap();
+        assert_eq!(listed[0]["name"], "ci");
+        assert_eq!(listed[0]["created_by"], "ada");
+        assert_eq!(listed[0]["revoked_at"], Value::Null);
+
+        for (args, expected) in [
+            (
+                &["create", "ci", "--scope", "read", "--admin"][..],
+                "an API key named `ci` exists already",
+            ),
+            (
+                &["create", "CI", "--scope", "read", "--admin"],
+                "invalid API key name `CI`",
+            ),
+            (
+                &["create", "x", "--scope", "owner", "--admin"],
+                "invalid value 'owner'",
+            ),
+            (
+                &[
+                    "create", "x", "--scope", "read", "--pack", "nowhere", "--admin",
+                ],
+                "has no pack `nowhere`",
+            ),
+            (&["revoke", "ci"], "revoking an API key needs --admin"),
+            (&["revoke", "nobody", "--admin"], "no API key `nobody`"),
+        ] {
+            let err = keys_fail(&sb, args);
+            assert!(err.contains(expected), "{}: {args:?}: {err}", sb.name);
+        }
+
+        let secret_for_check = secret.clone();
+        run_on_store(&sb, |store| async move {
+            let key = store.authenticate(&secret_for_check).await.unwrap();
+            assert_eq!(key.actor().name, "key:ci");
+        });
+        let out = keys_ok(&sb, &["revoke", "ci", "--admin"]);
+        assert!(out.starts_with("API key `ci` is revoked (since "), "{out}");
+        let list = keys_ok(&sb, &["list", "--pack", "web-agent"]);
+        assert!(!list.contains("ci ") && list.contains("reader"), "{list}");
+        let list = keys_ok(&sb, &["list"]);
+        assert!(
+            list.lines()
+                .any(|l| l.starts_with("ci ") && l.contains("revoked 20")),
+            "{list}"
+        );
+        run_on_store(&sb, |store| async move {
+            let err = store.authenticate(&secret).await.unwrap_err();
+            assert_eq!(err.kind(), promptreg_store::ErrorKind::KeyRevoked);
+        });
+    }
 }
 
 fn write_big_pack(dir: &Path, n: usize) {

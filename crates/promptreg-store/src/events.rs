@@ -189,11 +189,12 @@ impl Feed {
     }
 
     /// A receiver of the newest id; starts following other processes'
-    /// writes, once, if a tokio runtime is running.
+    /// writes if a tokio runtime is running and no follower is (one that
+    /// ended with the runtime it ran on is started again).
     pub(crate) fn subscribe(self: &Arc<Feed>, backend: &Backend) -> watch::Receiver<u64> {
         let receiver = self.newest.subscribe();
         let mut follower = self.follower.lock().unwrap_or_else(|e| e.into_inner());
-        if follower.is_none()
+        if follower.as_ref().is_none_or(JoinHandle::is_finished)
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             let feed = Arc::downgrade(self);

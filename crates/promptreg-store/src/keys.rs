@@ -40,9 +40,10 @@ impl Scope {
     }
 }
 
+/// Honours width and alignment, for tables.
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -263,6 +264,7 @@ mod tests {
         for scope in [Scope::Read, Scope::Write, Scope::Admin] {
             assert_eq!(scope.to_string().parse::<Scope>().unwrap(), scope);
         }
+        assert_eq!(format!("{:<5}|", Scope::Read), "read |");
         let err = "owner".parse::<Scope>().unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidKey);
         assert!(

@@ -29,8 +29,9 @@ const CONNECT_WAIT: Duration = Duration::from_secs(5);
 
 /// A store of pack versions and labels, in SQLite or PostgreSQL.
 ///
-/// Cheap to clone (a connection pool); every method is one transaction or
-/// one consistent read, so a crash leaves whole versions only.
+/// Cheap to clone (a connection pool and the shared newest event id);
+/// every method is one transaction or one consistent read, so a crash
+/// leaves whole versions only.
 #[derive(Clone)]
 pub struct Store {
     pub(crate) backend: Backend,
@@ -102,8 +103,9 @@ impl Store {
     /// process's writes (through any clone of the store); for other
     /// processes' writes through PostgreSQL's LISTEN/NOTIFY, or for SQLite
     /// by reading the newest id every [poll interval](Self::with_event_poll).
-    /// A connection to PostgreSQL that is lost is made again, with a
-    /// growing wait, and the newest id read again, so nothing is missed.
+    /// On PostgreSQL, listening holds one connection of the store's pool;
+    /// a connection that is lost is made again, with a growing wait, and
+    /// the newest id read again, so nothing is missed.
     ///
     /// The value only grows, and a receiver may skip values: read the
     /// events with [`events_since`](Self::events_since). Following other

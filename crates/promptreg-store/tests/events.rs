@@ -416,3 +416,26 @@ async fn concurrent_writers_never_let_a_reader_skip_an_event() {
         );
     }
 }
+
+/// A store outliving the runtime its first subscriber ran on follows
+/// other handles again when subscribed to from a new runtime.
+#[test]
+fn a_store_follows_again_on_a_new_runtime() {
+    let db = common::sqlite();
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let store = runtime().block_on(async {
+        let store = db.open().await.with_event_poll(Duration::from_millis(20));
+        store.subscribe();
+        store
+    });
+    runtime().block_on(async {
+        let mut rx = store.subscribe();
+        db.open().await.push(&demo(), &writer(), "").await.unwrap();
+        seen(&mut rx, 6, "after a new runtime").await;
+    });
+}

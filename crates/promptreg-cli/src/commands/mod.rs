@@ -6,6 +6,7 @@ mod diff;
 mod explain;
 mod follow;
 mod init;
+mod keys;
 mod list;
 mod render;
 mod resolve;
@@ -61,6 +62,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
         Command::Serve(args) => serve::run(&args),
+        Command::Keys(args) => keys::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)
             .map(Output::text)

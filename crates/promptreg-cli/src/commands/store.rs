@@ -25,7 +25,7 @@ pub fn run(session: &Session, args: &StoreArgs) -> Result<Output, Failure> {
     block_on(execute(session, args))
 }
 
-fn block_on<T>(future: impl Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
+pub(super) fn block_on<T>(future: impl Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -61,7 +61,7 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
 
 /// A store error as the tool reports it: the check's diagnostics with
 /// their source lines for a pack that fails, one sentence otherwise.
-fn failure(err: Error) -> Failure {
+pub(super) fn failure(err: Error) -> Failure {
     if err.kind() == ErrorKind::InvalidPack && !err.diagnostics().is_empty() {
         let diagnostics = promptreg::Error::from_diagnostics(err.diagnostics().to_vec());
         return Failure::stopped(diagnostics, "the pack fails check: nothing was pushed");
@@ -76,17 +76,8 @@ struct Command<'a> {
 }
 
 impl Command<'_> {
-    /// The local user, who may write, and administer with `--admin`.
     fn actor(&self) -> Actor {
-        let name = ["USER", "USERNAME", "LOGNAME"]
-            .iter()
-            .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
-            .unwrap_or_else(|| "unknown".to_owned());
-        let mut permissions = vec![Permission::Write];
-        if self.args.admin {
-            permissions.push(Permission::Admin);
-        }
-        Actor::new(name, permissions)
+        local_user(self.args.admin)
     }
 
     async fn pack(&self) -> Result<String, Failure> {
@@ -362,6 +353,19 @@ impl Command<'_> {
         let out = diffs.iter().map(|(_, _, diff)| paint.diff(diff)).collect();
         Ok(Output::text(out))
     }
+}
+
+/// The local user, who may write, and administer with `--admin`.
+pub(super) fn local_user(admin: bool) -> Actor {
+    let name = ["USER", "USERNAME", "LOGNAME"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "unknown".to_owned());
+    let mut permissions = vec![Permission::Write];
+    if admin {
+        permissions.push(Permission::Admin);
+    }
+    Actor::new(name, permissions)
 }
 
 fn version_ref(text: &str) -> Result<VersionRef, Failure> {
