@@ -82,6 +82,8 @@ pub enum Command {
     Store(StoreArgs),
     /// API keys of a store: create (the secret is shown once), list, revoke
     Keys(KeysArgs),
+    /// Serve a store over HTTP: prompts, labels, renders and a live change stream
+    Serve(ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -278,6 +280,34 @@ pub enum StoreCommand {
         #[arg(long)]
         off: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where to listen; an address other than loopback needs an API key in the store
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
+    pub listen: std::net::SocketAddr,
+    /// The store: a SQLite file, `sqlite:PATH` or `postgres://USER:PASSWORD@HOST/DB`
+    #[arg(long, value_name = "URL", default_value = promptreg_store::DEFAULT_DATABASE)]
+    pub database: String,
+    /// How to write the request log on standard error
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, value_name = "FORMAT")]
+    pub log_format: LogFormat,
+    /// The largest request body accepted (bytes, or with KiB/MiB)
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
+    pub max_body_size: u64,
+    /// How long a request may take before it is answered 503, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub request_timeout: u64,
+}
+
+/// How the server writes its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// One line per event, for people.
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
 }
 
 #[derive(Debug, Args)]

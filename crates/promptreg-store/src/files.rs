@@ -204,6 +204,17 @@ impl FromIterator<(String, Vec<u8>)> for PackFiles {
     }
 }
 
+/// The paths of `prompt`'s files in `files`, as `pack` (built from them)
+/// sorts them into entries.
+pub(crate) fn entry_paths(files: &PackFiles, pack: &Pack, prompt: &str) -> Vec<String> {
+    files
+        .entries(pack)
+        .into_iter()
+        .filter(|e| e.name == prompt)
+        .flat_map(|e| e.files.into_keys())
+        .collect()
+}
+
 /// One entry's files and their content address.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {

@@ -92,7 +92,7 @@ pub use files::{PACK_ENTRY, PackFiles};
 pub use keys::{ApiKey, Scope};
 pub use location::DEFAULT_DATABASE;
 pub use model::{
-    Actor, Change, LATEST, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
-    VersionRef,
+    Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Timestamp,
+    VersionInfo, VersionRef,
 };
 pub use store::Store;

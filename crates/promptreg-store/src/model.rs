@@ -237,6 +237,20 @@ pub struct VersionInfo {
     pub labels: Vec<String>,
 }
 
+/// One entry (a prompt, or [`PACK_ENTRY`](crate::PACK_ENTRY)) at one
+/// version: its number, its content address and its files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryVersion {
+    /// The prompt id, or [`PACK_ENTRY`](crate::PACK_ENTRY).
+    pub prompt: String,
+    /// The version number.
+    pub number: u64,
+    /// The SHA-256 of its files' canonical form, in hex.
+    pub digest: String,
+    /// Its files, by path in the pack, exactly as pushed.
+    pub files: crate::files::PackFiles,
+}
+
 /// One row of the append-only label history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LabelMove {

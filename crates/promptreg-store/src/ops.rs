@@ -10,7 +10,8 @@ use crate::error::{Error, ErrorKind};
 use crate::events::{Event, EventKind, Written};
 use crate::files::Entry;
 use crate::model::{
-    Actor, Change, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo, VersionRef,
+    Actor, Change, EntryVersion, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
+    VersionRef,
 };
 use crate::schema::{EVENTS_CHANNEL, MIGRATIONS, SCHEMA_TABLE, SCHEMA_VERSION};
 use crate::store::OpError;
@@ -89,10 +90,14 @@ pub(crate) async fn pack_id(pool: &Pool<Db>, name: &str) -> Result<Option<i64>, 
 
 /// Records a version of every entry whose content is new, and moves
 /// `latest`, in one transaction.
+///
+/// `whole`: the entries are the whole pack, so an entry missing from them
+/// loses `latest`; otherwise only the entries given are touched.
 pub(crate) async fn push(
     pool: &Pool<Db>,
     pack: &str,
     entries: &[Entry],
+    whole: bool,
     actor: &Actor,
     message: &str,
 ) -> Result<Written<PushReport>, OpError> {
@@ -174,6 +179,9 @@ pub(crate) async fn push(
         report
             .prompts
             .push((entry.name.clone(), change, Some(number as u64)));
+    }
+    if !whole {
+        latest.clear();
     }
     for (gone, number) in latest {
         let moved = set_label(
@@ -478,6 +486,62 @@ pub(crate) async fn checkout(
     .fetch_all(pool)
     .await?;
     Ok(rows)
+}
+
+/// entry, number, digest, path, content
+type EntryFileRow = (String, i64, String, String, Vec<u8>);
+
+/// Every entry at `label` with its version, address and files, in one read.
+pub(crate) async fn entries_at(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &str,
+) -> Result<Vec<EntryVersion>, OpError> {
+    let rows: Vec<EntryFileRow> = sqlx::query_as(
+        "SELECT l.entry, v.number, v.digest, f.path, f.content FROM labels l \
+         JOIN versions v ON v.pack_id = l.pack_id AND v.entry = l.entry AND v.number = l.number \
+         JOIN version_files f ON f.version_id = v.version_id \
+         WHERE l.pack_id = $1 AND l.label = $2 ORDER BY l.entry, f.path",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .fetch_all(pool)
+    .await?;
+    let mut out: Vec<EntryVersion> = Vec::new();
+    for (entry, number, digest, path, content) in rows {
+        match out.last_mut() {
+            Some(last) if last.prompt == entry => last.files.insert(path, content),
+            _ => {
+                let mut files = crate::files::PackFiles::default();
+                files.insert(path, content);
+                out.push(EntryVersion {
+                    prompt: entry,
+                    number: number as u64,
+                    digest,
+                    files,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The address of version `number` of `entry`.
+pub(crate) async fn digest_of(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    entry: &str,
+    number: u64,
+) -> Result<Option<String>, OpError> {
+    let row: Option<(String,)> = sqlx::query_as(
+        "SELECT digest FROM versions WHERE pack_id = $1 AND entry = $2 AND number = $3",
+    )
+    .bind(pack_id)
+    .bind(entry)
+    .bind(number as i64)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|(d,)| d))
 }
 
 /// Every version's stored digest and files, for [`verify`](crate::Store::verify).

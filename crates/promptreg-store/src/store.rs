@@ -16,7 +16,9 @@ use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Feed, Written};
 use crate::files::{self, PACK_ENTRY, PackFiles};
 use crate::location::Location;
-use crate::model::{Actor, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef};
+use crate::model::{
+    Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef,
+};
 
 /// How long an operation waits for SQLite's write lock.
 const WAIT: Duration = Duration::from_secs(10);
@@ -149,8 +151,96 @@ impl Store {
             .map_or_else(|| PathBuf::from("pack"), Into::into);
         let pack = files.to_pack(root)?;
         let entries = files.entries(&pack);
-        let written = on_backend!(self, push(pack.name(), &entries, actor, message))?;
+        let written = on_backend!(self, push(pack.name(), &entries, true, actor, message))?;
         Ok(self.published(written))
+    }
+
+    /// Records a new version of one prompt of `pack` from `files` (its
+    /// default and locale variants, by path in the pack, such as
+    /// `defaults/greeting.fr.md`), replacing all of its files at `latest`.
+    /// The pack at `latest` with these files must pass `check`; the other
+    /// prompts are left as they are. Pushing the same files again writes
+    /// nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidPack`] with the check's diagnostics, or naming
+    /// a file that is not one of `prompt`'s; [`ErrorKind::UnknownPrompt`]
+    /// when the manifest does not declare `prompt`; [`ErrorKind::Forbidden`]
+    /// without the write permission.
+    pub async fn push_prompt(
+        &self,
+        pack: &str,
+        prompt: &str,
+        files: &PackFiles,
+        actor: &Actor,
+        message: &str,
+    ) -> Result<PushReport, Error> {
+        actor.require(Permission::Write, "push")?;
+        let base = self.checkout(pack, &Label::latest()).await?;
+        let root = PathBuf::from(format!("{}#{pack}@{LATEST}", self.location));
+        let old = base.to_pack(root.clone())?;
+        let old_paths = files::entry_paths(&base, &old, prompt);
+        let mut merged: PackFiles = base
+            .iter()
+            .filter(|(path, _)| !old_paths.iter().any(|p| p == path))
+            .map(|(path, bytes)| (path.to_owned(), bytes.to_vec()))
+            .collect();
+        for (path, bytes) in files.iter() {
+            merged.insert(path, bytes);
+        }
+        let new = merged.to_pack(root)?;
+        let entry = merged
+            .entries(&new)
+            .into_iter()
+            .find(|e| e.name == prompt && !e.files.is_empty())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::UnknownPrompt,
+                    format!("pack `{pack}` does not declare a prompt `{prompt}` with these files: its manifest lists the prompts it has"),
+                )
+            })?;
+        if let Some((stray, _)) = files.iter().find(|(p, _)| !entry.files.contains_key(*p)) {
+            return Err(Error::new(
+                ErrorKind::InvalidPack,
+                format!(
+                    "`{stray}` is not a file of prompt `{prompt}`: its files are `defaults/{prompt}.md` and `defaults/{prompt}.<locale>.md`; nothing was written"
+                ),
+            ));
+        }
+        let written = on_backend!(self, push(pack, &[entry], false, actor, message))?;
+        Ok(self.published(written))
+    }
+
+    /// Every entry of `pack` at `label` (prompts and [`PACK_ENTRY`]), with
+    /// its version number, content address and files, in one consistent
+    /// read.
+    pub async fn entries_at(&self, pack: &str, label: &Label) -> Result<Vec<EntryVersion>, Error> {
+        let id = self.pack_id(pack).await?;
+        on_backend!(self, entries_at(id, label.as_str()))
+    }
+
+    /// One version of `prompt`, with its number, content address and files.
+    ///
+    /// # Errors
+    ///
+    /// As [`files`](Self::files).
+    pub async fn entry_version(
+        &self,
+        pack: &str,
+        prompt: &str,
+        version: &VersionRef,
+    ) -> Result<EntryVersion, Error> {
+        let (number, files) = self.files(pack, prompt, version).await?;
+        let id = self.pack_id(pack).await?;
+        let digest = on_backend!(self, digest_of(id, prompt, number))?
+            .ok_or_else(|| self.unknown_version(pack, prompt, version))?;
+        Ok(EntryVersion {
+            prompt: prompt.to_owned(),
+            number,
+            digest,
+            files,
+        })
     }
 
     /// The names of the packs in the store, sorted.

@@ -680,3 +680,76 @@ async fn the_sqlite_file_is_in_wal_mode() {
         .unwrap();
     assert_eq!(mode, "wal");
 }
+
+#[tokio::test]
+async fn pushing_one_prompt_leaves_the_others_and_is_checked_with_the_pack() {
+    for db in databases("push_prompt").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let mut files = PackFiles::default();
+        files.insert("defaults/farewell.md", "Bye.\n");
+        files.insert("defaults/farewell.ja.md", "さようなら。\n");
+        let report = store
+            .push_prompt("demo", "farewell", &files, &writer(), "shorter")
+            .await
+            .unwrap();
+        assert_eq!(
+            changes(&report),
+            [("farewell", Change::Changed)],
+            "{}",
+            db.name
+        );
+        let at = store.entries_at("demo", &Label::latest()).await.unwrap();
+        let names: Vec<(&str, u64)> = at.iter().map(|e| (e.prompt.as_str(), e.number)).collect();
+        assert_eq!(
+            names,
+            [("@pack", 1), ("farewell", 2), ("greeting", 1)],
+            "{}",
+            db.name
+        );
+        assert_eq!(at[1].files, files, "{}", db.name);
+        let same = store
+            .push_prompt("demo", "farewell", &files, &writer(), "again")
+            .await
+            .unwrap();
+        assert_eq!(same.versions_written(), 0, "{}", db.name);
+
+        let mut broken = PackFiles::default();
+        broken.insert(
+            "defaults/greeting.md",
+            "---\ntemplate: true\n---\nHello {{ name !\n",
+        );
+        let err = store
+            .push_prompt("demo", "greeting", &broken, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidPack, "{}", db.name);
+        assert!(!err.diagnostics().is_empty(), "{}", db.name);
+
+        let mut stray = PackFiles::default();
+        stray.insert("defaults/farewell.md", "Bye.\n");
+        stray.insert("defaults/greeting.md", "Hi.\n");
+        let err = store
+            .push_prompt("demo", "farewell", &stray, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidPack, "{}", db.name);
+        assert!(err.to_string().contains("defaults/greeting.md"), "{err}");
+        assert_eq!(store.log("demo", "greeting").await.unwrap().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn one_version_comes_with_its_address() {
+    for db in databases("entry_version").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let v = store
+            .entry_version("demo", "greeting", &"latest".parse().unwrap())
+            .await
+            .unwrap();
+        let log = store.log("demo", "greeting").await.unwrap();
+        assert_eq!((v.number, &v.digest), (1, &log[0].digest), "{}", db.name);
+        assert_eq!(v.files.len(), 2, "{}", db.name);
+    }
+}

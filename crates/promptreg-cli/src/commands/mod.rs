@@ -10,6 +10,7 @@ mod keys;
 mod list;
 mod render;
 mod resolve;
+mod serve;
 mod store;
 mod test;
 mod trust;
@@ -62,6 +63,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Test(args) => test::run(&session, &args),
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
+        Command::Serve(args) => serve::run(&args),
         Command::Keys(args) => keys::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)

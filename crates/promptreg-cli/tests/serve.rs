@@ -1,0 +1,146 @@
+//! `promptreg serve` as a process: it logs each request as JSON with its
+//! request id, and SIGTERM stops it gracefully (exit 0). A `kill -9`
+//! during a release leaves the release whole or absent.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::time::Duration;
+
+use insta_cmd::get_cargo_bin;
+use support::{copy_dir, example};
+
+struct Served {
+    child: Child,
+    stderr: BufReader<ChildStderr>,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+/// `promptreg serve` over a store holding the goal-agent pack, on a free port.
+fn serve(extra: &[&str]) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example("goal-agent"), &dir.path().join("goal-agent"));
+    let pushed = Command::new(get_cargo_bin("promptreg"))
+        .current_dir(dir.path())
+        .args(["store", "push", "goal-agent"])
+        .output()
+        .unwrap();
+    assert!(pushed.status.success(), "{pushed:?}");
+    let mut child = Command::new(get_cargo_bin("promptreg"))
+        .current_dir(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server exited"
+        );
+        if let Some(rest) = line.split("http://").nth(1) {
+            break rest.split('/').next().unwrap().to_owned();
+        }
+    };
+    Served {
+        child,
+        stderr,
+        addr,
+        _dir: dir,
+    }
+}
+
+/// One HTTP/1.1 request, the whole response as text.
+fn request(addr: &str, head: &str, body: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "{head} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+#[test]
+fn the_server_logs_json_with_request_ids_and_stops_on_sigterm() {
+    let mut served = serve(&["--log-format", "json"]);
+    let response = request(&served.addr, "GET /healthz", "");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let id = response
+        .lines()
+        .find_map(|l| l.strip_prefix("x-request-id: "))
+        .expect("a request id")
+        .trim()
+        .to_owned();
+    let pid = served.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = served.child.wait().unwrap();
+    assert!(status.success(), "SIGTERM is a clean stop: {status:?}");
+    let mut log = String::new();
+    served.stderr.read_to_string(&mut log).unwrap();
+    let logged: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(
+        logged
+            .iter()
+            .any(|l| l["span"]["request_id"] == id.as_str()),
+        "the request's log names its id {id}:\n{log}"
+    );
+}
+
+#[test]
+fn a_kill_during_a_release_leaves_it_whole_or_absent() {
+    for attempt in 0..5 {
+        let mut served = serve(&[]);
+        let addr = served.addr.clone();
+        let releasing = std::thread::spawn(move || {
+            // The answer may never come: the server is killed meanwhile.
+            let mut stream = TcpStream::connect(&addr).unwrap();
+            let body = r#"{"from":"latest","to":"production"}"#;
+            let _ = write!(
+                stream,
+                "POST /v1/packs/goal-agent/releases HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.read(&mut [0u8; 64]);
+        });
+        std::thread::sleep(Duration::from_millis(attempt * 3));
+        served.child.kill().unwrap();
+        served.child.wait().unwrap();
+        releasing.join().unwrap();
+        let history = Command::new(get_cargo_bin("promptreg"))
+            .current_dir(served._dir.path())
+            .args(["store", "history", "--json"])
+            .output()
+            .unwrap();
+        assert!(history.status.success(), "{history:?}");
+        let moves: Vec<serde_json::Value> = serde_json::from_slice(&history.stdout).unwrap();
+        let count = |label: &str| moves.iter().filter(|m| m["label"] == label).count();
+        let (released, all) = (count("production"), count("latest"));
+        assert!(
+            released == 0 || released == all,
+            "attempt {attempt}: {released} of {all} prompts released"
+        );
+    }
+}

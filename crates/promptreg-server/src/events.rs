@@ -1,0 +1,279 @@
+//! `GET /v1/events`: every change to the store as a server-sent event.
+//!
+//! One task per server follows the store ([`Store::subscribe`]: LISTEN/
+//! NOTIFY on PostgreSQL, so changes made through any server arrive), reads
+//! the new events in order, drops what the cache holds of their packs and
+//! broadcasts them. Each client reads the broadcast through a ring of
+//! bounded size: the follower never waits for a client, and a client that
+//! falls a whole ring behind gets a final `reconnect` event and is dropped.
+//! It comes back with `Last-Event-ID` and is replayed what it missed from
+//! the store, in order.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures_util::Stream;
+use promptreg_store::{Event, Store};
+use serde_json::json;
+use tokio::sync::{broadcast, watch};
+
+use crate::auth::Caller;
+use crate::extract::Query;
+use crate::problem::{Problem, ProblemDetails};
+use crate::serve::AppState;
+
+/// How many events one read of the store returns.
+const PAGE: usize = 256;
+
+/// How often the follower reads the store even without a notification, so
+/// a notification lost while the database was away delays nothing long.
+const POLL: Duration = Duration::from_secs(5);
+
+/// The SSE `retry` hint, in milliseconds, sent with `reconnect`.
+const RETRY: Duration = Duration::from_millis(500);
+
+/// An event as sent: its id, pack, type and JSON, serialised once.
+#[derive(Debug)]
+pub(crate) struct Delivered {
+    id: u64,
+    pack: String,
+    kind: String,
+    data: String,
+}
+
+impl Delivered {
+    fn of(event: &Event) -> Delivered {
+        let value = serde_json::to_value(event).unwrap_or_default();
+        let kind = value["type"].as_str().unwrap_or("change").to_owned();
+        Delivered {
+            id: event.id,
+            pack: event.pack.clone(),
+            kind,
+            data: value.to_string(),
+        }
+    }
+
+    fn to_sse(&self) -> SseEvent {
+        SseEvent::default()
+            .id(self.id.to_string())
+            .event(&self.kind)
+            .data(&self.data)
+    }
+}
+
+/// The broadcast every client stream reads.
+pub(crate) struct Hub {
+    sender: broadcast::Sender<Arc<Delivered>>,
+    clients: Arc<()>,
+}
+
+impl Hub {
+    pub(crate) fn new(capacity: usize) -> Hub {
+        Hub {
+            sender: broadcast::channel(capacity.max(1)).0,
+            clients: Arc::new(()),
+        }
+    }
+
+    /// How many clients follow the stream now.
+    pub(crate) fn clients(&self) -> usize {
+        Arc::strong_count(&self.clients) - 1
+    }
+}
+
+/// Follows the store until shutdown: reads new events after `last`, drops
+/// what the cache holds of their packs, broadcasts them.
+pub(crate) async fn follow(state: AppState, mut last: u64) {
+    let mut notified = state.store.subscribe();
+    let mut shutdown = state.shutdown.subscribe();
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        match state.store.events_since(last, PAGE).await {
+            Ok(batch) => {
+                backoff = Duration::from_millis(100);
+                let full = batch.len() == PAGE;
+                for event in &batch {
+                    state.cache.invalidate(&event.pack);
+                    last = event.id;
+                    // No receiver is not an error: nobody listens yet.
+                    let _ = state.events.sender.send(Arc::new(Delivered::of(event)));
+                }
+                if full {
+                    continue;
+                }
+            }
+            Err(e) => {
+                state.metrics.store_error();
+                // The events stay in the store: they are read once it is back.
+                tracing::warn!(error = %e, "cannot read the store's events; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = stopping(&mut shutdown) => return,
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
+            }
+        }
+        let lost = tokio::select! {
+            changed = notified.changed() => changed.is_err(),
+            _ = tokio::time::sleep(POLL) => false,
+            _ = stopping(&mut shutdown) => return,
+        };
+        if lost {
+            // The store stopped notifying: subscribe again, reading on a timer meanwhile.
+            notified = state.store.subscribe();
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+/// Completes when the server begins to shut down.
+async fn stopping(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// `?after=ID`, for clients that cannot set `Last-Event-ID`.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct EventsQuery {
+    /// Replay the events after this id (as `Last-Event-ID`).
+    after: Option<u64>,
+}
+
+/// The stream of changes.
+#[utoipa::path(
+    get,
+    path = "/v1/events",
+    tag = "events",
+    params(
+        EventsQuery,
+        ("Last-Event-ID" = Option<u64>, Header, description = "Replay every event after this id, in order"),
+    ),
+    responses(
+        (status = 200, description = "Server-sent events: `id` is the event's id, `event` its type, `data` its JSON. \
+            A final `reconnect` event (no id) asks the client to reconnect with `Last-Event-ID`: \
+            it fell too far behind, or the server is shutting down.", content_type = "text/event-stream", body = String),
+        (status = 400, description = "Invalid Last-Event-ID", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn stream(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    Query(query): Query<EventsQuery>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Problem> {
+    let after = match headers.get("last-event-id") {
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or_else(|| {
+                    Problem::bad_request(
+                        "invalid-last-event-id",
+                        "Last-Event-ID must be the id of an event this server sent (a number)",
+                    )
+                })?,
+        ),
+        None => query.after,
+    };
+    // Subscribe before reading the past, so no event falls in between.
+    let live = state.events.sender.subscribe();
+    let last = match after {
+        Some(after) => after,
+        None => state.store.last_event_id().await?,
+    };
+    let feed = Feed {
+        store: state.store.clone(),
+        live,
+        shutdown: state.shutdown.subscribe(),
+        pending: VecDeque::new(),
+        last,
+        replaying: after.is_some(),
+        done: false,
+        pack: caller.pack_filter(),
+        _client: state.events.clients.clone(),
+    };
+    let stream = futures_util::stream::unfold(feed, |mut feed| async move {
+        let event = feed.next().await?;
+        Some((Ok(event), feed))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(state.config.keep_alive)))
+}
+
+/// One client's position in the stream.
+struct Feed {
+    store: Store,
+    live: broadcast::Receiver<Arc<Delivered>>,
+    shutdown: watch::Receiver<bool>,
+    pending: VecDeque<Arc<Delivered>>,
+    /// The id of the last event sent (or skipped).
+    last: u64,
+    replaying: bool,
+    done: bool,
+    /// A key for one pack sees that pack's events only.
+    pack: Option<String>,
+    /// Counts the clients.
+    _client: Arc<()>,
+}
+
+impl Feed {
+    async fn next(&mut self) -> Option<SseEvent> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(event) = self.pending.pop_front() {
+                if event.id <= self.last {
+                    continue;
+                }
+                self.last = event.id;
+                if self.pack.as_ref().is_none_or(|p| *p == event.pack) {
+                    return Some(event.to_sse());
+                }
+                continue;
+            }
+            if self.replaying {
+                match self.store.events_since(self.last, PAGE).await {
+                    Ok(batch) if batch.is_empty() => self.replaying = false,
+                    Ok(batch) => self
+                        .pending
+                        .extend(batch.iter().map(|e| Arc::new(Delivered::of(e)))),
+                    Err(_) => return Some(self.reconnect("store-unavailable")),
+                }
+                continue;
+            }
+            if *self.shutdown.borrow() {
+                return Some(self.reconnect("shutdown"));
+            }
+            tokio::select! {
+                received = self.live.recv() => match received {
+                    Ok(event) => self.pending.push_back(event),
+                    Err(broadcast::error::RecvError::Lagged(_)) => return Some(self.reconnect("too-slow")),
+                    Err(broadcast::error::RecvError::Closed) => return Some(self.reconnect("shutdown")),
+                },
+                changed = self.shutdown.changed() => if changed.is_err() {
+                    return Some(self.reconnect("shutdown"));
+                },
+            }
+        }
+    }
+
+    /// The last event of a stream: reconnect with `Last-Event-ID` (the id
+    /// of the last event received; this one has none).
+    fn reconnect(&mut self, reason: &str) -> SseEvent {
+        self.done = true;
+        SseEvent::default()
+            .event("reconnect")
+            .retry(RETRY)
+            .data(json!({ "reason": reason, "last_event_id": self.last }).to_string())
+    }
+}

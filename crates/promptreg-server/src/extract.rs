@@ -1,0 +1,102 @@
+//! Extractors whose rejections are problem details, and the checks every
+//! name from a URL passes before any lookup.
+
+use axum::extract::FromRequest;
+use axum::extract::FromRequestParts;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::StatusCode;
+use promptreg::PromptId;
+use promptreg_store::{Label, PACK_ENTRY};
+
+use crate::problem::Problem;
+
+/// A JSON request body; refused as a problem (415, 413, 400).
+#[derive(FromRequest)]
+#[from_request(via(axum::Json), rejection(Problem))]
+pub(crate) struct JsonBody<T>(pub(crate) T);
+
+/// Path parameters; refused as a problem.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(Problem))]
+pub(crate) struct Path<T>(pub(crate) T);
+
+/// Query parameters; refused as a problem.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(Problem))]
+pub(crate) struct Query<T>(pub(crate) T);
+
+impl From<JsonRejection> for Problem {
+    fn from(rejection: JsonRejection) -> Problem {
+        let detail = rejection.body_text();
+        match rejection {
+            JsonRejection::MissingJsonContentType(_) => Problem::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                "the body must be JSON, sent with `Content-Type: application/json`",
+            ),
+            JsonRejection::JsonSyntaxError(_) => Problem::bad_request(
+                "malformed-json",
+                format!("the body is not valid JSON: {detail}"),
+            ),
+            JsonRejection::JsonDataError(_) => Problem::bad_request(
+                "invalid-body",
+                format!("the body does not have the expected fields: {detail}"),
+            ),
+            _ if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body-too-large",
+                "the body is larger than the server accepts (`--max-body-size`)",
+            ),
+            _ => Problem::bad_request("invalid-body", detail),
+        }
+    }
+}
+
+impl From<PathRejection> for Problem {
+    fn from(rejection: PathRejection) -> Problem {
+        Problem::bad_request("invalid-path", rejection.body_text())
+    }
+}
+
+impl From<QueryRejection> for Problem {
+    fn from(rejection: QueryRejection) -> Problem {
+        Problem::bad_request("invalid-query", rejection.body_text())
+    }
+}
+
+/// A pack name from a URL: the rule of prompt ids (ASCII letters, digits,
+/// `.`, `_`, `-`, no `..`), so it can never name a path.
+pub(crate) fn pack_name(name: &str) -> Result<&str, Problem> {
+    PromptId::new(name).map_err(|_| {
+        Problem::bad_request(
+            "invalid-pack-name",
+            format!(
+                "invalid pack name `{}`: a pack name is ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit",
+                shown(name)
+            ),
+        )
+    })?;
+    Ok(name)
+}
+
+/// A prompt id from a URL (or `@pack`, the pack-level entry).
+pub(crate) fn prompt_id(id: &str) -> Result<&str, Problem> {
+    if id == PACK_ENTRY {
+        return Ok(id);
+    }
+    PromptId::new(id).map_err(Problem::from)?;
+    Ok(id)
+}
+
+/// A label from a URL or a body.
+pub(crate) fn label(name: &str) -> Result<Label, Problem> {
+    Label::new(name).map_err(Problem::from)
+}
+
+/// At most 64 characters of a name, for a message.
+fn shown(name: &str) -> String {
+    name.chars()
+        .take(64)
+        .flat_map(char::escape_default)
+        .collect()
+}

@@ -1,0 +1,43 @@
+//! `promptreg serve`: an HTTP API over a promptreg
+//! [`Store`](promptreg_store::Store), with
+//! conditional requests, a live stream of changes and API keys.
+//!
+//! ```no_run
+//! use promptreg_server::{Config, Server};
+//! use promptreg_store::Store;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Store::open("promptreg.db").await?;
+//! let server = Server::bind(store, Config::default()).await?;
+//! println!("listening on http://{}", server.local_addr());
+//! server.run(promptreg_server::shutdown_signal()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every route is under `/v1` and described by the OpenAPI 3.1 document
+//! at `/v1/openapi.json`; errors are RFC 9457 problem details
+//! (`application/problem+json`) with a stable `code`. Reads are served
+//! from memory, kept fresh by the store's events; `GET /v1/events` streams
+//! them to clients (server-sent events, resumable with `Last-Event-ID`).
+
+#![deny(missing_docs)]
+
+mod api;
+mod auth;
+mod body;
+mod cache;
+mod events;
+mod extract;
+mod metrics;
+mod openapi;
+mod problem;
+mod serve;
+
+pub use body::{
+    Bundle, Created, DiffResponse, ExplainResponse, FileDiff, Health, Move, MoveLabel, Moves,
+    NewVersion, PackList, PromptList, PromptSummary, PromptVersion, Release, RenderRequest,
+    RenderResponse, VersionList, VersionSummary,
+};
+pub use openapi::openapi;
+pub use problem::{PROBLEM_JSON, Problem, ProblemDetails};
+pub use serve::{Config, ServeError, Server, shutdown_signal};

@@ -1,0 +1,133 @@
+//! `/metrics`: Prometheus text. Requests by route and status, their
+//! latency, the event-stream clients, and store errors. Each server has a
+//! registry of its own, so several can run in one process (tests do).
+
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
+    Registry, TextEncoder,
+};
+
+use crate::serve::AppState;
+
+pub(crate) struct Metrics {
+    registry: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    sse_clients: IntGauge,
+    store_errors: IntCounter,
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Metrics {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "promptreg_http_requests_total",
+                "HTTP requests by route and status",
+            ),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let latency = HistogramVec::new(
+            HistogramOpts::new(
+                "promptreg_http_request_duration_seconds",
+                "Time to the response's head, by route",
+            )
+            .buckets(vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+            ]),
+            &["method", "route"],
+        )
+        .expect("valid metric");
+        let sse_clients =
+            IntGauge::new("promptreg_sse_clients", "Clients following /v1/events now")
+                .expect("valid metric");
+        let store_errors = IntCounter::new(
+            "promptreg_store_errors_total",
+            "Store operations that failed (the database unreachable, or refusing)",
+        )
+        .expect("valid metric");
+        for metric in [
+            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(latency.clone()),
+            Box::new(sse_clients.clone()),
+            Box::new(store_errors.clone()),
+        ] {
+            registry.register(metric).expect("metric registered once");
+        }
+        Metrics {
+            registry,
+            requests,
+            latency,
+            sse_clients,
+            store_errors,
+        }
+    }
+
+    pub(crate) fn store_error(&self) {
+        self.store_errors.inc();
+    }
+
+    fn observe(&self, method: &str, route: &str, status: StatusCode, started: Instant) {
+        self.requests
+            .with_label_values(&[method, route, status.as_str()])
+            .inc();
+        let latency: Histogram = self.latency.with_label_values(&[method, route]);
+        latency.observe(started.elapsed().as_secs_f64());
+    }
+
+    fn render(&self, clients: usize) -> String {
+        self.sse_clients.set(clients as i64);
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+/// Counts and times every request, by its route's pattern (never the raw
+/// path, so ids do not multiply the series).
+pub(crate) async fn record(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let method = request.method().as_str().to_owned();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", MatchedPath::as_str)
+        .to_owned();
+    let response = next.run(request).await;
+    let status = response.status();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        state.metrics.store_error();
+    }
+    state.metrics.observe(&method, &route, status, started);
+    response
+}
+
+/// The metrics, in Prometheus' text format.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)),
+)]
+pub(crate) async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let text = state.metrics.render(state.events.clients());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+}

@@ -1,0 +1,150 @@
+//! Errors as RFC 9457 problem details: `application/problem+json` with a
+//! stable `code` a client can match on.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use promptreg_store::{Error, ErrorKind};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The media type of every error response.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// An error response: RFC 9457 problem details, boxed so results stay small.
+#[derive(Debug, Clone)]
+pub struct Problem(Box<ProblemDetails>);
+
+/// The body of an error response (RFC 9457). `type` is
+/// `urn:promptreg:problem:<code>`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProblemDetails {
+    /// `urn:promptreg:problem:<code>`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A short summary of the kind of problem.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// What happened here, naming the pack, prompt, label or version.
+    pub detail: String,
+    /// A stable, kebab-case code: `unknown-prompt`, `conflict`, ...
+    pub code: String,
+    /// For `conflict`: the version the label points at now (null: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<u64>)]
+    pub current: Option<Value>,
+    /// For `invalid-pack`: every diagnostic of the check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub diagnostics: Option<Value>,
+}
+
+impl Problem {
+    /// A problem of `status` with a stable `code`.
+    pub fn new(status: StatusCode, code: &str, detail: impl Into<String>) -> Problem {
+        Problem(Box::new(ProblemDetails {
+            kind: format!("urn:promptreg:problem:{code}"),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: status.as_u16(),
+            detail: detail.into(),
+            code: code.to_owned(),
+            current: None,
+            diagnostics: None,
+        }))
+    }
+
+    /// The details sent.
+    pub fn details(&self) -> &ProblemDetails {
+        &self.0
+    }
+
+    pub(crate) fn bad_request(code: &str, detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::BAD_REQUEST, code, detail)
+    }
+
+    pub(crate) fn not_found(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::NOT_FOUND, "not-found", detail)
+    }
+
+    pub(crate) fn with_current(mut self, current: Value) -> Problem {
+        self.0.current = Some(current);
+        self
+    }
+
+    fn with_diagnostics(mut self, diagnostics: &[promptreg::Diagnostic]) -> Problem {
+        if !diagnostics.is_empty() {
+            self.0.diagnostics = serde_json::to_value(diagnostics).ok();
+        }
+        self
+    }
+
+    fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+}
+
+/// The HTTP status and code of each store error.
+pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, &'static str) {
+    match kind {
+        ErrorKind::InvalidLabel => (StatusCode::BAD_REQUEST, "invalid-label"),
+        ErrorKind::InvalidVersion => (StatusCode::BAD_REQUEST, "invalid-version"),
+        ErrorKind::UnknownPack => (StatusCode::NOT_FOUND, "unknown-pack"),
+        ErrorKind::UnknownPrompt => (StatusCode::NOT_FOUND, "unknown-prompt"),
+        ErrorKind::UnknownVersion => (StatusCode::NOT_FOUND, "unknown-version"),
+        ErrorKind::Conflict => (StatusCode::PRECONDITION_FAILED, "conflict"),
+        ErrorKind::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
+        ErrorKind::InvalidPack => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-pack"),
+        ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "store-unavailable"),
+        ErrorKind::ReadOnly => (StatusCode::SERVICE_UNAVAILABLE, "store-read-only"),
+        ErrorKind::Unauthorized | ErrorKind::KeyRevoked => {
+            (StatusCode::UNAUTHORIZED, "unauthorized")
+        }
+        ErrorKind::InvalidKey => (StatusCode::BAD_REQUEST, "invalid-key"),
+        ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, "unknown-key"),
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, "store-error"),
+    }
+}
+
+impl From<Error> for Problem {
+    fn from(err: Error) -> Problem {
+        let (status, code) = status_of(err.kind());
+        let problem =
+            Problem::new(status, code, err.to_string()).with_diagnostics(err.diagnostics());
+        if err.kind() == ErrorKind::Conflict {
+            return problem.with_current(serde_json::json!(err.current_version()));
+        }
+        problem
+    }
+}
+
+impl From<promptreg::Error> for Problem {
+    fn from(err: promptreg::Error) -> Problem {
+        use promptreg::ErrorKind as K;
+        let (status, code) = match err.kind() {
+            K::InvalidId => (StatusCode::BAD_REQUEST, "invalid-id"),
+            K::InvalidLocale => (StatusCode::BAD_REQUEST, "invalid-locale"),
+            K::UnknownId | K::NoPromptForLocale => (StatusCode::NOT_FOUND, "unknown-prompt"),
+            _ => (StatusCode::UNPROCESSABLE_ENTITY, "render-failed"),
+        };
+        Problem::new(status, code, err.to_string()).with_diagnostics(err.diagnostics())
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let body = serde_json::to_vec(&*self.0).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"promptreg\""),
+            );
+        }
+        response
+    }
+}

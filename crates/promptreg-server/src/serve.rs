@@ -1,0 +1,298 @@
+//! The server: configuration, the shared state, the router with its
+//! layers (request ids, logs, metrics, timeouts, body limit), and a
+//! graceful shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderName, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use promptreg_store::Store;
+use tokio::net::{TcpListener, TcpSocket};
+use tokio::sync::watch;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+
+use crate::auth::Auth;
+use crate::cache::Cache;
+use crate::events::{self, Hub};
+use crate::metrics::{self, Metrics};
+use crate::problem::Problem;
+use crate::{api, openapi};
+
+/// How a server runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where to listen; `127.0.0.1:7878` by default. Binding to an address
+    /// other than loopback needs an API key in the store.
+    pub listen: SocketAddr,
+    /// The largest request body accepted, in bytes (1 MiB).
+    pub body_limit: usize,
+    /// How long a request may take before it is answered 503 (30 s); the
+    /// event stream is not limited.
+    pub request_timeout: Duration,
+    /// How often an idle event stream gets a keep-alive comment (15 s).
+    pub keep_alive: Duration,
+    /// How many events a client of the stream may fall behind before it is
+    /// dropped with a `reconnect` event (1024).
+    pub client_buffer: usize,
+    /// The kernel's send buffer of each connection, in bytes (`None`: the
+    /// system's, which grows to megabytes). With the event stream's ring,
+    /// it bounds how much one client can hold before it counts as slow.
+    pub send_buffer: Option<u32>,
+    /// How long a checked API key is trusted before it is checked again
+    /// (1 s): a revoked key is refused within this time.
+    pub key_cache: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
+            body_limit: 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+            keep_alive: Duration::from_secs(15),
+            client_buffer: 1024,
+            send_buffer: None,
+            key_cache: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Why a server did not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The address cannot be bound.
+    Bind(SocketAddr, std::io::Error),
+    /// A non-loopback address with no API key in the store: anyone who
+    /// reaches it could write.
+    OpenWithoutKeys(SocketAddr),
+    /// The store cannot be read.
+    Store(promptreg_store::Error),
+    /// Serving failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Bind(addr, e) => write!(f, "cannot listen on {addr}: {e}"),
+            ServeError::OpenWithoutKeys(addr) => write!(
+                f,
+                "refusing to listen on {addr} without API keys: anyone reaching it could change prompts. \
+                 Create a key first (`promptreg keys create NAME --scope admin`), or listen on loopback (`--listen 127.0.0.1:7878`)"
+            ),
+            ServeError::Store(e) => write!(f, "{e}"),
+            ServeError::Io(e) => write!(f, "the server failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+impl From<promptreg_store::Error> for ServeError {
+    fn from(e: promptreg_store::Error) -> Self {
+        ServeError::Store(e)
+    }
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub(crate) struct AppState(Arc<Shared>);
+
+pub(crate) struct Shared {
+    pub(crate) store: Store,
+    pub(crate) cache: Cache,
+    pub(crate) events: Hub,
+    pub(crate) metrics: Metrics,
+    pub(crate) auth: Auth,
+    pub(crate) config: Config,
+    pub(crate) shutdown: watch::Sender<bool>,
+}
+
+impl Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// A bound server, ready to [`run`](Server::run).
+pub struct Server {
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+}
+
+impl Server {
+    /// Binds `config.listen` and starts following the store's events.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::OpenWithoutKeys`] for an address other than loopback
+    /// when the store has no API key; [`ServeError::Bind`];
+    /// [`ServeError::Store`] when the store cannot be read.
+    pub async fn bind(store: Store, config: Config) -> Result<Server, ServeError> {
+        let loopback = config.listen.ip().is_loopback();
+        if !loopback && !store.keys().await?.iter().any(|k| k.revoked_at.is_none()) {
+            return Err(ServeError::OpenWithoutKeys(config.listen));
+        }
+        let last = store.last_event_id().await?;
+        let listener = listen(&config).map_err(|e| ServeError::Bind(config.listen, e))?;
+        let state = AppState(Arc::new(Shared {
+            cache: Cache::new(store.clone()),
+            events: Hub::new(config.client_buffer),
+            metrics: Metrics::new(),
+            auth: Auth::new(config.key_cache, loopback),
+            shutdown: watch::channel(false).0,
+            store,
+            config,
+        }));
+        tokio::spawn(events::follow(state.clone(), last));
+        Ok(Server {
+            listener,
+            router: router(state.clone()),
+            state,
+        })
+    }
+
+    /// The address bound (with the port chosen, for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or(self.state.config.listen)
+    }
+
+    /// The router, with every route and layer, to serve some other way
+    /// (or call in-process).
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+
+    /// Serves until `shutdown` completes; then event streams get a final
+    /// `reconnect` event, requests in flight finish, and it returns.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Io`] when serving fails.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let state = self.state.clone();
+        let stop = async move {
+            shutdown.await;
+            tracing::info!("shutting down: finishing requests in flight");
+            state.shutdown.send_replace(true);
+        };
+        let result = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(stop)
+            .await;
+        // The follower stops too, when the server stops without a signal.
+        self.state.shutdown.send_replace(true);
+        result.map_err(ServeError::Io)
+    }
+}
+
+/// A listening socket; accepted connections inherit its send buffer.
+fn listen(config: &Config) -> std::io::Result<TcpListener> {
+    let socket = if config.listen.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    if let Some(size) = config.send_buffer {
+        socket.set_send_buffer_size(size)?;
+    }
+    socket.bind(config.listen)?;
+    socket.listen(1024)
+}
+
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The router with every route and layer.
+pub(crate) fn router(state: AppState) -> Router {
+    let (routes, doc) = openapi::routes().split_for_parts();
+    let doc = Arc::new(doc);
+    let timed = middleware::from_fn_with_state(state.clone(), time_limit);
+    routes
+        .route(
+            "/v1/openapi.json",
+            get(move || {
+                let doc = doc.clone();
+                async move { axum::Json(doc.as_ref().clone()) }
+            }),
+        )
+        .fallback(api::not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
+        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .layer(timed)
+        .route_layer(middleware::from_fn_with_state(state.clone(), metrics::record))
+        .with_state(state)
+        .layer(
+            TraceLayer::new_for_http()
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
+                .make_span_with(|request: &Request| {
+                let id = request
+                    .headers()
+                    .get(REQUEST_ID)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
+            }),
+        )
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+/// Answers 503 when a request takes longer than the configured time; the
+/// event stream (which only starts here) is exempt.
+async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if request.uri().path() == "/v1/events" {
+        return next.run(request).await;
+    }
+    let limit = state.config.request_timeout;
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            format!(
+                "the request took longer than {} s: retry",
+                limit.as_secs_f64()
+            ),
+        )
+        .into_response(),
+    }
+}

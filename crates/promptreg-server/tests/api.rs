@@ -1,0 +1,535 @@
+//! The `/v1` API over HTTP on loopback, on SQLite and PostgreSQL alike.
+
+mod common;
+
+use common::{TestServer, config, databases, json, published};
+use promptreg::PromptRegistry;
+use promptreg_store::PackFiles;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packs_and_prompts_are_listed_with_labels_versions_locales_and_kind() {
+    for db in databases("server_listing").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let packs = json(server.get("/v1/packs").await, 200).await;
+        assert_eq!(packs, json!({ "packs": ["demo"] }), "{}", db.name);
+        let list = json(server.get("/v1/packs/demo/prompts").await, 200).await;
+        let greeting = &list["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == "greeting")
+            .unwrap();
+        assert_eq!(greeting["kind"], "template", "{}", db.name);
+        assert_eq!(greeting["locales"], json!(["fr"]));
+        assert_eq!(greeting["versions"], 1);
+        assert_eq!(greeting["labels"], json!({ "latest": 1, "production": 1 }));
+        let farewell = &list["prompts"].as_array().unwrap()[1];
+        assert_eq!(farewell["id"], "farewell");
+        assert_eq!(farewell["kind"], "text");
+        let missing = json(server.get("/v1/packs/nope/prompts").await, 404).await;
+        assert_eq!(missing["code"], "unknown-pack");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_at_a_label_has_a_strong_etag_and_304_when_unchanged() {
+    for db in databases("server_etag").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let response = server.get("/v1/packs/demo/prompts/greeting").await;
+        let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+        let body = json(response, 200).await;
+        assert_eq!(
+            etag,
+            format!("\"{}\"", body["digest"].as_str().unwrap()),
+            "{}",
+            db.name
+        );
+        assert!(!etag.starts_with("W/"), "a strong ETag");
+        assert_eq!(body["version"], 1);
+        assert_eq!(body["locales"], json!(["fr"]));
+        assert!(
+            body["files"]["defaults/greeting.fr.md"]
+                .as_str()
+                .unwrap()
+                .contains("Bonjour")
+        );
+        let again = server
+            .client
+            .get(server.url("/v1/packs/demo/prompts/greeting?label=production"))
+            .header("if-none-match", &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), 304, "{}", db.name);
+        assert_eq!(again.headers()["etag"], etag.as_str());
+        let by_number = server
+            .get("/v1/packs/demo/prompts/greeting?version=1")
+            .await;
+        assert_eq!(by_number.headers()["etag"], etag.as_str());
+        let unknown = json(
+            server
+                .get("/v1/packs/demo/prompts/greeting?label=staging")
+                .await,
+            404,
+        )
+        .await;
+        assert_eq!(unknown["code"], "unknown-version", "{}", db.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_of_a_pack_is_one_bundle_that_renders_offline() {
+    for db in databases("server_bundle").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let response = server.get("/v1/packs/demo/labels/production").await;
+        let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+        let bundle = json(response, 200).await;
+        let entries = bundle["entries"].as_array().unwrap();
+        assert_eq!(entries[0]["id"], "@pack", "{}", db.name);
+        // Everything a client needs: build the pack from the files alone.
+        let files: PackFiles = entries
+            .iter()
+            .flat_map(|e| e["files"].as_object().unwrap().clone())
+            .map(|(path, text)| (path, text.as_str().unwrap().as_bytes().to_vec()))
+            .collect();
+        let pack = files.to_pack("bundle").unwrap();
+        let registry = PromptRegistry::new();
+        pack.install(&registry).unwrap();
+        let text = registry
+            .render_in("greeting", &json!({ "name": "Ada" }), "fr")
+            .unwrap();
+        assert!(text.contains("Bonjour Ada !"), "{text}");
+        let again = server
+            .client
+            .get(server.url("/v1/packs/demo/labels/production"))
+            .header("if-none-match", &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), 304);
+        // A move changes the bundle and its ETag.
+        let mut v2 = PackFiles::default();
+        v2.insert("defaults/farewell.md", "Bye.\n");
+        server
+            .store
+            .push_prompt("demo", "farewell", &v2, &common::writer(), "")
+            .await
+            .unwrap();
+        let current = server
+            .get("/v1/packs/demo/prompts/farewell?label=production")
+            .await;
+        let farewell_etag = current.headers()["etag"].to_str().unwrap().to_owned();
+        let moved = server
+            .client
+            .put(server.url("/v1/packs/demo/prompts/farewell/labels/production"))
+            .header("if-match", &farewell_etag)
+            .json(&json!({ "version": 2, "reason": "shorter" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(moved.status(), 200, "{}", db.name);
+        let after = server.get("/v1/packs/demo/labels/production").await;
+        assert_ne!(after.headers()["etag"], etag.as_str(), "{}", db.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_version_is_checked_as_check_does() {
+    for db in databases("server_create").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let created = server
+            .post(
+                "/v1/packs/demo/prompts/farewell/versions",
+                json!({ "files": { "defaults/farewell.md": "See you.\n" }, "message": "warmer" }),
+            )
+            .await;
+        assert_eq!(
+            created.headers()["location"],
+            "/v1/packs/demo/prompts/farewell?version=2"
+        );
+        let body = json(created, 201).await;
+        assert_eq!(
+            body,
+            json!({ "pack": "demo", "id": "farewell", "change": "changed", "version": 2 }),
+            "{}",
+            db.name
+        );
+        let log = json(
+            server.get("/v1/packs/demo/prompts/farewell/versions").await,
+            200,
+        )
+        .await;
+        assert_eq!(log["versions"][0]["author"], "local");
+        assert_eq!(log["versions"][0]["message"], "warmer");
+        let same = server
+            .post(
+                "/v1/packs/demo/prompts/farewell/versions",
+                json!({ "files": { "defaults/farewell.md": "See you.\n" } }),
+            )
+            .await;
+        assert_eq!(json(same, 200).await["change"], "unchanged");
+
+        let broken = server
+            .post(
+                "/v1/packs/demo/prompts/greeting/versions",
+                json!({ "files": { "defaults/greeting.md": "---\ntemplate: true\n---\nHello {{ name !\n" } }),
+            )
+            .await;
+        assert_eq!(broken.headers()["content-type"], "application/problem+json");
+        let problem = json(broken, 422).await;
+        assert_eq!(problem["code"], "invalid-pack", "{}", db.name);
+        assert!(
+            !problem["diagnostics"].as_array().unwrap().is_empty(),
+            "{problem}"
+        );
+
+        let outside = server
+            .post(
+                "/v1/packs/demo/prompts/farewell/versions",
+                json!({ "files": { "defaults/../../etc/farewell.md": "x" } }),
+            )
+            .await;
+        assert_eq!(json(outside, 400).await["code"], "invalid-file-path");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_moves_with_if_match_and_a_stale_one_is_refused_naming_the_current_version() {
+    for db in databases("server_if_match").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        for text in ["Bye.\n", "Farewell.\n"] {
+            server
+                .post(
+                    "/v1/packs/demo/prompts/farewell/versions",
+                    json!({ "files": { "defaults/farewell.md": text } }),
+                )
+                .await;
+        }
+        let path = "/v1/packs/demo/prompts/farewell/labels/production";
+        let v1 = server
+            .get("/v1/packs/demo/prompts/farewell?label=production")
+            .await;
+        let v1_etag = v1.headers()["etag"].to_str().unwrap().to_owned();
+
+        let missing = server
+            .client
+            .put(server.url(path))
+            .json(&json!({ "version": 2 }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            json(missing, 428).await["code"],
+            "precondition-required",
+            "{}",
+            db.name
+        );
+
+        let put = |etag: String, version: u64| {
+            server
+                .client
+                .put(server.url(path))
+                .header("if-match", etag)
+                .json(&json!({ "version": version, "reason": "test" }))
+                .send()
+        };
+        let moved = put(v1_etag.clone(), 2).await.unwrap();
+        let v2_etag = moved.headers()["etag"].to_str().unwrap().to_owned();
+        let body = json(moved, 200).await;
+        assert_eq!(
+            (body["from"].as_u64(), body["to"].as_u64()),
+            (Some(1), Some(2))
+        );
+        assert_eq!(body["actor"], "local");
+
+        let stale = put(v1_etag, 3).await.unwrap();
+        let problem = json(stale, 412).await;
+        assert_eq!(problem["code"], "conflict", "{}", db.name);
+        assert_eq!(problem["current"], 2, "{problem}");
+        assert!(
+            problem["detail"].as_str().unwrap().contains("version 2"),
+            "{problem}"
+        );
+
+        put(v2_etag, 3).await.unwrap();
+        let new_label = server
+            .client
+            .put(server.url("/v1/packs/demo/prompts/farewell/labels/staging"))
+            .header("if-none-match", "*")
+            .json(&json!({ "version": 1 }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(new_label.status(), 200, "{}", db.name);
+
+        let back = json(
+            server
+                .post(
+                    "/v1/packs/demo/prompts/farewell/labels/production/rollback",
+                    json!(null),
+                )
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(
+            (back["from"].as_u64(), back["to"].as_u64()),
+            (Some(3), Some(2))
+        );
+        let history = json(
+            server.get("/v1/packs/demo/prompts/farewell/history").await,
+            200,
+        )
+        .await;
+        let last = history["moves"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["reason"], "rollback from 3", "{}", db.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_moves_every_prompt_at_once() {
+    for db in databases("server_release").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let moves = json(
+            server
+                .post(
+                    "/v1/packs/demo/releases",
+                    json!({ "from": "latest", "to": "staging" }),
+                )
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(moves["moves"].as_array().unwrap().len(), 3, "{}", db.name);
+        let bundle = json(server.get("/v1/packs/demo/labels/staging").await, 200).await;
+        assert_eq!(bundle["entries"].as_array().unwrap().len(), 3);
+        let history = json(server.get("/v1/packs/demo/history").await, 200).await;
+        assert!(
+            history["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["reason"] == "release latest")
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_renders_and_explains_in_a_locale_with_a_context() {
+    for db in databases("server_render").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let rendered = json(
+            server
+                .post(
+                    "/v1/packs/demo/prompts/greeting/render",
+                    json!({ "locale": "fr-CA", "context": { "name": "Ada" } }),
+                )
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(
+            rendered["text"], "Bonjour Ada !\n\nBe brief.",
+            "{}",
+            db.name
+        );
+        assert_eq!(rendered["label"], "production");
+        let explained = json(
+            server
+                .post(
+                    "/v1/packs/demo/prompts/greeting/explain",
+                    json!({ "locale": "fr", "context": { "name": "Ada" } }),
+                )
+                .await,
+            200,
+        )
+        .await;
+        let parts = explained["rendered"]["parts"].as_array().unwrap();
+        assert!(parts.len() >= 2, "{explained}");
+        let unknown = json(
+            server
+                .post("/v1/packs/demo/prompts/nope/render", json!({}))
+                .await,
+            404,
+        )
+        .await;
+        assert_eq!(unknown["code"], "unknown-prompt", "{}", db.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_versions_are_compared_per_locale() {
+    for db in databases("server_diff").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        server
+            .post(
+                "/v1/packs/demo/prompts/greeting/versions",
+                json!({ "files": {
+                    "defaults/greeting.md": "---\ntemplate: true\nvariables:\n  name:\npin_tail: Be brief.\n---\nHello {{ name }}!\n",
+                    "defaults/greeting.fr.md": "---\ntemplate: true\n---\nSalut {{ name }} !\n",
+                } }),
+            )
+            .await;
+        let all = json(
+            server
+                .get("/v1/packs/demo/prompts/greeting/diff?from=production&to=latest")
+                .await,
+            200,
+        )
+        .await;
+        let changed: Vec<(&str, bool)> = all["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["path"].as_str().unwrap(), f["changed"].as_bool().unwrap()))
+            .collect();
+        assert_eq!(
+            changed,
+            [
+                ("defaults/greeting.fr.md", true),
+                ("defaults/greeting.md", false)
+            ],
+            "{}",
+            db.name
+        );
+        let fr = json(
+            server
+                .get("/v1/packs/demo/prompts/greeting/diff?from=1&to=2&locale=fr")
+                .await,
+            200,
+        )
+        .await;
+        let diff = fr["files"][0]["diff"].as_str().unwrap();
+        assert!(
+            diff.contains("-Bonjour {{ name }} !") && diff.contains("+Salut {{ name }} !"),
+            "{diff}"
+        );
+        let none = json(
+            server
+                .get("/v1/packs/demo/prompts/greeting/diff?from=1&to=2&locale=ja")
+                .await,
+            404,
+        )
+        .await;
+        assert_eq!(none["code"], "not-found");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_refused_as_problem_details_before_any_lookup() {
+    let db = common::sqlite();
+    let mut small = config();
+    small.body_limit = 1024;
+    let server = TestServer::start(published(&db).await, small).await;
+    let problem = |response: reqwest::Response, status: u16| async move {
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/problem+json"
+        );
+        json(response, status).await
+    };
+
+    let unknown = problem(server.get("/v1/nothing/here").await, 404).await;
+    assert_eq!(unknown["code"], "unknown-route");
+    assert_eq!(unknown["type"], "urn:promptreg:problem:unknown-route");
+    assert_eq!(unknown["status"], 404);
+
+    for path in [
+        "/v1/packs/demo/prompts/..%2F..%2Fetc%2Fpasswd",
+        "/v1/packs/demo/prompts/..%5C..%5Cwindows",
+        "/v1/packs/demo/prompts/.hidden",
+        "/v1/packs/demo/prompts/a%5Cb",
+    ] {
+        let refused = problem(server.get(path).await, 400).await;
+        assert_eq!(refused["code"], "invalid-id", "{path}");
+    }
+    let pack = problem(server.get("/v1/packs/..%2Fx/prompts").await, 400).await;
+    assert_eq!(pack["code"], "invalid-pack-name");
+    let label = problem(server.get("/v1/packs/demo/labels/Prod%00").await, 400).await;
+    assert_eq!(label["code"], "invalid-label");
+    let version = problem(
+        server
+            .get("/v1/packs/demo/prompts/greeting?version=0")
+            .await,
+        400,
+    )
+    .await;
+    assert_eq!(version["code"], "invalid-version");
+
+    let path = server.url("/v1/packs/demo/prompts/farewell/versions");
+    let malformed = server
+        .client
+        .post(&path)
+        .header("content-type", "application/json")
+        .body("{\"files\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(problem(malformed, 400).await["code"], "malformed-json");
+    let wrong_type = server
+        .client
+        .post(&path)
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        problem(wrong_type, 415).await["code"],
+        "unsupported-media-type"
+    );
+    let unknown_field = server
+        .post(
+            "/v1/packs/demo/prompts/farewell/versions",
+            json!({ "file": {} }),
+        )
+        .await;
+    assert_eq!(problem(unknown_field, 400).await["code"], "invalid-body");
+    let big = json!({ "files": { "defaults/farewell.md": "x".repeat(4096) } });
+    let oversized = server
+        .post("/v1/packs/demo/prompts/farewell/versions", big)
+        .await;
+    assert_eq!(problem(oversized, 413).await["code"], "body-too-large");
+    let method = server
+        .client
+        .delete(server.url("/v1/packs"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(problem(method, 405).await["code"], "method-not-allowed");
+    // Nothing was written by any of them.
+    assert_eq!(server.store.log("demo", "farewell").await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_readiness_and_metrics() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    assert_eq!(
+        json(server.get("/healthz").await, 200).await["status"],
+        "ok"
+    );
+    assert_eq!(json(server.get("/readyz").await, 200).await["status"], "ok");
+    server.get("/v1/packs/demo/prompts/greeting").await;
+    server.get("/v1/packs/demo/prompts/nope").await;
+    let response = server.get("/metrics").await;
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    let text = response.text().await.unwrap();
+    for line in [
+        r#"promptreg_http_requests_total{method="GET",route="/v1/packs/{pack}/prompts/{id}",status="200"} 1"#,
+        r#"promptreg_http_requests_total{method="GET",route="/v1/packs/{pack}/prompts/{id}",status="404"} 1"#,
+        "promptreg_http_request_duration_seconds_bucket",
+        "promptreg_sse_clients 0",
+        "promptreg_store_errors_total 0",
+    ] {
+        assert!(text.contains(line), "{line} missing from\n{text}");
+    }
+    let request_id = server.get("/healthz").await.headers()["x-request-id"].clone();
+    assert!(!request_id.is_empty());
+}

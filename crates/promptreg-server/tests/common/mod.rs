@@ -1,0 +1,178 @@
+//! A server on loopback over each test database (SQLite, and PostgreSQL
+//! when `PROMPTREG_TEST_DATABASE_URL` is set), and an HTTP client.
+#![allow(dead_code, unused_imports)]
+
+#[path = "../../../promptreg-store/tests/common/mod.rs"]
+mod store_common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use promptreg_server::{Config, Server};
+use promptreg_store::{Label, Store};
+pub use store_common::{TestDb, admin, databases, demo, postgres, sqlite, writer};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// The configuration tests use: any free port, keys checked every time.
+pub fn config() -> Config {
+    Config {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        key_cache: Duration::ZERO,
+        keep_alive: Duration::from_millis(200),
+        ..Config::default()
+    }
+}
+
+/// A running server.
+pub struct TestServer {
+    pub base: String,
+    pub addr: SocketAddr,
+    pub store: Store,
+    pub client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    handle: Option<JoinHandle<Result<(), promptreg_server::ServeError>>>,
+}
+
+impl TestServer {
+    pub async fn start(store: Store, config: Config) -> TestServer {
+        let server = Server::bind(store.clone(), config).await.unwrap();
+        let addr = server.local_addr();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let handle = tokio::spawn(server.run(async move {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            base: format!("http://{addr}"),
+            addr,
+            store,
+            client: reqwest::Client::new(),
+            stop: Some(stop),
+            handle: Some(handle),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client.get(self.url(path)).send().await.unwrap()
+    }
+
+    pub async fn post(&self, path: &str, body: serde_json::Value) -> reqwest::Response {
+        self.client
+            .post(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Stops it gracefully and waits until it has.
+    pub async fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(handle) = self.handle.take() {
+            handle.await.unwrap().unwrap();
+        }
+    }
+}
+
+/// A store holding the demo pack, with `production` on version 1 of
+/// everything.
+pub async fn published(db: &TestDb) -> Store {
+    let store = db.open().await;
+    store.push(&demo(), &writer(), "first").await.unwrap();
+    let production = Label::new("production").unwrap();
+    for id in ["@pack", "greeting", "farewell"] {
+        store
+            .move_label("demo", id, &production, 1, None, &writer(), "ship")
+            .await
+            .unwrap();
+    }
+    store
+}
+
+/// The JSON of a response, after checking its status.
+pub async fn json(response: reqwest::Response, status: u16) -> serde_json::Value {
+    let got = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    assert_eq!(got, status, "{text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// One server-sent event as a client sees it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sse {
+    pub id: Option<u64>,
+    pub event: String,
+    pub data: serde_json::Value,
+}
+
+/// A client of `/v1/events`, reading at its own pace.
+pub struct SseClient {
+    response: reqwest::Response,
+    buffer: String,
+    /// Keep-alive comments seen.
+    pub comments: usize,
+}
+
+impl SseClient {
+    pub async fn connect(server: &TestServer, last_event_id: Option<u64>) -> SseClient {
+        let mut request = server.client.get(server.url("/v1/events"));
+        if let Some(id) = last_event_id {
+            request = request.header("last-event-id", id.to_string());
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        SseClient {
+            response,
+            buffer: String::new(),
+            comments: 0,
+        }
+    }
+
+    /// The next event, or `None` when the stream ends; panics after 30 s.
+    pub async fn next(&mut self) -> Option<Sse> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = Sse::default();
+                let mut data = String::new();
+                let mut comment = false;
+                for line in block.lines() {
+                    match line.split_once(':') {
+                        Some(("", _)) => comment = true,
+                        Some(("id", v)) => event.id = v.trim().parse().ok(),
+                        Some(("event", v)) => event.event = v.trim().to_owned(),
+                        Some(("data", v)) => data.push_str(v.strip_prefix(' ').unwrap_or(v)),
+                        _ => {}
+                    }
+                }
+                if comment && data.is_empty() {
+                    self.comments += 1;
+                    continue;
+                }
+                event.data = serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
+                return Some(event);
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.response.chunk())
+                .await
+                .expect("an event within 30 s")
+                .ok()??;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// The next `n` events.
+    pub async fn take(&mut self, n: usize) -> Vec<Sse> {
+        let mut events = Vec::with_capacity(n);
+        while events.len() < n {
+            events.push(self.next().await.expect("the stream ended early"));
+        }
+        events
+    }
+}

@@ -1,0 +1,344 @@
+//! `GET /v1/events`: order, ids, replay, slow clients, several servers,
+//! many clients, shutdown.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Sse, SseClient, TestServer, config, databases, json, published, writer};
+use promptreg_store::{Label, PackFiles};
+use serde_json::json;
+
+async fn publish(server: &TestServer, text: &str) {
+    let created = server
+        .post(
+            "/v1/packs/demo/prompts/farewell/versions",
+            json!({ "files": { "defaults/farewell.md": text } }),
+        )
+        .await;
+    assert!(
+        created.status().is_success(),
+        "{}",
+        created.text().await.unwrap()
+    );
+}
+
+fn ids(events: &[Sse]) -> Vec<u64> {
+    events.iter().map(|e| e.id.unwrap()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_arrive_in_order_with_ids_and_last_event_id_replays_what_was_missed() {
+    for db in databases("server_events").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let mut client = SseClient::connect(&server, None).await;
+        publish(&server, "Bye.\n").await;
+        let production = Label::new("production").unwrap();
+        server
+            .store
+            .move_label(
+                "demo",
+                "farewell",
+                &production,
+                2,
+                Some(1),
+                &writer(),
+                "ship",
+            )
+            .await
+            .unwrap();
+        server
+            .store
+            .release(
+                "demo",
+                &Label::latest(),
+                &Label::new("staging").unwrap(),
+                &writer(),
+            )
+            .await
+            .unwrap();
+        // A push: a version and `latest`; a move; a release and its three moves.
+        let events = client.take(7).await;
+        let kinds: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "version_created",
+                "label_moved",
+                "label_moved",
+                "released",
+                "label_moved",
+                "label_moved",
+                "label_moved"
+            ],
+            "{}",
+            db.name
+        );
+        let got = ids(&events);
+        assert!(
+            got.windows(2).all(|w| w[0] < w[1]),
+            "{}: ids in order: {got:?}",
+            db.name
+        );
+        assert_eq!(events[0].data["pack"], "demo");
+        assert_eq!(events[0].data["prompt"], "farewell", "{:?}", events[0]);
+        assert_eq!(events[2].data["label"], "production", "{:?}", events[2]);
+        assert_eq!(events[2].data["to"], 2);
+        assert_eq!(events[3].data["label"], "staging", "{:?}", events[3]);
+        for e in &events {
+            assert_eq!(
+                e.event,
+                e.data["type"].as_str().unwrap(),
+                "the SSE event name is the type"
+            );
+        }
+        // A client that saw only the first reconnects and gets the rest, in order.
+        let mut again = SseClient::connect(&server, Some(got[0])).await;
+        let replayed = again.take(6).await;
+        assert_eq!(ids(&replayed), got[1..], "{}", db.name);
+        // And then live events, once each.
+        publish(&server, "Later.\n").await;
+        let live = again.next().await.unwrap();
+        assert!(live.id.unwrap() > got[6]);
+        assert_eq!(live.data["prompt"], "farewell");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_stream_gets_keep_alive_comments() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    let mut client = SseClient::connect(&server, None).await;
+    let quiet = tokio::time::timeout(Duration::from_millis(700), client.next()).await;
+    assert!(quiet.is_err(), "no event while nothing changes");
+    assert!(
+        client.comments >= 2,
+        "keep-alive comments every 200 ms: {}",
+        client.comments
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_last_event_id_is_refused() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    let response = server
+        .client
+        .get(server.url("/v1/events"))
+        .header("last-event-id", "yesterday")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json(response, 400).await["code"], "invalid-last-event-id");
+}
+
+/// A client that sends its request and then reads nothing until told,
+/// with the smallest receive buffer the system allows.
+struct StalledClient(tokio::net::TcpStream);
+
+impl StalledClient {
+    async fn connect(server: &TestServer) -> StalledClient {
+        use tokio::io::AsyncWriteExt;
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(1024).unwrap();
+        let mut stream = socket.connect(server.addr).await.unwrap();
+        let request = format!("GET /v1/events HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr);
+        stream.write_all(request.as_bytes()).await.unwrap();
+        StalledClient(stream)
+    }
+
+    /// Reads the whole response now, and returns its events.
+    async fn read_all(mut self) -> Vec<Sse> {
+        use tokio::io::AsyncReadExt;
+        let mut raw = Vec::new();
+        while !raw.ends_with(b"\r\n0\r\n\r\n") {
+            let mut buf = [0u8; 65536];
+            let n = tokio::time::timeout(Duration::from_secs(30), self.0.read(&mut buf))
+                .await
+                .expect("the stream ends within 30 s")
+                .unwrap();
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, mut chunked) = text.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        let mut body = String::new();
+        while let Some((size, rest)) = chunked.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            if size == 0 {
+                break;
+            }
+            body.push_str(&rest[..size]);
+            chunked = &rest[size + 2..];
+        }
+        body.split("\n\n")
+            .filter(|block| block.lines().any(|l| l.starts_with("data:")))
+            .map(|block| {
+                let mut event = Sse::default();
+                for line in block.lines() {
+                    match line.split_once(':') {
+                        Some(("id", v)) => event.id = v.trim().parse().ok(),
+                        Some(("event", v)) => event.event = v.trim().to_owned(),
+                        Some(("data", v)) => event.data = serde_json::from_str(v.trim()).unwrap(),
+                        _ => {}
+                    }
+                }
+                event
+            })
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_client_is_dropped_with_a_reconnect_event_and_holds_up_nobody() {
+    let db = common::sqlite();
+    let mut small = config();
+    small.client_buffer = 8;
+    small.send_buffer = Some(4096);
+    let server = TestServer::start(published(&db).await, small).await;
+    let slow = StalledClient::connect(&server).await;
+    let mut fast = SseClient::connect(&server, None).await;
+    // The fast client reads every event as it comes; the slow one reads nothing.
+    const VERSIONS: usize = 300;
+    for n in 0..VERSIONS {
+        let mut files = PackFiles::default();
+        files.insert("defaults/farewell.md", format!("Version {n}.\n"));
+        server
+            .store
+            .push_prompt("demo", "farewell", &files, &writer(), "")
+            .await
+            .unwrap();
+        // A version, and `latest` moved to it.
+        for event in fast.take(2).await {
+            assert_eq!(event.data["prompt"], "farewell", "{event:?}");
+        }
+    }
+    // The slow one gets what its buffers held, then `reconnect`, then the end.
+    let events = slow.read_all().await;
+    let (reconnect, seen) = events.split_last().unwrap();
+    assert_eq!(reconnect.event, "reconnect", "{reconnect:?}");
+    assert_eq!(reconnect.data["reason"], "too-slow");
+    assert_eq!(reconnect.id, None);
+    assert!(
+        seen.len() < 2 * VERSIONS,
+        "dropped before the end: {} events",
+        seen.len()
+    );
+    // Reconnecting from the last event it saw, it misses nothing.
+    let last = reconnect.data["last_event_id"].as_u64().unwrap();
+    assert_eq!(Some(last), seen.last().and_then(|e| e.id));
+    let mut back = SseClient::connect(&server, Some(last)).await;
+    let rest = back.take(2 * VERSIONS - seen.len()).await;
+    let mut all = ids(seen);
+    all.extend(ids(&rest));
+    assert_eq!(all.len(), 2 * VERSIONS);
+    assert!(all.windows(2).all(|w| w[0] + 1 == w[1]), "{all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutting_down_sends_a_final_reconnect_event() {
+    let db = common::sqlite();
+    let mut server = TestServer::start(published(&db).await, config()).await;
+    let mut client = SseClient::connect(&server, None).await;
+    let stop = tokio::spawn(async move {
+        server.stop().await;
+        server
+    });
+    let event = client.next().await.unwrap();
+    assert_eq!(event.event, "reconnect");
+    assert_eq!(event.data["reason"], "shutdown");
+    assert!(client.next().await.is_none());
+    stop.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_postgresql_database_stream_each_others_changes() {
+    let Some(db) = common::postgres("server_two").await else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "PostgreSQL is required under CI=true"
+        );
+        eprintln!("two servers: PostgreSQL skipped (PROMPTREG_TEST_DATABASE_URL is not set)");
+        return;
+    };
+    let a = TestServer::start(published(&db).await, config()).await;
+    let b = TestServer::start(db.open().await, config()).await;
+    // Warm b's cache, then change through a.
+    let before = json(
+        b.get("/v1/packs/demo/prompts/farewell?label=latest").await,
+        200,
+    )
+    .await;
+    assert_eq!(before["version"], 1);
+    let mut on_b = SseClient::connect(&b, None).await;
+    publish(&a, "Bye from a.\n").await;
+    let event = on_b.next().await.unwrap();
+    assert_eq!(event.data["prompt"], "farewell");
+    assert_eq!(event.event, "version_created");
+    on_b.next().await.unwrap();
+    // b's cache was dropped by the event: it serves the new version.
+    let after = json(
+        b.get("/v1/packs/demo/prompts/farewell?label=latest").await,
+        200,
+    )
+    .await;
+    assert_eq!(after["version"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_hundred_clients_while_versions_are_published_see_every_event_in_order() {
+    for db in databases("server_many").await {
+        let server = std::sync::Arc::new(TestServer::start(published(&db).await, config()).await);
+        let mut clients = Vec::new();
+        for _ in 0..200 {
+            clients.push(SseClient::connect(&server, None).await);
+        }
+        const VERSIONS: usize = 10;
+        let readers: Vec<_> = clients
+            .into_iter()
+            .map(|mut c| tokio::spawn(async move { ids(&c.take(2 * VERSIONS).await) }))
+            .collect();
+        let getters: Vec<_> = (0..50)
+            .map(|_| {
+                let server = server.clone();
+                tokio::spawn(async move {
+                    let mut statuses = Vec::new();
+                    for _ in 0..10 {
+                        let r = server
+                            .get("/v1/packs/demo/prompts/farewell?label=latest")
+                            .await;
+                        statuses.push(r.status().as_u16());
+                    }
+                    statuses
+                })
+            })
+            .collect();
+        for n in 0..VERSIONS {
+            let mut files = PackFiles::default();
+            files.insert("defaults/farewell.md", format!("Version {n}.\n"));
+            server
+                .store
+                .push_prompt("demo", "farewell", &files, &writer(), "")
+                .await
+                .unwrap();
+        }
+        let mut first: Option<Vec<u64>> = None;
+        for reader in readers {
+            let got = reader.await.unwrap();
+            assert!(got.windows(2).all(|w| w[0] < w[1]), "{}: {got:?}", db.name);
+            match &first {
+                Some(f) => assert_eq!(&got, f, "{}: every client saw the same events", db.name),
+                None => first = Some(got),
+            }
+        }
+        for getter in getters {
+            for status in getter.await.unwrap() {
+                assert_eq!(status, 200, "{}: no error while publishing", db.name);
+            }
+        }
+    }
+}

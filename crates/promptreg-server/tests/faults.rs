@@ -1,0 +1,131 @@
+//! The database going away and coming back: requests fail with 503 and
+//! recover by themselves, without a restart.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use common::{TestServer, config, json, published};
+use serde_json::json;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+/// A TCP proxy to PostgreSQL that can be cut (every connection dropped,
+/// no new one accepted) and restored on the same port.
+struct Proxy {
+    addr: SocketAddr,
+    upstream: SocketAddr,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Proxy {
+    async fn start(upstream: SocketAddr) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut proxy = Proxy {
+            addr,
+            upstream,
+            task: None,
+        };
+        proxy.serve(listener);
+        proxy
+    }
+
+    fn serve(&mut self, listener: TcpListener) {
+        let upstream = self.upstream;
+        self.task = Some(tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    return;
+                };
+                connections.spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        }));
+    }
+
+    /// Drops every connection and refuses new ones.
+    async fn cut(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    async fn restore(&mut self) {
+        let listener = TcpListener::bind(self.addr).await.unwrap();
+        self.serve(listener);
+    }
+}
+
+/// `url` with its host and port replaced by `addr`.
+fn through(url: &str, addr: SocketAddr) -> (String, SocketAddr) {
+    let start = url.find('@').unwrap() + 1;
+    let end = start + url[start..].find('/').unwrap();
+    let upstream: SocketAddr = url[start..end].parse().unwrap();
+    (format!("{}{addr}{}", &url[..start], &url[end..]), upstream)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_going_away_gives_503_and_the_server_recovers_by_itself() {
+    let Some(db) = common::postgres("server_away").await else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "PostgreSQL is required under CI=true"
+        );
+        eprintln!("database away: PostgreSQL skipped (PROMPTREG_TEST_DATABASE_URL is not set)");
+        return;
+    };
+    published(&db).await;
+    let (_, upstream) = through(&db.url, "127.0.0.1:1".parse().unwrap());
+    let mut proxy = Proxy::start(upstream).await;
+    let (url, _) = through(&db.url, proxy.addr);
+    let store = promptreg_store::Store::open(&url).await.unwrap();
+    let server = TestServer::start(store, config()).await;
+    json(server.get("/readyz").await, 200).await;
+    // Warm: reads come from memory.
+    json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
+
+    proxy.cut().await;
+    let not_ready = json(server.get("/readyz").await, 503).await;
+    assert_eq!(not_ready["status"], "unavailable");
+    let write = server
+        .post(
+            "/v1/packs/demo/prompts/farewell/versions",
+            json!({ "files": { "defaults/farewell.md": "Bye.\n" } }),
+        )
+        .await;
+    assert_eq!(write.headers()["content-type"], "application/problem+json");
+    assert_eq!(json(write, 503).await["code"], "store-unavailable");
+    // What the cache holds is still served.
+    json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
+
+    proxy.restore().await;
+    let mut ready = false;
+    for _ in 0..100 {
+        if server.get("/readyz").await.status() == 200 {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ready, "ready again once the database is back");
+    let write = server
+        .post(
+            "/v1/packs/demo/prompts/farewell/versions",
+            json!({ "files": { "defaults/farewell.md": "Bye.\n" } }),
+        )
+        .await;
+    assert_eq!(json(write, 201).await["version"], 2);
+    let metrics = server.get("/metrics").await.text().await.unwrap();
+    assert!(
+        !metrics.contains("promptreg_store_errors_total 0"),
+        "{metrics}"
+    );
+}
