@@ -673,7 +673,15 @@ pub(crate) async fn render(
     caller.require(pack, Scope::Read)?;
     let (renderer, locale) = renderer_for(&state, pack, &request).await?;
     let registry = &renderer.1;
-    let text = registry.render_in(id, &request.context, &locale)?;
+    let (text, messages) = if registry.snapshot().is_chat(id, &locale)? {
+        let messages =
+            registry.render_messages_in(id, &request.context, &locale, &request.histories())?;
+        let text =
+            promptreg::messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())));
+        (text, Some(messages))
+    } else {
+        (registry.render_in(id, &request.context, &locale)?, None)
+    };
     let model = registry
         .model_settings_in(id, &locale)
         .ok()
@@ -684,6 +692,7 @@ pub(crate) async fn render(
         label: request.label,
         locale: locale.as_str().to_owned(),
         text,
+        messages,
         model,
     }))
 }
@@ -718,10 +727,21 @@ pub(crate) async fn explain(
     let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
     caller.require(pack, Scope::Read)?;
     let (renderer, locale) = renderer_for(&state, pack, &request).await?;
-    let rendered = renderer.1.render_traced_in(id, &request.context, &locale)?;
+    let registry = &renderer.1;
+    let rendered = if registry.snapshot().is_chat(id, &locale)? {
+        let chat = registry.render_messages_traced_in(
+            id,
+            &request.context,
+            &locale,
+            &request.histories(),
+        )?;
+        serde_json::to_value(&chat)
+    } else {
+        serde_json::to_value(&registry.render_traced_in(id, &request.context, &locale)?)
+    };
     Ok(Json(ExplainResponse {
         label: request.label,
-        rendered: serde_json::to_value(&rendered).unwrap_or_default(),
+        rendered: rendered.unwrap_or_default(),
     }))
 }
 

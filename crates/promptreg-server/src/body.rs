@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use promptreg::Message;
 use promptreg_store::{EntryVersion, LabelMove, PACK_ENTRY, VersionInfo};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -257,6 +258,21 @@ pub struct RenderRequest {
     #[serde(default)]
     #[schema(value_type = Object)]
     pub context: Value,
+    /// For a chat prompt: the conversation history per placeholder name
+    /// (`{"conversation": [{"role": "user", "content": "..."}]}`).
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub history: BTreeMap<String, Vec<Message>>,
+}
+
+impl RenderRequest {
+    /// The histories as the library's render calls take them.
+    pub(crate) fn histories(&self) -> Vec<(&str, &[Message])> {
+        self.history
+            .iter()
+            .map(|(name, messages)| (name.as_str(), messages.as_slice()))
+            .collect()
+    }
 }
 
 fn production() -> String {
@@ -272,8 +288,14 @@ pub struct RenderResponse {
     pub label: String,
     /// The locale asked for.
     pub locale: String,
-    /// The text the application sends.
+    /// The text the application sends; for a chat prompt, its messages as
+    /// role-headed text (`# system`, the content, ...).
     pub text: String,
+    /// A chat prompt's messages, in OpenAI's `{"role", "content"}` shape;
+    /// absent for a text prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub messages: Option<Vec<Message>>,
     /// The model settings declared for the prompt, if any.
     #[schema(value_type = Option<Object>)]
     pub model: Option<Value>,

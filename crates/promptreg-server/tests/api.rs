@@ -359,6 +359,74 @@ async fn the_server_renders_and_explains_in_a_locale_with_a_context() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_prompt_renders_as_messages_with_the_history_given() {
+    for db in databases("server_chat").await {
+        let store = db.open().await;
+        let mut files = common::demo();
+        files.insert(
+            "defaults/farewell.md",
+            "---\nkind: chat\n---\n# system\nSay goodbye.\n\n# history: conversation\n",
+        );
+        store.push(&files, &common::writer(), "chat").await.unwrap();
+        let production = promptreg_store::Label::new("production").unwrap();
+        for id in ["@pack", "farewell"] {
+            store
+                .move_label("demo", id, &production, 1, None, &common::writer(), "ship")
+                .await
+                .unwrap();
+        }
+        let server = TestServer::start(store, config()).await;
+        let history = json!({ "conversation": [{ "role": "user", "content": "Bye!" }] });
+        let rendered = json(
+            server
+                .post(
+                    "/v1/packs/demo/prompts/farewell/render",
+                    json!({ "history": history }),
+                )
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(
+            rendered["messages"],
+            json!([
+                { "role": "system", "content": "Say goodbye." },
+                { "role": "user", "content": "Bye!" },
+            ]),
+            "{}",
+            db.name
+        );
+        assert_eq!(rendered["text"], "# system\nSay goodbye.\n\n# user\nBye!");
+        let explained = json(
+            server
+                .post(
+                    "/v1/packs/demo/prompts/farewell/explain",
+                    json!({ "history": history }),
+                )
+                .await,
+            200,
+        )
+        .await;
+        let messages = explained["rendered"]["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 2, "{explained}");
+        let unknown = json(
+            server
+                .post(
+                    "/v1/packs/demo/prompts/farewell/render",
+                    json!({ "history": { "chat": [] } }),
+                )
+                .await,
+            422,
+        )
+        .await;
+        assert!(
+            unknown["detail"].as_str().unwrap().contains("conversation"),
+            "{unknown}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_versions_are_compared_per_locale() {
     for db in databases("server_diff").await {
         let server = TestServer::start(published(&db).await, config()).await;
