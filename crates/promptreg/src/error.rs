@@ -36,6 +36,8 @@ pub enum ErrorKind {
     Template,
     /// Following files failed (feature `watch`).
     Watch,
+    /// Following a server could not start (feature `remote`).
+    Remote,
 }
 
 impl ErrorKind {
@@ -54,6 +56,7 @@ impl ErrorKind {
             ErrorKind::NotLoaded => "not-loaded",
             ErrorKind::Template => "template",
             ErrorKind::Watch => "watch",
+            ErrorKind::Remote => "remote",
         }
     }
 
@@ -70,6 +73,7 @@ impl ErrorKind {
             ErrorKind::NotLoaded => "no configuration loaded",
             ErrorKind::Template => "template error",
             ErrorKind::Watch => "watch error",
+            ErrorKind::Remote => "remote error",
         }
     }
 }

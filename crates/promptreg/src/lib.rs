@@ -311,6 +311,9 @@ mod model_check;
 pub mod pack;
 #[cfg(feature = "config")]
 mod prompt_file;
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
+pub mod remote;
 #[cfg(feature = "config")]
 mod sources;
 #[cfg(feature = "templates")]
