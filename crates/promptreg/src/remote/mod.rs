@@ -1,7 +1,7 @@
 //! Following a label of a pack on a `promptreg serve` server (feature
 //! `remote`).
 //!
-//! [`PromptRegistry::follow`] starts a thread that keeps one label of one
+//! [`PromptRegistry::follow`](crate::PromptRegistry::follow) starts a thread that keeps one label of one
 //! pack in the registry: it listens to the server's event stream, fetches
 //! the label's bundle (conditionally, with its ETag) when the label
 //! moves, validates it as a pack and only then publishes it, through the
