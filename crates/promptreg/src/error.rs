@@ -44,6 +44,8 @@ pub enum ErrorKind {
     /// message, rules attached past the last message, a history for a
     /// placeholder the prompt does not declare.
     InvalidChat,
+    /// Following a server could not start (feature `remote`).
+    Remote,
 }
 
 impl ErrorKind {
@@ -64,6 +66,7 @@ impl ErrorKind {
             ErrorKind::Watch => "watch",
             ErrorKind::ChatPrompt => "chat-prompt",
             ErrorKind::InvalidChat => "invalid-chat",
+            ErrorKind::Remote => "remote",
         }
     }
 
@@ -82,6 +85,7 @@ impl ErrorKind {
             ErrorKind::Watch => "watch error",
             ErrorKind::ChatPrompt => "chat prompt rendered as text",
             ErrorKind::InvalidChat => "invalid chat prompt",
+            ErrorKind::Remote => "remote error",
         }
     }
 }

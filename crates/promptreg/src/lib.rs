@@ -372,6 +372,9 @@ pub mod pack;
 mod prompt_file;
 #[cfg(feature = "templates")]
 mod snippet;
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
+pub mod remote;
 #[cfg(feature = "config")]
 mod sources;
 #[cfg(feature = "templates")]

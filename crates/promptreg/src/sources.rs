@@ -87,16 +87,37 @@ mod packs {
         ) {
             for (old, new) in self.0 {
                 changed.extend(new.changed_since(&old));
-                old.retract(s);
-                new.apply(s);
-                if new.default_locale() != old.default_locale() {
-                    s.set_locale(new.default_locale().clone());
-                }
-                if new.fallback_locale() != old.fallback_locale() {
-                    s.set_fallback_locale(new.fallback_locale().clone());
-                }
+                replace(s, Some(&old), &new);
                 keep(sources, new);
             }
+        }
+    }
+
+    /// Takes `old`'s prompts out of `s` and puts `new`'s in; the locales
+    /// follow `new`'s manifest where it changed them.
+    fn replace(s: &mut Snapshot, old: Option<&Pack>, new: &Pack) {
+        if let Some(old) = old {
+            old.retract(s);
+        }
+        new.apply(s);
+        if old.is_none_or(|o| new.default_locale() != o.default_locale()) {
+            s.set_locale(new.default_locale().clone());
+        }
+        if old.is_none_or(|o| new.fallback_locale() != o.fallback_locale()) {
+            s.set_fallback_locale(new.fallback_locale().clone());
+        }
+    }
+
+    impl Shared {
+        /// Puts `new` in force in place of `old` in one change: a pack
+        /// that is not read from a folder (one followed on a server), so
+        /// it is not kept to read again.
+        #[cfg(feature = "remote")]
+        pub(crate) fn replace_pack(&self, old: Option<&Pack>, new: &Pack) {
+            let _ = self.try_update_with_sources(|s, _| {
+                replace(s, old, new);
+                Ok(())
+            });
         }
     }
 
@@ -123,9 +144,7 @@ mod packs {
         /// read again.
         pub(crate) fn install_pack(&self, pack: Pack) {
             let _ = self.try_update_with_sources(|s, sources| {
-                pack.apply(s);
-                s.set_fallback_locale(pack.fallback_locale().clone());
-                s.set_locale(pack.default_locale().clone());
+                replace(s, None, &pack);
                 if pack.is_on_disk() {
                     keep(sources, Arc::new(pack));
                 }

@@ -1,0 +1,318 @@
+//! A registry following a label on a real server (`promptreg::remote`):
+//! label moves, a server down at start, a corrupt cache, a bundle that does
+//! not load, a revoked key; renders work throughout.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{TestServer, admin, config, databases, published, writer};
+use promptreg::PromptRegistry;
+use promptreg::remote::{Follower, Remote, Source};
+use promptreg_store::{Label, PackFiles, Scope, Store};
+
+/// Generous: the point is that it happens, not how fast.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+fn remote(base: &str, cache: &Path) -> Remote {
+    Remote::new(base)
+        .pack("demo")
+        .label("production")
+        .cache_dir(cache)
+        .poll_interval(Duration::from_millis(200))
+        .reconnect(Duration::from_millis(50), Duration::from_millis(300))
+        .timeout(Duration::from_secs(5))
+}
+
+fn farewell(registry: &PromptRegistry) -> String {
+    registry.render_plain("farewell").unwrap()
+}
+
+/// Waits until `ready` holds, rendering meanwhile: every render must work.
+async fn until(registry: &PromptRegistry, what: &str, ready: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        farewell(registry);
+        assert!(
+            start.elapsed() < DEADLINE,
+            "not within {DEADLINE:?}: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Pushes a new `farewell` and moves `production` to it.
+async fn ship_farewell(store: &Store, text: &str) {
+    let mut files = PackFiles::default();
+    files.insert("defaults/farewell.md", text);
+    store
+        .push_prompt("demo", "farewell", &files, &writer(), "new farewell")
+        .await
+        .unwrap();
+    let latest = store
+        .entries_at("demo", &Label::latest())
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|e| e.prompt == "farewell")
+        .unwrap()
+        .number;
+    store
+        .move_label(
+            "demo",
+            "farewell",
+            &Label::new("production").unwrap(),
+            latest,
+            Some(latest - 1),
+            &writer(),
+            "ship",
+        )
+        .await
+        .unwrap();
+}
+
+fn rendered_is(registry: &PromptRegistry, text: &str) -> bool {
+    registry.render_plain("farewell").is_ok_and(|t| t == text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_move_reaches_the_registry_and_parts_name_the_server() {
+    for db in databases("follow_move").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let cache = tempfile::tempdir().unwrap();
+        let registry = PromptRegistry::new();
+        registry
+            .register_default("farewell", "Local farewell.")
+            .unwrap();
+        registry.append("farewell", "Host rule.").unwrap();
+        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+        until(&registry, "first sync", || {
+            rendered_is(&registry, "Goodbye.\n\nHost rule.")
+        })
+        .await;
+        assert_eq!(follower.status().source, Source::Server, "{}", db.name);
+        until(&registry, "stream connected", || {
+            follower.status().connected
+        })
+        .await;
+
+        ship_farewell(&server.store, "See you.\n").await;
+        until(&registry, "the label move", || {
+            rendered_is(&registry, "See you.\n\nHost rule.")
+        })
+        .await;
+        let status = follower.status();
+        assert_eq!(status.versions.get("farewell"), Some(&2), "{status:?}");
+        assert_eq!(status.last_error, None, "{}", db.name);
+        let trace = registry.render_traced("farewell", &()).unwrap();
+        let file = trace.parts[0]
+            .provenance
+            .as_ref()
+            .unwrap()
+            .file
+            .clone()
+            .unwrap();
+        assert_eq!(
+            file.to_string_lossy(),
+            format!(
+                "{}/v1/packs/demo/labels/production/defaults/farewell.md",
+                server.base
+            ),
+            "{}",
+            db.name
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_down_at_start_leaves_the_cache_in_force_until_it_comes_back() {
+    for db in databases("follow_down").await {
+        let cache = tempfile::tempdir().unwrap();
+        let mut server = TestServer::start(published(&db).await, config()).await;
+        let addr = server.addr;
+        // A first run fills the cache.
+        {
+            let registry = PromptRegistry::new();
+            let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+            assert!(
+                follower.wait_for_first_sync(DEADLINE),
+                "{:?}",
+                follower.status()
+            );
+        }
+        let base = server.base.clone();
+        let store = server.store.clone();
+        server.stop().await;
+        ship_farewell(&store, "Back again.\n").await;
+
+        let registry = PromptRegistry::new();
+        let follower = registry.follow(remote(&base, cache.path())).unwrap();
+        // Offline: the cached bundle, at once.
+        assert_eq!(farewell(&registry), "Goodbye.", "{}", db.name);
+        assert_eq!(follower.status().source, Source::Cache);
+        until(&registry, "the failure reported", || {
+            follower.status().last_error.is_some()
+        })
+        .await;
+
+        let _server = TestServer::start(
+            store,
+            promptreg_server::Config {
+                listen: addr,
+                ..config()
+            },
+        )
+        .await;
+        until(&registry, "catching up by itself", || {
+            rendered_is(&registry, "Back again.")
+        })
+        .await;
+        let status = follower.status();
+        assert_eq!(
+            (status.source, status.last_error),
+            (Source::Server, None),
+            "{}",
+            db.name
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_cache_is_ignored_with_a_warning() {
+    let cache = tempfile::tempdir().unwrap();
+    let db = common::sqlite();
+    let mut server = TestServer::start(published(&db).await, config()).await;
+    {
+        let registry = PromptRegistry::new();
+        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+        assert!(follower.wait_for_first_sync(DEADLINE));
+    }
+    let file = std::fs::read_dir(cache.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let whole = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &whole[..whole.len() / 2]).unwrap();
+    server.stop().await;
+
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    // The server is down: the host\'s prompts stay in force.
+    let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+    let status = follower.status();
+    assert_eq!(status.source, Source::Local, "{status:?}");
+    let warning = status.cache_warning.unwrap();
+    assert!(warning.contains("does not match its hash"), "{warning}");
+    assert!(warning.contains(&file.display().to_string()), "{warning}");
+    assert_eq!(farewell(&registry), "Local farewell.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_key_is_reported_and_the_last_good_bundle_stays() {
+    for db in databases("follow_revoked").await {
+        let store = published(&db).await;
+        let (_, secret) = store
+            .create_key("app", None, Scope::Read, &admin())
+            .await
+            .unwrap();
+        let server = TestServer::start(store, config()).await;
+        let cache = tempfile::tempdir().unwrap();
+        let registry = PromptRegistry::new();
+        let follower = registry
+            .follow(remote(&server.base, cache.path()).key(secret))
+            .unwrap();
+        assert!(
+            follower.wait_for_first_sync(DEADLINE),
+            "{:?}",
+            follower.status()
+        );
+
+        server.store.revoke_key("app", &admin()).await.unwrap();
+        follower.resync();
+        until(&registry, "the refusal reported", || {
+            follower.status().last_error.is_some()
+        })
+        .await;
+        let error = follower.status().last_error.unwrap();
+        assert!(error.contains("HTTP 401"), "{error}");
+        assert!(error.contains("revoked"), "{error}");
+        assert_eq!(farewell(&registry), "Goodbye.", "{}", db.name);
+    }
+}
+
+/// A server that answers every request with the bundle it holds now (and
+/// 404 for the event stream, so the follower polls).
+fn bundle_server(bundle: Arc<Mutex<String>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = String::new();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            while reader.read_line(&mut request).is_ok_and(|n| n > 2) {}
+            let body = bundle.lock().unwrap().clone();
+            let (status, body) = if request.starts_with("GET /v1/events") {
+                ("404 Not Found", String::new())
+            } else {
+                ("200 OK", body)
+            };
+            let etag = format!("\"{}\"", body.len());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\netag: {etag}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    base
+}
+
+fn bundle(manifest: &str, farewell: &str) -> String {
+    serde_json::json!({
+        "pack": "demo",
+        "label": "production",
+        "entries": [
+            { "id": "@pack", "version": 1, "files": { "promptreg.toml": manifest } },
+            { "id": "farewell", "version": 1, "files": { "defaults/farewell.md": farewell } },
+        ],
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_that_does_not_load_keeps_the_last_good_one_without_a_stream() {
+    let good = "name = \"demo\"\nkeys = [\"farewell\"]\n[user]\nprompts_dir = \".demo/prompts\"\n";
+    let served = Arc::new(Mutex::new(bundle(good, "Polled.\n")));
+    let base = bundle_server(Arc::clone(&served));
+    let cache = tempfile::tempdir().unwrap();
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    let follower = registry.follow(remote(&base, cache.path())).unwrap();
+    until(&registry, "a poll", || rendered_is(&registry, "Polled.")).await;
+
+    *served.lock().unwrap() = bundle("name = \"demo\"\nkeys = [", "Broken.\n");
+    until(&registry, "the bad bundle reported", || {
+        follower.status().last_error.is_some()
+    })
+    .await;
+    let error = follower.status().last_error.unwrap();
+    assert!(error.contains("does not load as a pack"), "{error}");
+    assert!(error.contains("promptreg.toml"), "{error}");
+    assert_eq!(farewell(&registry), "Polled.");
+
+    *served.lock().unwrap() = bundle(good, "Fixed.\n");
+    until(&registry, "the fix", || rendered_is(&registry, "Fixed.")).await;
+    assert_eq!(follower.status().last_error, None);
+    drop::<Follower>(follower);
+}

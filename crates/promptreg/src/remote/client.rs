@@ -1,0 +1,178 @@
+//! The two requests a follower makes: the bundle of its label, with
+//! `If-None-Match`, and the event stream, with `Last-Event-ID`. Blocking
+//! (ureq), each with timeouts, so the host needs no async runtime.
+
+use std::io::{BufReader, Read};
+use std::time::Duration;
+
+use ureq::Agent;
+
+use super::Remote;
+
+/// What a bundle request returned.
+#[derive(Debug)]
+pub(crate) enum Fetched {
+    /// The copy held is current.
+    NotModified,
+    /// A new bundle, with its ETag.
+    New { etag: String, raw: Vec<u8> },
+}
+
+/// The largest bundle read, so a wrong server cannot fill memory.
+const MAX_BUNDLE: u64 = 64 * 1024 * 1024;
+
+/// A client of one server, for one pack and label.
+pub(crate) struct Client {
+    requests: Agent,
+    stream: Agent,
+    bundle_url: String,
+    events_url: String,
+    key: Option<String>,
+}
+
+impl Client {
+    pub(crate) fn new(remote: &Remote) -> Client {
+        let base = remote.server.trim_end_matches('/');
+        let requests = Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(remote.timeout))
+            .build()
+            .new_agent();
+        // The stream lasts: only its silence is limited (the server sends
+        // keep-alive comments).
+        let stream = Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(remote.timeout))
+            .timeout_recv_response(Some(remote.timeout))
+            .timeout_per_read(Some(remote.idle_timeout))
+            .build()
+            .new_agent();
+        Client {
+            requests,
+            stream,
+            bundle_url: format!("{base}/v1/packs/{}/labels/{}", remote.pack, remote.label),
+            events_url: format!("{base}/v1/events"),
+            key: remote.key.clone(),
+        }
+    }
+
+    /// `GET` of the bundle, conditional on `etag`.
+    pub(crate) fn bundle(&self, etag: Option<&str>) -> Result<Fetched, String> {
+        let mut request = self.requests.get(&self.bundle_url);
+        if let Some(key) = &self.key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(etag) = etag {
+            request = request.header("if-none-match", etag);
+        }
+        let mut response = request
+            .call()
+            .map_err(|e| format!("GET {}: {e}", self.bundle_url))?;
+        let status = response.status().as_u16();
+        if status == 304 {
+            return Ok(Fetched::NotModified);
+        }
+        let etag = response
+            .headers()
+            .get("etag")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let raw = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_BUNDLE)
+            .read_to_vec()
+            .map_err(|e| format!("GET {}: reading the bundle: {e}", self.bundle_url))?;
+        if status != 200 {
+            return Err(refusal("GET", &self.bundle_url, status, &raw));
+        }
+        Ok(Fetched::New { etag, raw })
+    }
+
+    /// Opens the event stream, resuming after `last_event_id`.
+    pub(crate) fn events(
+        &self,
+        last_event_id: Option<&str>,
+    ) -> Result<BufReader<impl Read + Send + 'static>, String> {
+        let mut request = self
+            .stream
+            .get(&self.events_url)
+            .header("accept", "text/event-stream");
+        if let Some(key) = &self.key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(id) = last_event_id {
+            request = request.header("last-event-id", id);
+        }
+        let mut response = request
+            .call()
+            .map_err(|e| format!("GET {}: {e}", self.events_url))?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            let body = response
+                .body_mut()
+                .with_config()
+                .limit(64 * 1024)
+                .read_to_vec()
+                .unwrap_or_default();
+            return Err(refusal("GET", &self.events_url, status, &body));
+        }
+        Ok(BufReader::new(response.into_body().into_reader()))
+    }
+}
+
+/// The error of a refused request: its status and the server's problem
+/// detail (RFC 9457), with a hint for the key errors.
+fn refusal(method: &str, url: &str, status: u16, body: &[u8]) -> String {
+    let detail = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("detail").and_then(|d| d.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(300).collect());
+    let hint = match status {
+        401 => " (the API key is missing, wrong or revoked: give a valid one with `Remote::key`)",
+        403 => " (the API key does not reach this pack: it needs the read scope on it)",
+        _ => "",
+    };
+    format!("{method} {url}: HTTP {status}: {detail}{hint}")
+}
+
+/// How long to wait before the next reconnect: `base` doubled per failure,
+/// at most `max`, less up to half of it at random so that many clients do
+/// not reconnect together.
+pub(crate) fn backoff(base: Duration, max: Duration, failures: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let full = base.saturating_mul(1 << failures.min(16)).min(max);
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let half = full.as_millis() as u64 / 2;
+    full - Duration::from_millis(random % (half + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_to_its_limit_with_jitter_below_it() {
+        let (base, max) = (Duration::from_millis(100), Duration::from_secs(2));
+        for failures in 0..40 {
+            let wait = backoff(base, max, failures);
+            let full = base.saturating_mul(1 << failures.min(16)).min(max);
+            assert!(wait <= full && wait >= full / 2, "{failures}: {wait:?}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_the_status_the_detail_and_a_fix() {
+        let got = refusal(
+            "GET",
+            "http://x/v1/events",
+            401,
+            br#"{"detail":"revoked key"}"#,
+        );
+        assert!(got.contains("HTTP 401: revoked key"), "{got}");
+        assert!(got.contains("revoked"), "{got}");
+    }
+}

@@ -1,0 +1,414 @@
+//! The follower's thread: the stream, the fetches, the publishing.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::bundle::Bundle;
+use super::cache::{self, CacheFile};
+use super::client::{self, Client, Fetched};
+use super::sse::{self, Line, SseEvent};
+use super::{Change, Remote, Source, Status};
+use crate::error::{Error, ErrorKind};
+use crate::pack::Pack;
+use crate::registry::{PromptRegistry, Shared};
+
+/// A running follower; dropping it stops its thread (the registry keeps
+/// what was published).
+pub struct Follower {
+    commands: Sender<Message>,
+    shared: Arc<Watched>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// The status, and a condition to wait for the first sync on.
+struct Watched {
+    status: Mutex<Status>,
+    synced: Condvar,
+}
+
+impl Watched {
+    fn update(&self, change: impl FnOnce(&mut Status)) {
+        let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        change(&mut status);
+        if status.last_sync.is_some() {
+            self.synced.notify_all();
+        }
+    }
+}
+
+/// What the follower's thread waits for.
+enum Message {
+    Stop,
+    Resync,
+    /// An event of stream number `.0`.
+    Event(u64, SseEvent),
+    /// A keep-alive comment: the stream's silence is limited by the
+    /// reader's timeout, so nothing needs doing.
+    Alive,
+    /// Stream `.0` ended, with why.
+    Ended(u64, String),
+}
+
+impl Follower {
+    /// The state now.
+    pub fn status(&self) -> Status {
+        self.shared
+            .status
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Asks the server for the bundle now (conditionally), without waiting
+    /// for an event.
+    pub fn resync(&self) {
+        let _ = self.commands.send(Message::Resync);
+    }
+
+    /// Waits until the server has answered once (a bundle or "not
+    /// modified"), at most `timeout`; whether it has.
+    pub fn wait_for_first_sync(&self, timeout: Duration) -> bool {
+        let status = self
+            .shared
+            .status
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (status, _) = self
+            .shared
+            .synced
+            .wait_timeout_while(status, timeout, |s| s.last_sync.is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        status.last_sync.is_some()
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let _ = self.commands.send(Message::Stop);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for Follower {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follower")
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl PromptRegistry {
+    /// Follows a label of a pack on a `promptreg serve` server (see the
+    /// [`remote`](crate::remote) module): the last good bundle from the
+    /// disk cache is published now, the server is followed on a thread of
+    /// its own. Never waits for the network.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Remote`] when no pack is named, or the thread cannot
+    /// start.
+    pub fn follow(&self, remote: Remote) -> Result<Follower, Error> {
+        if remote.pack.is_empty() || remote.label.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Remote,
+                format!(
+                    "following {} needs a pack and a label: `Remote::new(url).pack(\"web-agent\").label(\"production\")`",
+                    remote.server
+                ),
+            ));
+        }
+        let (commands, inbox) = mpsc::channel();
+        let mut run = Run::new(remote, Arc::clone(self.shared()), commands.clone());
+        run.start_from_cache();
+        let shared = Arc::clone(&run.watched);
+        let thread = std::thread::Builder::new()
+            .name(format!("promptreg-follow-{}", run.remote.pack))
+            .spawn(move || run.serve(&inbox))
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Remote,
+                    format!("cannot start the follower's thread: {e}"),
+                )
+            })?;
+        Ok(Follower {
+            commands,
+            shared,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// The follower's state, owned by its thread.
+struct Run {
+    remote: Remote,
+    origin: String,
+    registry: Arc<Shared>,
+    client: Client,
+    cache: Option<CacheFile>,
+    watched: Arc<Watched>,
+    /// To hand to stream readers.
+    inbox: Sender<Message>,
+    /// The bundle in force, published.
+    current: Option<Bundle>,
+    last_event_id: Option<String>,
+    /// The number of the stream now open, if one is.
+    stream: Option<u64>,
+    streams: u64,
+    failures: u32,
+    next_connect: Instant,
+    next_poll: Instant,
+}
+
+impl Run {
+    fn new(remote: Remote, registry: Arc<Shared>, inbox: Sender<Message>) -> Run {
+        let dir = remote.cache_dir.clone().or_else(cache::default_dir);
+        let cache = dir.map(|d| CacheFile::new(&d, &remote.server, &remote.pack, &remote.label));
+        let status = Status {
+            server: remote.server.clone(),
+            pack: remote.pack.clone(),
+            label: remote.label.clone(),
+            source: Source::Local,
+            etag: None,
+            versions: Default::default(),
+            last_sync: None,
+            connected: false,
+            last_error: None,
+            cache_warning: None,
+        };
+        let now = Instant::now();
+        Run {
+            origin: remote.origin(),
+            client: Client::new(&remote),
+            remote,
+            registry,
+            cache,
+            watched: Arc::new(Watched {
+                status: Mutex::new(status),
+                synced: Condvar::new(),
+            }),
+            inbox,
+            current: None,
+            last_event_id: None,
+            stream: None,
+            streams: 0,
+            failures: 0,
+            next_connect: now,
+            next_poll: now,
+        }
+    }
+
+    /// Publishes the cached bundle, if there is a good one.
+    fn start_from_cache(&mut self) {
+        let Some(file) = &self.cache else { return };
+        let read = file.read().and_then(|cached| {
+            cached
+                .map(|c| {
+                    Bundle::validate(
+                        c.raw,
+                        c.etag,
+                        &self.origin,
+                        &self.remote.pack,
+                        &self.remote.label,
+                    )
+                })
+                .transpose()
+        });
+        match read {
+            Ok(Some(bundle)) => self.publish(bundle, Source::Cache),
+            Ok(None) => {}
+            Err(warning) => self.watched.update(|s| s.cache_warning = Some(warning)),
+        }
+    }
+
+    /// The thread's loop: until told to stop.
+    fn serve(mut self, inbox: &Receiver<Message>) {
+        loop {
+            if self.stream.is_none() && Instant::now() >= self.next_connect {
+                self.connect();
+            }
+            let wait = self.next_due().saturating_duration_since(Instant::now());
+            match inbox.recv_timeout(wait) {
+                Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                Ok(Message::Resync) => self.sync(),
+                Ok(Message::Event(n, event)) if Some(n) == self.stream => self.on_event(event),
+                Ok(Message::Ended(n, why)) if Some(n) == self.stream => self.disconnected(why),
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.stream.is_none() && Instant::now() >= self.next_poll {
+                        self.next_poll = Instant::now() + self.remote.poll_interval;
+                        self.sync();
+                    }
+                }
+            }
+        }
+    }
+
+    /// When the loop must wake up on its own: the next reconnect or poll.
+    fn next_due(&self) -> Instant {
+        match self.stream {
+            Some(_) => Instant::now() + self.remote.idle_timeout,
+            None => self.next_connect.min(self.next_poll),
+        }
+    }
+
+    /// Opens the event stream on a reader thread, then syncs: events may
+    /// have been missed while it was down.
+    fn connect(&mut self) {
+        match self.client.events(self.last_event_id.as_deref()) {
+            Ok(reader) => {
+                self.streams += 1;
+                let number = self.streams;
+                let inbox = self.inbox.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("promptreg-follow-events".to_owned())
+                    .spawn(move || read_stream(number, reader, &inbox));
+                if let Err(e) = spawned {
+                    return self.disconnected(format!("cannot start the stream reader: {e}"));
+                }
+                self.stream = Some(number);
+                self.failures = 0;
+                self.watched.update(|s| s.connected = true);
+                self.report(Change::Connected);
+                self.sync();
+            }
+            Err(why) => self.disconnected(why),
+        }
+    }
+
+    /// The stream is gone: reconnect later, polling meanwhile.
+    fn disconnected(&mut self, why: String) {
+        self.stream = None;
+        let wait = client::backoff(
+            self.remote.reconnect_min,
+            self.remote.reconnect_max,
+            self.failures,
+        );
+        self.failures = self.failures.saturating_add(1);
+        self.next_connect = Instant::now() + wait;
+        self.watched.update(|s| s.connected = false);
+        self.report(Change::Disconnected(why));
+    }
+
+    fn on_event(&mut self, event: SseEvent) {
+        if event.kind == "reconnect" {
+            // The server asks to come back (shutdown, or this client fell
+            // behind): resume after the last event received.
+            let wait = event.retry.unwrap_or(self.remote.reconnect_min);
+            self.stream = None;
+            self.next_connect = Instant::now() + wait;
+            self.watched.update(|s| s.connected = false);
+            self.report(Change::Disconnected(format!(
+                "the server asked to reconnect: {}",
+                event.data
+            )));
+            return;
+        }
+        if event.id.is_some() {
+            self.last_event_id = event.id.clone();
+        }
+        if self.is_relevant(&event) {
+            self.sync();
+        }
+    }
+
+    /// A move of the followed label in the followed pack.
+    fn is_relevant(&self, event: &SseEvent) -> bool {
+        let Ok(data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
+            return false;
+        };
+        let field = |name: &str| data.get(name).and_then(|v| v.as_str());
+        event.kind == "label_moved"
+            && field("pack") == Some(&self.remote.pack)
+            && field("label") == Some(&self.remote.label)
+    }
+
+    /// Asks for the bundle with the ETag held; publishes a new one that
+    /// loads, reports the rest.
+    fn sync(&mut self) {
+        let etag = self.current.as_ref().map(|b| b.etag.clone());
+        match self.client.bundle(etag.as_deref()) {
+            Ok(Fetched::NotModified) => self.synced(),
+            Ok(Fetched::New { etag, raw }) => {
+                match Bundle::validate(
+                    raw,
+                    etag,
+                    &self.origin,
+                    &self.remote.pack,
+                    &self.remote.label,
+                ) {
+                    Ok(bundle) => {
+                        self.keep(&bundle);
+                        self.publish(bundle, Source::Server);
+                        self.synced();
+                    }
+                    Err(why) => self.failed(why),
+                }
+            }
+            Err(why) => self.failed(why),
+        }
+    }
+
+    fn synced(&mut self) {
+        self.watched.update(|s| {
+            s.last_sync = Some(Instant::now());
+            s.last_error = None;
+        });
+    }
+
+    fn failed(&mut self, why: String) {
+        self.watched.update(|s| s.last_error = Some(why.clone()));
+        self.report(Change::Failed(why));
+    }
+
+    /// Writes the bundle to the disk cache; a failure is reported, not
+    /// fatal.
+    fn keep(&mut self, bundle: &Bundle) {
+        let Some(file) = &self.cache else { return };
+        if let Err(why) = file.write(&bundle.etag, &bundle.raw) {
+            self.watched.update(|s| s.cache_warning = Some(why));
+        }
+    }
+
+    /// Puts `bundle` in force in the registry, in place of the bundle
+    /// before it.
+    fn publish(&mut self, bundle: Bundle, source: Source) {
+        let old: Option<&Pack> = self.current.as_ref().map(|b| &b.pack);
+        self.registry.replace_pack(old, &bundle.pack);
+        let etag = bundle.etag.clone();
+        let versions = bundle.versions.clone();
+        self.current = Some(bundle);
+        self.watched.update(|s| {
+            s.source = source;
+            s.etag = Some(etag.clone());
+            s.versions = versions;
+        });
+        self.report(Change::Updated { source, etag });
+    }
+
+    fn report(&self, change: Change) {
+        if let Some(f) = &self.remote.on_change {
+            f(&change);
+        }
+    }
+}
+
+/// Reads stream `number` and hands its events to the follower, until the
+/// stream ends or the follower is gone.
+fn read_stream(number: u64, reader: impl std::io::BufRead, inbox: &Sender<Message>) {
+    let ended = sse::read(reader, |line| {
+        let message = match line {
+            Line::Event(event) => Message::Event(number, event),
+            _ => Message::Alive,
+        };
+        inbox.send(message).is_ok()
+    });
+    let why = match ended {
+        Ok(()) => "the event stream ended".to_owned(),
+        Err(e) => format!("the event stream failed: {e}"),
+    };
+    let _ = inbox.send(Message::Ended(number, why));
+}

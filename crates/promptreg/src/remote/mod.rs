@@ -1,0 +1,237 @@
+//! Following a label of a pack on a `promptreg serve` server (feature
+//! `remote`).
+//!
+//! [`PromptRegistry::follow`](crate::PromptRegistry::follow) starts a thread that keeps one label of one
+//! pack in the registry: it listens to the server's event stream, fetches
+//! the label's bundle (conditionally, with its ETag) when the label
+//! moves, validates it as a pack and only then publishes it, through the
+//! same path as installing a pack. Renders never wait for any of it: they
+//! read the last published snapshot.
+//!
+//! Start-up is offline first: the last good bundle from the disk cache,
+//! else whatever the host registered or installed, then the server when it
+//! answers. A failure (server down, a bundle that does not load, a revoked
+//! key) keeps the last good state and says why in [`Follower::status`].
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use promptreg::PromptRegistry;
+//! use promptreg::remote::Remote;
+//!
+//! let registry = PromptRegistry::new();
+//! registry.register_default("narrator", "Narrate the page.")?; // used until a sync
+//! let follower = registry.follow(
+//!     Remote::new("http://127.0.0.1:7878")
+//!         .pack("web-agent")
+//!         .label("production")
+//!         .key("prk_…"),
+//! )?;
+//! follower.wait_for_first_sync(Duration::from_secs(2));
+//! println!("{:?}", follower.status());
+//! let text = registry.render_plain("narrator")?;
+//! # Ok::<(), promptreg::Error>(())
+//! ```
+
+mod bundle;
+mod cache;
+mod client;
+mod follower;
+mod sse;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use follower::Follower;
+
+/// The host's callback for each [`Change`].
+type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;
+
+/// Which server, pack and label to follow, and how.
+#[derive(Clone)]
+pub struct Remote {
+    pub(crate) server: String,
+    pub(crate) pack: String,
+    pub(crate) label: String,
+    pub(crate) key: Option<String>,
+    pub(crate) cache_dir: Option<PathBuf>,
+    pub(crate) poll_interval: Duration,
+    pub(crate) timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) reconnect_min: Duration,
+    pub(crate) reconnect_max: Duration,
+    pub(crate) on_change: Option<OnChange>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key is a secret: never printed.
+        f.debug_struct("Remote")
+            .field("server", &self.server)
+            .field("pack", &self.pack)
+            .field("label", &self.label)
+            .field("key", &self.key.as_ref().map(|_| "…"))
+            .field("cache_dir", &self.cache_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Remote {
+    /// The server at `url` (`http://host:port`), label `production` of
+    /// no pack yet: name it with [`pack`](Self::pack).
+    pub fn new(url: impl Into<String>) -> Remote {
+        Remote {
+            server: url.into(),
+            pack: String::new(),
+            label: "production".to_owned(),
+            key: None,
+            cache_dir: None,
+            poll_interval: Duration::from_secs(30),
+            timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            reconnect_min: Duration::from_millis(250),
+            reconnect_max: Duration::from_secs(30),
+            on_change: None,
+        }
+    }
+
+    /// The pack to follow.
+    pub fn pack(mut self, pack: impl Into<String>) -> Remote {
+        self.pack = pack.into();
+        self
+    }
+
+    /// The label to follow (default `production`).
+    pub fn label(mut self, label: impl Into<String>) -> Remote {
+        self.label = label.into();
+        self
+    }
+
+    /// The API key (`prk_…`), sent as `Authorization: Bearer`.
+    pub fn key(mut self, secret: impl Into<String>) -> Remote {
+        self.key = Some(secret.into());
+        self
+    }
+
+    /// The folder of the disk cache (default: `$XDG_CACHE_HOME/promptreg/
+    /// follow`, else `~/.cache/promptreg/follow`).
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Remote {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// How often the bundle is asked for (conditionally) while the event
+    /// stream is unavailable (default 30 s).
+    pub fn poll_interval(mut self, every: Duration) -> Remote {
+        self.poll_interval = every;
+        self
+    }
+
+    /// The limit of each request, and of connecting to the stream (default
+    /// 10 s).
+    pub fn timeout(mut self, limit: Duration) -> Remote {
+        self.timeout = limit;
+        self
+    }
+
+    /// How long the stream may stay silent before it is reconnected
+    /// (default 60 s; the server sends a keep-alive every 15 s).
+    pub fn idle_timeout(mut self, limit: Duration) -> Remote {
+        self.idle_timeout = limit;
+        self
+    }
+
+    /// The first and the longest wait between reconnects (defaults 250 ms
+    /// and 30 s); each wait is shortened at random by up to half.
+    pub fn reconnect(mut self, min: Duration, max: Duration) -> Remote {
+        self.reconnect_min = min;
+        self.reconnect_max = max.max(min);
+        self
+    }
+
+    /// Calls `f` on the follower's thread with each [`Change`]; keep it
+    /// short.
+    pub fn on_change(mut self, f: impl Fn(&Change) + Send + Sync + 'static) -> Remote {
+        self.on_change = Some(Arc::new(f));
+        self
+    }
+
+    /// How parts from this server are named in provenance: the bundle's
+    /// address, under which each file's path follows.
+    fn origin(&self) -> String {
+        format!(
+            "{}/v1/packs/{}/labels/{}",
+            self.server.trim_end_matches('/'),
+            self.pack,
+            self.label
+        )
+    }
+}
+
+/// Where the prompts of the followed pack in force came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    /// Nothing was received yet: the host's own prompts are in force.
+    Local,
+    /// The disk cache: the last good bundle of an earlier run.
+    Cache,
+    /// The server, in this run.
+    Server,
+}
+
+/// The state of a follower.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Status {
+    /// The server followed.
+    pub server: String,
+    /// The pack followed.
+    pub pack: String,
+    /// The label followed.
+    pub label: String,
+    /// Where the bundle in force came from.
+    pub source: Source,
+    /// The ETag of the bundle in force.
+    pub etag: Option<String>,
+    /// The version of each entry of the bundle in force (`@pack` is the
+    /// manifest).
+    pub versions: BTreeMap<String, u64>,
+    /// When the server last answered a bundle request (new or not
+    /// modified).
+    pub last_sync: Option<Instant>,
+    /// Whether the event stream is connected.
+    pub connected: bool,
+    /// The last failure, until a sync succeeds: the server unreachable, a
+    /// refused key, a bundle that did not load.
+    pub last_error: Option<String>,
+    /// Why the disk cache was not used, if it was there but unusable.
+    pub cache_warning: Option<String>,
+}
+
+impl Status {
+    /// How long ago the last sync was.
+    pub fn since_last_sync(&self) -> Option<Duration> {
+        self.last_sync.map(|t| t.elapsed())
+    }
+}
+
+/// What a follower reports as it happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// A new bundle is in force.
+    Updated {
+        /// Where it came from.
+        source: Source,
+        /// Its ETag.
+        etag: String,
+    },
+    /// Something failed; the last good bundle stays in force.
+    Failed(String),
+    /// The event stream is connected.
+    Connected,
+    /// The event stream ended or could not connect; it is retried.
+    Disconnected(String),
+}
