@@ -370,11 +370,11 @@ mod model_check;
 pub mod pack;
 #[cfg(feature = "config")]
 mod prompt_file;
-#[cfg(feature = "templates")]
-mod snippet;
 #[cfg(feature = "remote")]
 #[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
 pub mod remote;
+#[cfg(feature = "templates")]
+mod snippet;
 #[cfg(feature = "config")]
 mod sources;
 #[cfg(feature = "templates")]
