@@ -68,7 +68,7 @@ pub enum Command {
     Resolve(ResolveArgs),
     /// Show how the user's configuration changes a prompt (unified diff)
     Diff(DiffArgs),
-    /// Print a JSON Schema for editors: of the pack's settings file, of pack files' front matter, or of a test file
+    /// Print a JSON Schema for editors: of the settings file, the front matter or a test file
     Schema(SchemaArgs),
     /// Run the pack's prompt tests (tests/*.toml) with the user's configuration
     Test(TestArgs),
