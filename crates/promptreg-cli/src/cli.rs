@@ -68,7 +68,7 @@ pub enum Command {
     Resolve(ResolveArgs),
     /// Show how the user's configuration changes a prompt (unified diff)
     Diff(DiffArgs),
-    /// Print a JSON Schema for editors: of the settings file, the front matter or a test file
+    /// Print a JSON Schema for editors (settings file, front matter, test file)
     Schema(SchemaArgs),
     /// Run the pack's prompt tests (tests/*.toml) with the user's configuration
     Test(TestArgs),
