@@ -457,6 +457,31 @@ fn innermost(e: &minijinja::Error) -> &minijinja::Error {
 /// Every `{% %}` tag of `source` outside comments and `raw` blocks: its
 /// content and its span.
 pub(crate) fn statement_tags(source: &str) -> impl Iterator<Item = (&str, Range<usize>)> {
+    tags(source, "")
+        .filter(|tag| tag.statement && !is_raw(tag.content))
+        .map(|tag| (tag.content, tag.span))
+}
+
+/// The byte offset of the first read of variable `name` in `source`: an
+/// identifier inside `{{ }}` or `{% %}`, outside string literals, comments
+/// and `raw` blocks, and not an attribute (`x.name`).
+fn first_use(source: &str, name: &str) -> Option<usize> {
+    tags(source, name).find_map(|tag| tag.read_at)
+}
+
+/// A `{{ }}` or `{% %}` tag of a template.
+struct Tag<'a> {
+    content: &'a str,
+    span: Range<usize>,
+    /// `{% %}` rather than `{{ }}`.
+    statement: bool,
+    /// Where the variable looked for is read in the tag, if it is.
+    read_at: Option<usize>,
+}
+
+/// Every `{{ }}` and `{% %}` tag of `source`, skipping comments and the
+/// inside of `raw` blocks, each with where `name` is read in it.
+fn tags<'a>(source: &'a str, name: &'a str) -> impl Iterator<Item = Tag<'a>> {
     let mut rest = 0;
     std::iter::from_fn(move || {
         while let Some(found) = source[rest..].find('{') {
@@ -473,58 +498,26 @@ pub(crate) fn statement_tags(source: &str) -> impl Iterator<Item = (&str, Range<
                 rest = open + 1;
                 continue;
             };
-            let (end, _) = scan_tag(source, open + 2, close, "");
+            let (end, read_at) = scan_tag(source, open + 2, close, name);
             rest = end;
-            if close == "}}" {
-                continue;
-            }
             let content = source
                 .get(open + 2..end.saturating_sub(2))
                 .unwrap_or_default();
-            if is_raw(content) {
+            let statement = close == "%}";
+            if statement && is_raw(content) {
                 rest = source[rest..]
                     .find("endraw")
                     .map_or(source.len(), |i| rest + i);
-                continue;
             }
-            return Some((content, open..end));
+            return Some(Tag {
+                content,
+                span: open..end,
+                statement,
+                read_at,
+            });
         }
         None
     })
-}
-
-/// The byte offset of the first read of variable `name` in `source`: an
-/// identifier inside `{{ }}` or `{% %}`, outside string literals, comments
-/// and `raw` blocks, and not an attribute (`x.name`).
-fn first_use(source: &str, name: &str) -> Option<usize> {
-    let mut rest = 0;
-    while let Some(found) = source[rest..].find('{') {
-        let open = rest + found;
-        let tag = &source[open..];
-        let close = if tag.starts_with("{{") {
-            "}}"
-        } else if tag.starts_with("{%") {
-            "%}"
-        } else if tag.starts_with("{#") {
-            rest = open + tag.find("#}").map_or(tag.len(), |i| i + 2);
-            continue;
-        } else {
-            rest = open + 1;
-            continue;
-        };
-        let (end, hit) = scan_tag(source, open + 2, close, name);
-        if hit.is_some() {
-            return hit;
-        }
-        rest = end;
-        let content = source.get(open + 2..end - close.len()).unwrap_or_default();
-        if close == "%}" && is_raw(content) {
-            rest = source[rest..]
-                .find("endraw")
-                .map_or(source.len(), |i| rest + i);
-        }
-    }
-    None
 }
 
 /// Scans one tag from `start` to its `close`: where the tag ends and where
