@@ -849,17 +849,18 @@ pub(crate) async fn healthz() -> Json<Health> {
     })
 }
 
-/// `GET /readyz`: the store answers.
+/// `GET /readyz`: the store answers and can take a write (see
+/// [`Store::ready`](promptreg_store::Store::ready)).
 #[utoipa::path(
     get, path = "/readyz", tag = "operations",
     responses(
         (status = 200, description = "The store answers", body = Health),
-        (status = 503, description = "The store cannot be reached", body = Health),
+        (status = 503, description = "The store cannot be reached, or another process holds its write lock", body = Health),
     ),
 )]
 pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
-    match state.store.packs().await {
-        Ok(_) => Json(Health {
+    match state.store.ready().await {
+        Ok(()) => Json(Health {
             status: "ok".to_owned(),
             detail: None,
         })

@@ -1,5 +1,7 @@
 //! The database going away and coming back: requests fail with 503 and
-//! recover by themselves, without a restart.
+//! recover by themselves, without a restart. PostgreSQL goes away behind a
+//! proxy that is cut; a SQLite file goes away when another process holds
+//! its write lock (reads never wait in WAL mode).
 
 mod common;
 
@@ -8,6 +10,7 @@ use std::time::Duration;
 
 use common::{TestServer, config, json, published};
 use serde_json::json;
+use sqlx::Connection;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
@@ -93,6 +96,42 @@ async fn the_database_going_away_gives_503_and_the_server_recovers_by_itself() {
     json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
 
     proxy.cut().await;
+    assert_unavailable(&server).await;
+
+    proxy.restore().await;
+    assert_recovered(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_store_locked_by_another_process_gives_503_and_the_server_recovers_by_itself() {
+    let db = common::sqlite();
+    published(&db).await;
+    let server = TestServer::start(db.open().await, config()).await;
+    json(server.get("/readyz").await, 200).await;
+    json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
+
+    // Another process (SQLite locks across connections as across
+    // processes) takes the write lock and keeps it beyond every wait.
+    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite:{}", db.url))
+        .await
+        .unwrap();
+    let lock = other.begin_with("BEGIN IMMEDIATE").await.unwrap();
+    let not_ready = assert_unavailable(&server).await;
+    assert!(
+        not_ready["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("locked")),
+        "{not_ready}"
+    );
+
+    lock.rollback().await.unwrap();
+    assert_recovered(&server).await;
+}
+
+/// The store is away: `/readyz` says so, a write is refused with a 503
+/// problem, and what the cache holds is still served. The body of
+/// `/readyz`.
+async fn assert_unavailable(server: &TestServer) -> serde_json::Value {
     let not_ready = json(server.get("/readyz").await, 503).await;
     assert_eq!(not_ready["status"], "unavailable");
     let write = server
@@ -103,10 +142,13 @@ async fn the_database_going_away_gives_503_and_the_server_recovers_by_itself() {
         .await;
     assert_eq!(write.headers()["content-type"], "application/problem+json");
     assert_eq!(json(write, 503).await["code"], "store-unavailable");
-    // What the cache holds is still served.
     json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
+    not_ready
+}
 
-    proxy.restore().await;
+/// The store is back: ready again with no restart, a write succeeds, and
+/// the metrics counted the failures.
+async fn assert_recovered(server: &TestServer) {
     let mut ready = false;
     for _ in 0..100 {
         if server.get("/readyz").await.status() == 200 {

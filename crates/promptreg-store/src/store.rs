@@ -23,6 +23,10 @@ use crate::model::{
 /// How long an operation waits for SQLite's write lock.
 const WAIT: Duration = Duration::from_secs(10);
 
+/// How long [`Store::ready`] waits for SQLite's write lock: a probe
+/// answers quickly, and a lock held this long already delays writers.
+const READY_WAIT: Duration = Duration::from_secs(1);
+
 /// How long an operation waits for a connection to PostgreSQL (sqlx retries
 /// in the meantime), before reporting the server unreachable.
 const CONNECT_WAIT: Duration = Duration::from_secs(5);
@@ -241,6 +245,23 @@ impl Store {
             digest,
             files,
         })
+    }
+
+    /// Whether the store can serve requests now: PostgreSQL answers a
+    /// query; a SQLite file gives its write lock within a second (reads
+    /// never wait in WAL mode, so a lock held by another process is what
+    /// keeps a SQLite store from working). Nothing is written.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unavailable`] when the database cannot be reached or
+    /// another process holds SQLite's write lock.
+    pub async fn ready(&self) -> Result<(), Error> {
+        let probed = match &self.backend {
+            Backend::Sqlite(pool) => sqlite_writable(pool).await,
+            Backend::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+        };
+        probed.map_err(|e| self.error(OpError::Db(e)))
     }
 
     /// The names of the packs in the store, sorted.
@@ -710,6 +731,26 @@ fn connect_sqlite(path: &std::path::Path, url: Option<&str>) -> Result<Backend, 
         .acquire_timeout(WAIT)
         .connect_lazy_with(options);
     Ok(Backend::Sqlite(pool))
+}
+
+/// Takes SQLite's write lock and gives it back, waiting at most
+/// [`READY_WAIT`] for it.
+async fn sqlite_writable(pool: &SqlitePool) -> Result<(), sqlx::Error> {
+    use sqlx::Connection;
+    let mut connection = pool.acquire().await?;
+    let busy_timeout = |wait: Duration| format!("PRAGMA busy_timeout = {}", wait.as_millis());
+    sqlx::query(&busy_timeout(READY_WAIT))
+        .execute(&mut *connection)
+        .await?;
+    let locked = match connection.begin_with("BEGIN IMMEDIATE").await {
+        Ok(tx) => tx.rollback().await,
+        Err(e) => Err(e),
+    };
+    // The connection goes back to the pool with the wait writers expect.
+    sqlx::query(&busy_timeout(WAIT))
+        .execute(&mut *connection)
+        .await?;
+    locked
 }
 
 fn connect_postgres(url: &str) -> Result<Backend, sqlx::Error> {
