@@ -26,6 +26,7 @@ mod api;
 mod auth;
 mod body;
 mod cache;
+mod connection;
 mod events;
 mod extract;
 mod metrics;
