@@ -7,13 +7,12 @@ use axum::response::{IntoResponse, Response};
 use promptreg::Locale;
 use promptreg_store::{Change, Label, PackFiles, Scope, VersionRef};
 use serde::Deserialize;
-use similar::TextDiff;
 use utoipa::IntoParams;
 
 use crate::auth::Caller;
 use crate::body::{
-    Created, DiffResponse, ExplainResponse, FileDiff, Health, MoveLabel, Moves, NewVersion,
-    Release, RenderRequest, RenderResponse, VersionList, VersionSummary, file_locale,
+    Created, DiffResponse, ExplainResponse, Health, MoveLabel, Moves, NewVersion, Release,
+    RenderRequest, RenderResponse, VersionList, VersionSummary,
 };
 use crate::cache::Cached;
 use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id};
@@ -786,55 +785,23 @@ pub(crate) async fn diff(
     let from: VersionRef = query.from.parse()?;
     let to: VersionRef = query.to.parse()?;
     let locale = match &query.locale {
-        Some(tag) => Some(Locale::parse(tag)?.as_str().to_owned()),
+        Some(tag) => Some(Locale::parse(tag)?),
         None => None,
     };
     caller.require(pack, Scope::Read)?;
-    let (a, a_files) = state.store.files(pack, id, &from).await?;
-    let (b, b_files) = state.store.files(pack, id, &to).await?;
-    let mut paths: Vec<&str> = a_files
-        .iter()
-        .chain(b_files.iter())
-        .map(|(p, _)| p)
-        .collect();
-    paths.sort_unstable();
-    paths.dedup();
-    let files: Vec<FileDiff> = paths
-        .into_iter()
-        .map(|path| (path, file_locale(id, path)))
-        .filter(|(_, l)| locale.is_none() || *l == locale)
-        .map(|(path, locale)| {
-            let old = String::from_utf8_lossy(a_files.get(path).unwrap_or_default());
-            let new = String::from_utf8_lossy(b_files.get(path).unwrap_or_default());
-            let diff = if old == new {
-                String::new()
-            } else {
-                TextDiff::from_lines(old.as_ref(), new.as_ref())
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(&format!("{path} (v{a})"), &format!("{path} (v{b})"))
-                    .to_string()
-            };
-            FileDiff {
-                path: path.to_owned(),
-                locale,
-                changed: old != new,
-                diff,
-            }
-        })
-        .collect();
-    if files.is_empty() {
+    let diff = state
+        .store
+        .diff(pack, id, &from, &to, locale.as_ref())
+        .await?;
+    if diff.files.is_empty() {
         return Err(Problem::not_found(format!(
-            "`{id}` has no file for locale `{}` in v{a} or v{b}",
-            query.locale.unwrap_or_default()
+            "`{id}` has no file for locale `{}` in v{} or v{}",
+            query.locale.unwrap_or_default(),
+            diff.from,
+            diff.to
         )));
     }
-    Ok(Json(DiffResponse {
-        id: id.to_owned(),
-        from: a,
-        to: b,
-        files,
-    }))
+    Ok(Json(DiffResponse::from(diff)))
 }
 
 /// `GET /healthz`: the process answers.

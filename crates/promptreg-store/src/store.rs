@@ -12,6 +12,7 @@ use promptreg::pack::Pack;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
+use crate::diff::PromptDiff;
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Feed, Written};
 use crate::files::{self, PACK_ENTRY, PackFiles};
@@ -346,6 +347,30 @@ impl Store {
         let files = on_backend!(self, files(id, prompt, number))?;
         let files = files.ok_or_else(|| self.unknown_version(pack, prompt, version))?;
         Ok((number, files.into_iter().collect()))
+    }
+
+    /// Compares two versions of `prompt` file by file (see
+    /// [`PromptDiff::new`]); with `locale`, only the files of that locale.
+    ///
+    /// # Errors
+    ///
+    /// As [`files`](Self::files), for either version.
+    pub async fn diff(
+        &self,
+        pack: &str,
+        prompt: &str,
+        from: &VersionRef,
+        to: &VersionRef,
+        locale: Option<&promptreg::Locale>,
+    ) -> Result<PromptDiff, Error> {
+        let (a, a_files) = self.files(pack, prompt, from).await?;
+        let (b, b_files) = self.files(pack, prompt, to).await?;
+        Ok(PromptDiff::new(
+            prompt,
+            (a, &a_files),
+            (b, &b_files),
+            locale,
+        ))
     }
 
     /// Moves `label` of `prompt` to version `to`, if it points at `expect`
