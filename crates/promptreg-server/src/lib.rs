@@ -32,6 +32,7 @@ mod extract;
 mod metrics;
 mod openapi;
 mod problem;
+mod responses;
 mod serve;
 
 pub use body::{
