@@ -7,13 +7,12 @@ use axum::response::{IntoResponse, Response};
 use promptreg::Locale;
 use promptreg_store::{Change, Label, PackFiles, Scope, VersionRef};
 use serde::Deserialize;
-use similar::TextDiff;
 use utoipa::IntoParams;
 
 use crate::auth::Caller;
 use crate::body::{
-    Created, DiffResponse, ExplainResponse, FileDiff, Health, MoveLabel, Moves, NewVersion,
-    Release, RenderRequest, RenderResponse, VersionList, VersionSummary, file_locale,
+    Created, DiffResponse, ExplainResponse, Health, MoveLabel, Moves, NewVersion, Release,
+    RenderRequest, RenderResponse, VersionList, VersionSummary,
 };
 use crate::cache::Cached;
 use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id};
@@ -81,8 +80,7 @@ fn if_match(headers: &HeaderMap) -> Option<Vec<String>> {
         (status = 200, description = "The packs in the store", body = crate::body::PackList,
             headers(("ETag" = String, description = "Strong entity tag"))),
         (status = 304, description = "Not modified"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::KeyOrStore,
     ),
     security(("api_key" = [])),
 )]
@@ -123,10 +121,8 @@ pub(crate) async fn list_packs(
             headers(("ETag" = String, description = "Strong entity tag"))),
         (status = 304, description = "Not modified"),
         (status = 400, description = "Invalid pack name", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -185,10 +181,8 @@ impl Which {
             headers(("ETag" = String, description = "The version's content digest, quoted"))),
         (status = 304, description = "The client's copy is current"),
         (status = 400, description = "Invalid pack, id, label or version", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack, prompt, label or version", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -219,10 +213,8 @@ pub(crate) async fn get_prompt(
             headers(("ETag" = String, description = "A digest of every entry's digest"))),
         (status = 304, description = "The client's copy is current"),
         (status = 400, description = "Invalid pack or label", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack, or no manifest at that label", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -248,10 +240,8 @@ pub(crate) async fn get_bundle(
     responses(
         (status = 200, description = "The versions, newest first", body = VersionList),
         (status = 400, description = "Invalid pack or id", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack or prompt", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -283,13 +273,11 @@ pub(crate) async fn list_versions(
             headers(("Location" = String, description = "The version's URL"))),
         (status = 200, description = "The same content as `latest`: nothing written", body = Created),
         (status = 400, description = "Malformed JSON, unknown fields, or an invalid pack, id or file path", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::KeyOrStore,
         (status = 403, description = "The key cannot write to this pack", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack, or the manifest does not declare the prompt", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "The body is too large", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::JsonBodyErrors,
         (status = 422, description = "The prompt fails `check`: every diagnostic", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -374,14 +362,12 @@ fn prompt_file_path(id: &str, path: &str) -> Result<String, Problem> {
         (status = 200, description = "The label moved; the move is in the history", body = crate::body::Move,
             headers(("ETag" = String, description = "The ETag of the version it points at now"))),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::KeyOrStore,
         (status = 403, description = "The key cannot write, or the label is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack, prompt or version", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "The label points elsewhere now: `current` names its version", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "The body is too large", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::JsonBodyErrors,
         (status = 428, description = "Neither If-Match nor If-None-Match", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -509,11 +495,10 @@ fn conflict(e: promptreg_store::Error, _pack: &str, _id: &str) -> Problem {
     responses(
         (status = 200, description = "The label is back where its last move took it from", body = crate::body::Move),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::KeyOrStore,
         (status = 403, description = "The key cannot write, or the label is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack or prompt, or nothing to roll back to", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "The label moved meanwhile", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -540,13 +525,11 @@ pub(crate) async fn rollback(
     responses(
         (status = 200, description = "Every move of the release, made in one transaction", body = Moves),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::KeyOrStore,
         (status = 403, description = "The key cannot write, or `to` is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "A label moved meanwhile: nothing was released", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "The body is too large", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::JsonBodyErrors,
     ),
     security(("api_key" = [])),
 )]
@@ -574,10 +557,8 @@ pub(crate) async fn release(
     responses(
         (status = 200, description = "Every label move of the pack, oldest first", body = Moves),
         (status = 400, description = "Invalid pack name", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -602,10 +583,8 @@ pub(crate) async fn pack_history(
     responses(
         (status = 200, description = "Every label move of the prompt, oldest first", body = Moves),
         (status = 400, description = "Invalid pack or id", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack or prompt", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -653,13 +632,10 @@ async fn renderer_for(
     responses(
         (status = 200, description = "The text the application sends", body = RenderResponse),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack, label or prompt", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "The body is too large", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::JsonBodyErrors,
         (status = 422, description = "The render failed (a template error, a variable of the wrong type)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -708,13 +684,10 @@ pub(crate) async fn render(
     responses(
         (status = 200, description = "The text, the locale lookup, and every part with its origin", body = ExplainResponse),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack, label or prompt", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "The body is too large", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::JsonBodyErrors,
         (status = 422, description = "The render failed", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -769,10 +742,8 @@ pub(crate) struct DiffQuery {
     responses(
         (status = 200, description = "A unified diff per file", body = DiffResponse),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 403, description = "The key does not reach this pack", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
         (status = 404, description = "No such pack, prompt, version or label, or no file of that locale", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -786,55 +757,23 @@ pub(crate) async fn diff(
     let from: VersionRef = query.from.parse()?;
     let to: VersionRef = query.to.parse()?;
     let locale = match &query.locale {
-        Some(tag) => Some(Locale::parse(tag)?.as_str().to_owned()),
+        Some(tag) => Some(Locale::parse(tag)?),
         None => None,
     };
     caller.require(pack, Scope::Read)?;
-    let (a, a_files) = state.store.files(pack, id, &from).await?;
-    let (b, b_files) = state.store.files(pack, id, &to).await?;
-    let mut paths: Vec<&str> = a_files
-        .iter()
-        .chain(b_files.iter())
-        .map(|(p, _)| p)
-        .collect();
-    paths.sort_unstable();
-    paths.dedup();
-    let files: Vec<FileDiff> = paths
-        .into_iter()
-        .map(|path| (path, file_locale(id, path)))
-        .filter(|(_, l)| locale.is_none() || *l == locale)
-        .map(|(path, locale)| {
-            let old = String::from_utf8_lossy(a_files.get(path).unwrap_or_default());
-            let new = String::from_utf8_lossy(b_files.get(path).unwrap_or_default());
-            let diff = if old == new {
-                String::new()
-            } else {
-                TextDiff::from_lines(old.as_ref(), new.as_ref())
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(&format!("{path} (v{a})"), &format!("{path} (v{b})"))
-                    .to_string()
-            };
-            FileDiff {
-                path: path.to_owned(),
-                locale,
-                changed: old != new,
-                diff,
-            }
-        })
-        .collect();
-    if files.is_empty() {
+    let diff = state
+        .store
+        .diff(pack, id, &from, &to, locale.as_ref())
+        .await?;
+    if diff.files.is_empty() {
         return Err(Problem::not_found(format!(
-            "`{id}` has no file for locale `{}` in v{a} or v{b}",
-            query.locale.unwrap_or_default()
+            "`{id}` has no file for locale `{}` in v{} or v{}",
+            query.locale.unwrap_or_default(),
+            diff.from,
+            diff.to
         )));
     }
-    Ok(Json(DiffResponse {
-        id: id.to_owned(),
-        from: a,
-        to: b,
-        files,
-    }))
+    Ok(Json(DiffResponse::from(diff)))
 }
 
 /// `GET /healthz`: the process answers.
@@ -849,17 +788,18 @@ pub(crate) async fn healthz() -> Json<Health> {
     })
 }
 
-/// `GET /readyz`: the store answers.
+/// `GET /readyz`: the store answers and can take a write (see
+/// [`Store::ready`](promptreg_store::Store::ready)).
 #[utoipa::path(
     get, path = "/readyz", tag = "operations",
     responses(
         (status = 200, description = "The store answers", body = Health),
-        (status = 503, description = "The store cannot be reached", body = Health),
+        (status = 503, description = "The store cannot be reached, or another process holds its write lock", body = Health),
     ),
 )]
 pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
-    match state.store.packs().await {
-        Ok(_) => Json(Health {
+    match state.store.ready().await {
+        Ok(()) => Json(Health {
             status: "ok".to_owned(),
             detail: None,
         })

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use promptreg::Message;
-use promptreg_store::{EntryVersion, LabelMove, PACK_ENTRY, VersionInfo};
+use promptreg_store::{EntryVersion, LabelMove, VersionInfo};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -70,7 +70,8 @@ impl PromptVersion {
             .collect();
         let mut locales: Vec<String> = files
             .keys()
-            .filter_map(|p| file_locale(&entry.prompt, p))
+            .filter_map(|p| promptreg_store::file_locale(&entry.prompt, p))
+            .map(|l| l.as_str().to_owned())
             .collect();
         locales.sort();
         PromptVersion {
@@ -82,19 +83,6 @@ impl PromptVersion {
             files,
         }
     }
-}
-
-/// The locale tag of `defaults/<id>.<locale>.md`; the default file and the
-/// manifest have none.
-pub(crate) fn file_locale(id: &str, path: &str) -> Option<String> {
-    if id == PACK_ENTRY {
-        return None;
-    }
-    let name = path.rsplit('/').next()?.strip_suffix(".md")?;
-    let tag = name.strip_prefix(id)?.strip_prefix('.')?;
-    promptreg::Locale::parse(tag)
-        .ok()
-        .map(|l| l.as_str().to_owned())
 }
 
 /// A whole label of a pack: everything a client needs to render every
@@ -336,6 +324,26 @@ pub struct FileDiff {
     pub changed: bool,
     /// The unified diff (empty when unchanged).
     pub diff: String,
+}
+
+impl From<promptreg_store::PromptDiff> for DiffResponse {
+    fn from(diff: promptreg_store::PromptDiff) -> DiffResponse {
+        DiffResponse {
+            id: diff.id,
+            from: diff.from,
+            to: diff.to,
+            files: diff
+                .files
+                .into_iter()
+                .map(|f| FileDiff {
+                    path: f.path,
+                    locale: f.locale.map(|l| l.as_str().to_owned()),
+                    changed: f.changed,
+                    diff: f.diff,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// `/healthz` and `/readyz`.

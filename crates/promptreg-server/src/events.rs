@@ -159,8 +159,7 @@ pub(crate) struct EventsQuery {
             A final `reconnect` event (no id) asks the client to reconnect with `Last-Event-ID`: \
             it fell too far behind, or the server is shutting down.", content_type = "text/event-stream", body = String),
         (status = 400, description = "Invalid Last-Event-ID", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API key", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 503, description = "The store cannot be reached", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::KeyOrStore,
     ),
     security(("api_key" = [])),
 )]

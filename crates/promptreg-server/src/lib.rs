@@ -26,11 +26,13 @@ mod api;
 mod auth;
 mod body;
 mod cache;
+mod connection;
 mod events;
 mod extract;
 mod metrics;
 mod openapi;
 mod problem;
+mod responses;
 mod serve;
 
 pub use body::{

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{HeaderName, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -22,6 +22,7 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::auth::Auth;
 use crate::cache::Cache;
+use crate::connection::{Connection, TimedListener};
 use crate::events::{self, Hub};
 use crate::metrics::{self, Metrics};
 use crate::problem::Problem;
@@ -38,6 +39,11 @@ pub struct Config {
     /// How long a request may take before it is answered 503 (30 s); the
     /// event stream is not limited.
     pub request_timeout: Duration,
+    /// How long a response may wait for a client that reads nothing before
+    /// its connection is closed (30 s): a client that stops reading does
+    /// not hold a connection forever. The event stream is exempt: its slow
+    /// clients are dropped after `client_buffer` events.
+    pub write_timeout: Duration,
     /// How often an idle event stream gets a keep-alive comment (15 s).
     pub keep_alive: Duration,
     /// How many events a client of the stream may fall behind before it is
@@ -58,6 +64,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
             body_limit: 1024 * 1024,
             request_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             keep_alive: Duration::from_secs(15),
             client_buffer: 1024,
             send_buffer: None,
@@ -193,7 +200,11 @@ impl Server {
             tracing::info!("shutting down: finishing requests in flight");
             state.shutdown.send_replace(true);
         };
-        let result = axum::serve(self.listener, self.router)
+        let listener = TimedListener::new(self.listener, self.state.config.write_timeout);
+        let service = self
+            .router
+            .into_make_service_with_connect_info::<Connection>();
+        let result = axum::serve(listener, service)
             .with_graceful_shutdown(stop)
             .await;
         // The follower stops too, when the server stops without a signal.
@@ -277,10 +288,19 @@ pub(crate) fn router(state: AppState) -> Router {
 }
 
 /// Answers 503 when a request takes longer than the configured time; the
-/// event stream (which only starts here) is exempt.
+/// event stream (which only starts here) is exempt, and so is its
+/// connection from the write timeout.
 async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if request.uri().path() == "/v1/events" {
-        return next.run(request).await;
+        let connection = request
+            .extensions()
+            .get::<ConnectInfo<Connection>>()
+            .map(|info| info.0.clone());
+        let response = next.run(request).await;
+        if let Some(connection) = connection.filter(|_| response.status().is_success()) {
+            connection.carries_events();
+        }
+        return response;
     }
     let limit = state.config.request_timeout;
     match tokio::time::timeout(limit, next.run(request)).await {

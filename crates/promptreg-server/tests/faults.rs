@@ -1,14 +1,20 @@
 //! The database going away and coming back: requests fail with 503 and
-//! recover by themselves, without a restart.
+//! recover by themselves, without a restart. PostgreSQL goes away behind a
+//! proxy that is cut; a SQLite file goes away when another process holds
+//! its write lock (reads never wait in WAL mode). A client that stops
+//! reading a response is cut off after the write timeout.
 
 mod common;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{TestServer, config, json, published};
+use common::{TestServer, config, json, published, writer};
+use promptreg_store::PackFiles;
 use serde_json::json;
-use tokio::net::{TcpListener, TcpStream};
+use sqlx::Connection;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::task::JoinHandle;
 
 /// A TCP proxy to PostgreSQL that can be cut (every connection dropped,
@@ -93,6 +99,42 @@ async fn the_database_going_away_gives_503_and_the_server_recovers_by_itself() {
     json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
 
     proxy.cut().await;
+    assert_unavailable(&server).await;
+
+    proxy.restore().await;
+    assert_recovered(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_store_locked_by_another_process_gives_503_and_the_server_recovers_by_itself() {
+    let db = common::sqlite();
+    published(&db).await;
+    let server = TestServer::start(db.open().await, config()).await;
+    json(server.get("/readyz").await, 200).await;
+    json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
+
+    // Another process (SQLite locks across connections as across
+    // processes) takes the write lock and keeps it beyond every wait.
+    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite:{}", db.url))
+        .await
+        .unwrap();
+    let lock = other.begin_with("BEGIN IMMEDIATE").await.unwrap();
+    let not_ready = assert_unavailable(&server).await;
+    assert!(
+        not_ready["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("locked")),
+        "{not_ready}"
+    );
+
+    lock.rollback().await.unwrap();
+    assert_recovered(&server).await;
+}
+
+/// The store is away: `/readyz` says so, a write is refused with a 503
+/// problem, and what the cache holds is still served. The body of
+/// `/readyz`.
+async fn assert_unavailable(server: &TestServer) -> serde_json::Value {
     let not_ready = json(server.get("/readyz").await, 503).await;
     assert_eq!(not_ready["status"], "unavailable");
     let write = server
@@ -103,10 +145,13 @@ async fn the_database_going_away_gives_503_and_the_server_recovers_by_itself() {
         .await;
     assert_eq!(write.headers()["content-type"], "application/problem+json");
     assert_eq!(json(write, 503).await["code"], "store-unavailable");
-    // What the cache holds is still served.
     json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
+    not_ready
+}
 
-    proxy.restore().await;
+/// The store is back: ready again with no restart, a write succeeds, and
+/// the metrics counted the failures.
+async fn assert_recovered(server: &TestServer) {
     let mut ready = false;
     for _ in 0..100 {
         if server.get("/readyz").await.status() == 200 {
@@ -128,4 +173,65 @@ async fn the_database_going_away_gives_503_and_the_server_recovers_by_itself() {
         !metrics.contains("promptreg_store_errors_total 0"),
         "{metrics}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_a_large_response_is_cut_off_after_the_write_timeout() {
+    let db = common::sqlite();
+    let mut small = config();
+    small.send_buffer = Some(4096);
+    small.write_timeout = Duration::from_millis(300);
+    let server = TestServer::start(published(&db).await, small).await;
+    // A version far larger than every buffer between the server and a client.
+    let mut files = PackFiles::default();
+    files.insert("defaults/farewell.md", "Bye. ".repeat(400_000));
+    server
+        .store
+        .push_prompt("demo", "farewell", &files, &writer(), "")
+        .await
+        .unwrap();
+
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut client = socket.connect(server.addr).await.unwrap();
+    let request = format!(
+        "GET /v1/packs/demo/prompts/farewell?version=2 HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.addr
+    );
+    client.write_all(request.as_bytes()).await.unwrap();
+    // The client reads nothing for longer than the timeout...
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // ...and then finds the response cut short and the connection closed
+    // (without the timeout it would get every byte, then wait on a
+    // connection kept alive).
+    let mut received = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(30), client.read(&mut buf))
+            .await
+            .expect("the server closes the connection");
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(n) => received.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&received);
+    assert!(
+        text.starts_with("HTTP/1.1 200"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    let length: usize = text
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .expect("a content-length");
+    let body = text.split_once("\r\n\r\n").map_or(0, |(_, b)| b.len());
+    assert!(body < length, "the whole body arrived: {body} bytes");
+
+    // Other clients are served as before.
+    json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
 }

@@ -264,3 +264,61 @@ async fn responses_validate_against_the_document() {
         validate(&doc, method, template, status, &content_type, &body);
     }
 }
+
+/// The names in URLs carry the rules the server checks them by, so a
+/// client (or a schema-driven tester) knows which strings pass.
+#[test]
+fn names_in_urls_carry_their_rules() {
+    let doc = serde_json::to_value(promptreg_server::openapi()).unwrap();
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            "pack",
+            &["goal-agent", "a.b_c-1", "x."],
+            &["", "..", "a..b", "-a", ".a", "é", "a/b"],
+        ),
+        (
+            "id",
+            &["@pack", "goal-running", "planner.system"],
+            &["", "a..b", "@other", "_a", "a b"],
+        ),
+        (
+            "label",
+            &["production", "v2-canary", "0"],
+            &["", "-a", "Production", "a_b", "a.b"],
+        ),
+    ];
+    let (mut seen, mut expected) = (0, 0);
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            expected += ["{pack}", "{id}", "{label}"]
+                .iter()
+                .filter(|p| path.contains(*p))
+                .count();
+            for parameter in operation["parameters"].as_array().into_iter().flatten() {
+                let name = parameter["name"].as_str().unwrap();
+                let Some((_, valid, invalid)) = cases
+                    .iter()
+                    .find(|(n, ..)| *n == name && parameter["in"] == "path")
+                else {
+                    continue;
+                };
+                seen += 1;
+                let schema = jsonschema::validator_for(&parameter["schema"])
+                    .unwrap_or_else(|e| panic!("{method} {path} {name}: {e}"));
+                for value in *valid {
+                    assert!(
+                        schema.is_valid(&json!(value)),
+                        "{method} {path}: {name} `{value}` refused"
+                    );
+                }
+                for value in *invalid {
+                    assert!(
+                        !schema.is_valid(&json!(value)),
+                        "{method} {path}: {name} `{value}` allowed"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(seen, expected, "every name in a path is checked");
+}

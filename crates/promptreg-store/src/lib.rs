@@ -77,6 +77,7 @@ macro_rules! on_backend {
 }
 
 mod backend;
+mod diff;
 mod error;
 mod events;
 mod files;
@@ -86,6 +87,7 @@ mod model;
 mod schema;
 mod store;
 
+pub use diff::{FileDiff, PromptDiff, file_locale};
 pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind};
 pub use files::{PACK_ENTRY, PackFiles};

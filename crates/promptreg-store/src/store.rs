@@ -12,6 +12,7 @@ use promptreg::pack::Pack;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
+use crate::diff::PromptDiff;
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Feed, Written};
 use crate::files::{self, PACK_ENTRY, PackFiles};
@@ -22,6 +23,10 @@ use crate::model::{
 
 /// How long an operation waits for SQLite's write lock.
 const WAIT: Duration = Duration::from_secs(10);
+
+/// How long [`Store::ready`] waits for SQLite's write lock: a probe
+/// answers quickly, and a lock held this long already delays writers.
+const READY_WAIT: Duration = Duration::from_secs(1);
 
 /// How long an operation waits for a connection to PostgreSQL (sqlx retries
 /// in the meantime), before reporting the server unreachable.
@@ -243,6 +248,23 @@ impl Store {
         })
     }
 
+    /// Whether the store can serve requests now: PostgreSQL answers a
+    /// query; a SQLite file gives its write lock within a second (reads
+    /// never wait in WAL mode, so a lock held by another process is what
+    /// keeps a SQLite store from working). Nothing is written.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unavailable`] when the database cannot be reached or
+    /// another process holds SQLite's write lock.
+    pub async fn ready(&self) -> Result<(), Error> {
+        let probed = match &self.backend {
+            Backend::Sqlite(pool) => sqlite_writable(pool).await,
+            Backend::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+        };
+        probed.map_err(|e| self.error(OpError::Db(e)))
+    }
+
     /// The names of the packs in the store, sorted.
     pub async fn packs(&self) -> Result<Vec<String>, Error> {
         on_backend!(self, pack_names())
@@ -325,6 +347,30 @@ impl Store {
         let files = on_backend!(self, files(id, prompt, number))?;
         let files = files.ok_or_else(|| self.unknown_version(pack, prompt, version))?;
         Ok((number, files.into_iter().collect()))
+    }
+
+    /// Compares two versions of `prompt` file by file (see
+    /// [`PromptDiff::new`]); with `locale`, only the files of that locale.
+    ///
+    /// # Errors
+    ///
+    /// As [`files`](Self::files), for either version.
+    pub async fn diff(
+        &self,
+        pack: &str,
+        prompt: &str,
+        from: &VersionRef,
+        to: &VersionRef,
+        locale: Option<&promptreg::Locale>,
+    ) -> Result<PromptDiff, Error> {
+        let (a, a_files) = self.files(pack, prompt, from).await?;
+        let (b, b_files) = self.files(pack, prompt, to).await?;
+        Ok(PromptDiff::new(
+            prompt,
+            (a, &a_files),
+            (b, &b_files),
+            locale,
+        ))
     }
 
     /// Moves `label` of `prompt` to version `to`, if it points at `expect`
@@ -710,6 +756,26 @@ fn connect_sqlite(path: &std::path::Path, url: Option<&str>) -> Result<Backend, 
         .acquire_timeout(WAIT)
         .connect_lazy_with(options);
     Ok(Backend::Sqlite(pool))
+}
+
+/// Takes SQLite's write lock and gives it back, waiting at most
+/// [`READY_WAIT`] for it.
+async fn sqlite_writable(pool: &SqlitePool) -> Result<(), sqlx::Error> {
+    use sqlx::Connection;
+    let mut connection = pool.acquire().await?;
+    let busy_timeout = |wait: Duration| format!("PRAGMA busy_timeout = {}", wait.as_millis());
+    sqlx::query(&busy_timeout(READY_WAIT))
+        .execute(&mut *connection)
+        .await?;
+    let locked = match connection.begin_with("BEGIN IMMEDIATE").await {
+        Ok(tx) => tx.rollback().await,
+        Err(e) => Err(e),
+    };
+    // The connection goes back to the pool with the wait writers expect.
+    sqlx::query(&busy_timeout(WAIT))
+        .execute(&mut *connection)
+        .await?;
+    locked
 }
 
 fn connect_postgres(url: &str) -> Result<Backend, sqlx::Error> {

@@ -13,7 +13,6 @@ use promptreg_store::{
     VersionRef,
 };
 use serde_json::{Value, json};
-use similar::TextDiff;
 
 use super::Output;
 use crate::cli::{StoreArgs, StoreCommand};
@@ -300,57 +299,39 @@ impl Command<'_> {
     async fn diff(&self, id: &str, a: &str, b: &str) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let (a_ref, b_ref) = (version_ref(a)?, version_ref(b)?);
-        let (a_num, a_files) = self.store.files(&pack, id, &a_ref).await.map_err(failure)?;
-        let (b_num, b_files) = self.store.files(&pack, id, &b_ref).await.map_err(failure)?;
         let locale = match &self.session.args.locale {
             Some(tag) => Some(Locale::parse(tag).map_err(Failure::from)?),
             None => None,
         };
-        let mut paths: Vec<&str> = a_files
-            .iter()
-            .chain(b_files.iter())
-            .map(|(p, _)| p)
-            .collect();
-        paths.sort_unstable();
-        paths.dedup();
-        paths.retain(|p| {
-            locale
-                .as_ref()
-                .is_none_or(|l| file_locale(id, p).as_ref() == Some(l))
-        });
-        if paths.is_empty() {
+        let diff = self
+            .store
+            .diff(&pack, id, &a_ref, &b_ref, locale.as_ref())
+            .await
+            .map_err(failure)?;
+        let (a_num, b_num) = (diff.from, diff.to);
+        if diff.files.is_empty() {
             let tag = self.session.args.locale.as_deref().unwrap_or_default();
             return Err(Failure::usage(format!(
                 "`{id}` has no file for locale `{tag}` in v{a_num} or v{b_num}"
             )));
         }
-        let mut diffs = Vec::new();
-        for path in paths {
-            let old = text(a_files.get(path));
-            let new = text(b_files.get(path));
-            let diff = TextDiff::from_lines(&old, &new)
-                .unified_diff()
-                .context_radius(3)
-                .header(&format!("{path} (v{a_num})"), &format!("{path} (v{b_num})"))
-                .to_string();
-            diffs.push((path.to_owned(), old != new, diff));
-        }
         if self.session.args.json {
-            let files: Vec<Value> = diffs
+            let files: Vec<Value> = diff
+                .files
                 .iter()
-                .map(|(path, changed, diff)| json!({ "path": path, "changed": changed, "diff": diff }))
+                .map(|f| json!({ "path": f.path, "changed": f.changed, "diff": f.diff }))
                 .collect();
             return Ok(Output::json(&json!({
                 "id": id, "from": a_num, "to": b_num, "files": files,
             })));
         }
-        if diffs.iter().all(|(_, changed, _)| !changed) {
+        if !diff.changed() {
             return Ok(Output::text(format!(
                 "{id}: v{a_num} and v{b_num} have the same files\n"
             )));
         }
         let paint = self.paint();
-        let out = diffs.iter().map(|(_, _, diff)| paint.diff(diff)).collect();
+        let out = diff.files.iter().map(|f| paint.diff(&f.diff)).collect();
         Ok(Output::text(out))
     }
 }
@@ -370,19 +351,6 @@ pub(super) fn local_user(admin: bool) -> Actor {
 
 fn version_ref(text: &str) -> Result<VersionRef, Failure> {
     text.parse().map_err(failure)
-}
-
-/// The locale of `defaults/<id>.<locale>.md`; the default file has none.
-fn file_locale(id: &str, path: &str) -> Option<Locale> {
-    let name = path.rsplit('/').next()?.strip_suffix(".md")?;
-    let tag = name.strip_prefix(id)?.strip_prefix('.')?;
-    Locale::parse(tag).ok()
-}
-
-/// A file's text for a diff; absent is empty, and bytes that are not UTF-8
-/// (which push refuses) are shown replaced.
-fn text(bytes: Option<&[u8]>) -> String {
-    String::from_utf8_lossy(bytes.unwrap_or_default()).into_owned()
 }
 
 fn push_json(report: &PushReport) -> Value {

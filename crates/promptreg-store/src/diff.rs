@@ -1,0 +1,174 @@
+//! Two versions of a prompt compared file by file: the one logic behind
+//! `promptreg store diff` and the server's diff route, each presenting it
+//! its own way.
+
+use promptreg::Locale;
+use similar::TextDiff;
+
+use crate::files::{PACK_ENTRY, PackFiles};
+
+/// How many unchanged lines surround each change in a unified diff.
+const CONTEXT_LINES: usize = 3;
+
+/// Two versions of a prompt, compared file by file.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PromptDiff {
+    /// The prompt id, or `@pack`.
+    pub id: String,
+    /// The version compared from.
+    pub from: u64,
+    /// The version compared to.
+    pub to: u64,
+    /// Every file of either version (or of the locale asked for), sorted
+    /// by path; empty when no file has that locale.
+    pub files: Vec<FileDiff>,
+}
+
+/// One file of a [`PromptDiff`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FileDiff {
+    /// Path in the pack.
+    pub path: String,
+    /// The locale of a variant file; `None` for the default file and the
+    /// manifest.
+    pub locale: Option<Locale>,
+    /// Whether the two versions differ (a file only one has differs).
+    pub changed: bool,
+    /// The unified diff, headed `PATH (vFROM)` and `PATH (vTO)`; empty when
+    /// unchanged.
+    pub diff: String,
+}
+
+impl PromptDiff {
+    /// Compares the files of version `from.0` of `id` with those of
+    /// version `to.0`; with `locale`, only the files of that locale. A file
+    /// one version lacks compares as empty; bytes that are not UTF-8
+    /// (which a push refuses) are shown replaced.
+    pub fn new(
+        id: &str,
+        from: (u64, &PackFiles),
+        to: (u64, &PackFiles),
+        locale: Option<&Locale>,
+    ) -> PromptDiff {
+        let (a, a_files) = from;
+        let (b, b_files) = to;
+        let mut paths: Vec<&str> = a_files
+            .iter()
+            .chain(b_files.iter())
+            .map(|(p, _)| p)
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let files = paths
+            .into_iter()
+            .map(|path| (path, file_locale(id, path)))
+            .filter(|(_, l)| locale.is_none() || l.as_ref() == locale)
+            .map(|(path, locale)| {
+                let old = String::from_utf8_lossy(a_files.get(path).unwrap_or_default());
+                let new = String::from_utf8_lossy(b_files.get(path).unwrap_or_default());
+                let changed = old != new;
+                let diff = if changed {
+                    TextDiff::from_lines(old.as_ref(), new.as_ref())
+                        .unified_diff()
+                        .context_radius(CONTEXT_LINES)
+                        .header(&format!("{path} (v{a})"), &format!("{path} (v{b})"))
+                        .to_string()
+                } else {
+                    String::new()
+                };
+                FileDiff {
+                    path: path.to_owned(),
+                    locale,
+                    changed,
+                    diff,
+                }
+            })
+            .collect();
+        PromptDiff {
+            id: id.to_owned(),
+            from: a,
+            to: b,
+            files,
+        }
+    }
+
+    /// Whether any file differs.
+    pub fn changed(&self) -> bool {
+        self.files.iter().any(|f| f.changed)
+    }
+}
+
+/// The locale of `defaults/<id>.<locale>.md`; the default file and the
+/// manifest have none.
+pub fn file_locale(id: &str, path: &str) -> Option<Locale> {
+    if id == PACK_ENTRY {
+        return None;
+    }
+    let name = path.rsplit('/').next()?.strip_suffix(".md")?;
+    let tag = name.strip_prefix(id)?.strip_prefix('.')?;
+    Locale::parse(tag).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(entries: &[(&str, &str)]) -> PackFiles {
+        let mut files = PackFiles::default();
+        for (path, text) in entries {
+            files.insert(*path, *text);
+        }
+        files
+    }
+
+    #[test]
+    fn every_file_of_either_version_is_compared_and_a_locale_keeps_its_own() {
+        let old = files(&[
+            ("defaults/hi.md", "Hello.\n"),
+            ("defaults/hi.fr.md", "Salut.\n"),
+        ]);
+        let new = files(&[
+            ("defaults/hi.md", "Hello.\n"),
+            ("defaults/hi.ja.md", "やあ。\n"),
+        ]);
+        let diff = PromptDiff::new("hi", (1, &old), (2, &new), None);
+        let seen: Vec<(&str, Option<&str>, bool)> = diff
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.path.as_str(),
+                    f.locale.as_ref().map(Locale::as_str),
+                    f.changed,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("defaults/hi.fr.md", Some("fr"), true),
+                ("defaults/hi.ja.md", Some("ja"), true),
+                ("defaults/hi.md", None, false),
+            ]
+        );
+        assert!(diff.changed());
+        assert_eq!(
+            diff.files[0].diff,
+            "--- defaults/hi.fr.md (v1)\n+++ defaults/hi.fr.md (v2)\n@@ -1 +0,0 @@\n-Salut.\n"
+        );
+        assert_eq!(diff.files[2].diff, "");
+
+        let ja = Locale::parse("ja").unwrap();
+        let only = PromptDiff::new("hi", (1, &old), (2, &new), Some(&ja));
+        assert_eq!(only.files.len(), 1);
+        let de = Locale::parse("de").unwrap();
+        assert!(
+            PromptDiff::new("hi", (1, &old), (2, &new), Some(&de))
+                .files
+                .is_empty()
+        );
+        assert!(!PromptDiff::new("hi", (1, &old), (1, &old), None).changed());
+    }
+}
