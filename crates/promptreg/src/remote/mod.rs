@@ -56,6 +56,7 @@ pub struct Remote {
     pub(crate) label: String,
     pub(crate) key: Option<String>,
     pub(crate) cache_dir: Option<PathBuf>,
+    pub(crate) disk_cache: bool,
     pub(crate) poll_interval: Duration,
     pub(crate) timeout: Duration,
     pub(crate) idle_timeout: Duration,
@@ -73,6 +74,7 @@ impl std::fmt::Debug for Remote {
             .field("label", &self.label)
             .field("key", &self.key.as_ref().map(|_| "…"))
             .field("cache_dir", &self.cache_dir)
+            .field("disk_cache", &self.disk_cache)
             .finish_non_exhaustive()
     }
 }
@@ -87,6 +89,7 @@ impl Remote {
             label: "production".to_owned(),
             key: None,
             cache_dir: None,
+            disk_cache: true,
             poll_interval: Duration::from_secs(30),
             timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
@@ -118,6 +121,14 @@ impl Remote {
     /// follow`, else `~/.cache/promptreg/follow`).
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Remote {
         self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Keeps no disk cache: nothing is read at start or written after a
+    /// sync, so only the server (or the host's own prompts) is in force. For
+    /// a tool that must show the server as it is now, or fail.
+    pub fn without_disk_cache(mut self) -> Remote {
+        self.disk_cache = false;
         self
     }
 
