@@ -216,6 +216,7 @@ impl Run {
             versions: Default::default(),
             last_sync: None,
             connected: false,
+            last_event_id: None,
             last_error: None,
             cache_warning: None,
         };
@@ -348,8 +349,14 @@ impl Run {
             )));
             return;
         }
+        self.report(Change::Event {
+            id: event.id.clone(),
+            kind: event.kind.clone(),
+        });
         if event.id.is_some() {
             self.last_event_id = event.id.clone();
+            self.watched
+                .update(|s| s.last_event_id = self.last_event_id.clone());
         }
         if self.is_relevant(&event) {
             self.sync();

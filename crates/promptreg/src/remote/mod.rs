@@ -13,6 +13,14 @@
 //! answers. A failure (server down, a bundle that does not load, a revoked
 //! key) keeps the last good state and says why in [`Follower::status`].
 //!
+//! No clock decides what is in force, so a skewed wall clock changes
+//! nothing: the disk cache is accepted by its hash, never by its age or
+//! date; a bundle is current while the server's ETag says so; reconnect
+//! waits, polling and timeouts use the monotonic clock ([`Instant`]).
+//! After a reconnect the stream resumes after the last event received
+//! (`Last-Event-ID`, see [`Status::last_event_id`]): the server replays
+//! what was missed, in order.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use promptreg::PromptRegistry;
@@ -214,6 +222,9 @@ pub struct Status {
     pub last_sync: Option<Instant>,
     /// Whether the event stream is connected.
     pub connected: bool,
+    /// The id of the last event received on the stream: where a reconnect
+    /// resumes (`Last-Event-ID`).
+    pub last_event_id: Option<String>,
     /// The last failure, until a sync succeeds: the server unreachable, a
     /// refused key, a bundle that did not load.
     pub last_error: Option<String>,
@@ -245,4 +256,12 @@ pub enum Change {
     Connected,
     /// The event stream ended or could not connect; it is retried.
     Disconnected(String),
+    /// An event arrived on the stream, relevant or not: its id (where a
+    /// reconnect resumes) and kind (`label_moved`, `released`, ...).
+    Event {
+        /// The event's id, when it has one.
+        id: Option<String>,
+        /// The event's kind.
+        kind: String,
+    },
 }
