@@ -114,8 +114,16 @@ fn render_explain_list_and_diff_read_the_servers_label() {
     ));
     assert_eq!(latest, rendered);
 
+    // Each part names the server, pack, label, file and version.
     let explained = stdout(&run(tool(&served), &["explain", "auditor"]));
-    assert!(explained.contains("defaults/auditor.md"), "{explained}");
+    let origin = format!(
+        "http://{}/v1/packs/goal-agent/labels/production/defaults/auditor.md, version 2",
+        served.addr
+    );
+    assert!(explained.contains(&origin), "{explained}");
+    let explained = stdout(&run(tool(&served), &["--json", "explain", "auditor"]));
+    let trace: serde_json::Value = serde_json::from_str(&explained).unwrap();
+    assert_eq!(trace["parts"][0]["provenance"]["version"], 2, "{trace}");
 
     let listed = stdout(&run(tool(&served), &["list"]));
     assert!(

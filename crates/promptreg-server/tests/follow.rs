@@ -110,13 +110,9 @@ async fn a_label_move_reaches_the_registry_and_parts_name_the_server() {
         assert_eq!(status.versions.get("farewell"), Some(&2), "{status:?}");
         assert_eq!(status.last_error, None, "{}", db.name);
         let trace = registry.render_traced("farewell", &()).unwrap();
-        let file = trace.parts[0]
-            .provenance
-            .as_ref()
-            .unwrap()
-            .file
-            .clone()
-            .unwrap();
+        let provenance = trace.parts[0].provenance.as_ref().unwrap();
+        assert_eq!(provenance.version, Some(2), "{}", db.name);
+        let file = provenance.file.clone().unwrap();
         assert_eq!(
             file.to_string_lossy(),
             format!(
