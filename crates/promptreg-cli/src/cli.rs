@@ -41,6 +41,29 @@ pub struct GlobalArgs {
     /// When to use colour (`auto` honours NO_COLOR and only colours terminals)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// Read the pack from a `promptreg serve` server (`--pack` then names it there)
+    #[arg(long, global = true, value_name = "URL")]
+    pub server: Option<String>,
+    /// The API key for --server; PROMPTREG_KEY keeps it out of shell history
+    #[arg(
+        long,
+        global = true,
+        value_name = "KEY",
+        env = "PROMPTREG_KEY",
+        hide_env_values = true
+    )]
+    pub key: Option<String>,
+    /// The label read: on --server [default: production], or by `store pull` [default: latest]
+    #[arg(
+        long = "label",
+        id = "global_label",
+        global = true,
+        value_name = "LABEL"
+    )]
+    pub label: Option<String>,
+    /// With --server: how long each request to the server may take
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10)]
+    pub timeout: u64,
 }
 
 /// When to colour the output.
@@ -70,6 +93,8 @@ pub enum Command {
     Diff(DiffArgs),
     /// Print a JSON Schema for editors (settings file, front matter, test file)
     Schema(SchemaArgs),
+    /// Print a prompt of a server's label, and again whenever the label moves
+    Follow(FollowArgs),
     /// Run the pack's prompt tests (tests/*.toml) with the user's configuration
     Test(TestArgs),
     /// Create the user's prompt directory and a commented settings file
@@ -105,6 +130,25 @@ pub struct RenderArgs {
     /// a JSON file of names, each a list of {"role", "content"} messages
     #[arg(long, value_name = "FILE|-")]
     pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct FollowArgs {
+    /// The prompt id
+    #[arg(add = ArgValueCandidates::new(complete::prompt_ids))]
+    pub id: String,
+    /// The render context: a JSON file, or `-` for standard input
+    #[arg(long, value_name = "FILE|-")]
+    pub ctx: Option<PathBuf>,
+    /// The most the context may hold, in bytes or with a unit (`64MiB`)
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
+    pub max_ctx_size: u64,
+    /// The conversation histories a chat prompt inserts at its placeholders
+    #[arg(long, value_name = "FILE|-")]
+    pub history: Option<PathBuf>,
+    /// Stop after printing the prompt this many times [default: never]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -216,13 +260,10 @@ pub enum StoreCommand {
         #[arg(long, short, value_name = "TEXT", default_value = "")]
         message: String,
     },
-    /// Write the pack at a label into a new folder, byte for byte as pushed
+    /// Write the pack at a label (`--label`, default latest) into a new folder
     Pull {
         /// The folder to create (or an empty one)
         dir: PathBuf,
-        /// The label to pull
-        #[arg(long, default_value = "latest")]
-        label: String,
     },
     /// List a prompt's versions, newest first, with their labels
     Log {

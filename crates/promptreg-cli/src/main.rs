@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod complete;
 mod report;
+mod server;
 mod session;
 mod style;
 

@@ -61,8 +61,12 @@ impl Session {
         }
     }
 
-    /// The pack named by `--pack`, or the nearest one upward.
+    /// The pack named by `--pack`, or the nearest one upward; with
+    /// `--server`, the pack of that name at `--label` on the server.
     pub fn pack(&self) -> Result<Pack, Failure> {
+        if let Some(target) = crate::server::target(&self.args)? {
+            return target.pack();
+        }
         let dir = self.pack_dir()?;
         ensure_pack(&dir)?;
         Pack::load(&dir).map_err(Failure::from)
@@ -70,7 +74,7 @@ impl Session {
 
     /// The nearest pack, when there is one; `None` is not an error.
     pub fn optional_pack(&self) -> Result<Option<Pack>, Failure> {
-        if self.args.pack.is_some() {
+        if self.args.pack.is_some() || self.args.server.is_some() {
             return self.pack().map(Some);
         }
         match find_pack(&current_dir()?) {

@@ -4,58 +4,13 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use insta_cmd::get_cargo_bin;
-use support::{copy_dir, example};
-
-struct Served {
-    child: Child,
-    stderr: BufReader<ChildStderr>,
-    addr: String,
-    _dir: tempfile::TempDir,
-}
-
-/// `promptreg serve` over a store holding the goal-agent pack, on a free port.
-fn serve(extra: &[&str]) -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&example("goal-agent"), &dir.path().join("goal-agent"));
-    let pushed = Command::new(get_cargo_bin("promptreg"))
-        .current_dir(dir.path())
-        .args(["store", "push", "goal-agent"])
-        .output()
-        .unwrap();
-    assert!(pushed.status.success(), "{pushed:?}");
-    let mut child = Command::new(get_cargo_bin("promptreg"))
-        .current_dir(dir.path())
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let addr = loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server exited"
-        );
-        if let Some(rest) = line.split("http://").nth(1) {
-            break rest.split('/').next().unwrap().to_owned();
-        }
-    };
-    Served {
-        child,
-        stderr,
-        addr,
-        _dir: dir,
-    }
-}
+use support::serve;
 
 /// One HTTP/1.1 request, the whole response as text.
 fn request(addr: &str, head: &str, body: &str) -> String {
@@ -129,7 +84,7 @@ fn a_kill_during_a_release_leaves_it_whole_or_absent() {
         served.child.wait().unwrap();
         drop(stream);
         let history = Command::new(get_cargo_bin("promptreg"))
-            .current_dir(served._dir.path())
+            .current_dir(served.dir.path())
             .args(["store", "history", "--json"])
             .output()
             .unwrap();

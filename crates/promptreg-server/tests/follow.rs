@@ -1,6 +1,7 @@
 //! A registry following a label on a real server (`promptreg::remote`):
-//! label moves, a server down at start, a corrupt cache, a bundle that does
-//! not load, a revoked key; renders work throughout.
+//! label moves, a server down at start, a server restarted mid-stream, a
+//! server that never answers, a corrupt cache, a bundle that does not
+//! load, a revoked key; renders work throughout.
 
 mod common;
 
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::{TestServer, admin, config, databases, published, writer};
 use promptreg::PromptRegistry;
-use promptreg::remote::{Follower, Remote, Source};
+use promptreg::remote::{Change, Follower, Remote, Source};
 use promptreg_store::{Label, PackFiles, Scope, Store};
 
 /// Generous: the point is that it happens, not how fast.
@@ -109,13 +110,9 @@ async fn a_label_move_reaches_the_registry_and_parts_name_the_server() {
         assert_eq!(status.versions.get("farewell"), Some(&2), "{status:?}");
         assert_eq!(status.last_error, None, "{}", db.name);
         let trace = registry.render_traced("farewell", &()).unwrap();
-        let file = trace.parts[0]
-            .provenance
-            .as_ref()
-            .unwrap()
-            .file
-            .clone()
-            .unwrap();
+        let provenance = trace.parts[0].provenance.as_ref().unwrap();
+        assert_eq!(provenance.version, Some(2), "{}", db.name);
+        let file = provenance.file.clone().unwrap();
         assert_eq!(
             file.to_string_lossy(),
             format!(
@@ -315,4 +312,191 @@ async fn a_bundle_that_does_not_load_keeps_the_last_good_one_without_a_stream() 
     until(&registry, "the fix", || rendered_is(&registry, "Fixed.")).await;
     assert_eq!(follower.status().last_error, None);
     drop::<Follower>(follower);
+}
+
+/// The ids of the events `follower` reported, as they arrived.
+fn seen_ids(seen: &Mutex<Vec<String>>) -> Vec<u64> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .map(|id| id.parse().unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_is_resumed_from_the_last_event_without_missing_one() {
+    for db in databases("follow_restart").await {
+        let mut server = TestServer::start(published(&db).await, config()).await;
+        let (addr, base, store) = (server.addr, server.base.clone(), server.store.clone());
+        let first_event = store.last_event_id().await.unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let events = Arc::clone(&seen);
+        let cache = tempfile::tempdir().unwrap();
+        let registry = PromptRegistry::new();
+        registry
+            .register_default("farewell", "Local farewell.")
+            .unwrap();
+        let follower = registry
+            .follow(remote(&base, cache.path()).on_change(move |change| {
+                if let Change::Event { id: Some(id), .. } = change {
+                    events.lock().unwrap().push(id.clone());
+                }
+            }))
+            .unwrap();
+        until(&registry, "stream connected", || {
+            follower.status().connected
+        })
+        .await;
+        ship_farewell(&store, "Before the restart.\n").await;
+        until(&registry, "the move before the restart", || {
+            rendered_is(&registry, "Before the restart.")
+        })
+        .await;
+
+        server.stop().await;
+        // Two moves while the server is down: the follower cannot hear of
+        // them but from the replay when it resumes.
+        ship_farewell(&store, "While it was down.\n").await;
+        ship_farewell(&store, "The last move.\n").await;
+        assert_eq!(farewell(&registry), "Before the restart.", "{}", db.name);
+        let newest = store.last_event_id().await.unwrap();
+
+        let _server = TestServer::start(
+            store.clone(),
+            promptreg_server::Config {
+                listen: addr,
+                ..config()
+            },
+        )
+        .await;
+        until(&registry, "the replay up to the newest event", || {
+            follower.status().last_event_id == Some(newest.to_string())
+        })
+        .await;
+        until(&registry, "the catch-up", || {
+            rendered_is(&registry, "The last move.")
+        })
+        .await;
+        // Every event after the first one, each once and in order: the
+        // moves made while the server was down came from the replay.
+        let expected: Vec<u64> = store
+            .events_since(first_event, 1000)
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(seen_ids(&seen), expected, "{}", db.name);
+        assert_eq!(follower.status().versions.get("farewell"), Some(&4));
+    }
+}
+
+/// A listener that accepts connections and never answers them (nor reads
+/// them); it lives as long as the test.
+fn silent_server() -> (String, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            match stream {
+                Ok(stream) => held.push(stream),
+                Err(_) => return,
+            }
+        }
+    });
+    (base, handle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_times_out_and_the_last_good_bundle_renders() {
+    // A first run against a real server leaves its bundle in the cache.
+    let cache = tempfile::tempdir().unwrap();
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    {
+        let registry = PromptRegistry::new();
+        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+        assert!(follower.wait_for_first_sync(DEADLINE));
+    }
+    // The same server's cache file serves the silent one: it is named by
+    // the server's address, so copy it under the silent server's name.
+    let (silent, _listener) = silent_server();
+    let cached = std::fs::read_dir(cache.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let bytes = std::fs::read(&cached).unwrap();
+    let renamed = cached.file_name().unwrap().to_string_lossy().replace(
+        &server.addr.to_string().replace(':', "_"),
+        &silent.trim_start_matches("http://").replace(':', "_"),
+    );
+    std::fs::write(cache.path().join(renamed), bytes).unwrap();
+
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    let follower = registry
+        .follow(remote(&silent, cache.path()).timeout(Duration::from_millis(300)))
+        .unwrap();
+    assert_eq!(follower.status().source, Source::Cache);
+    assert!(!follower.wait_for_first_sync(Duration::from_millis(100)));
+    until(&registry, "the timeout reported", || {
+        follower.status().last_error.is_some()
+    })
+    .await;
+    let status = follower.status();
+    let error = status.last_error.clone().unwrap();
+    assert!(error.contains(&silent), "{error}");
+    assert!(error.to_lowercase().contains("timeout"), "{error}");
+    assert_eq!((status.source, status.connected), (Source::Cache, false));
+    assert_eq!(farewell(&registry), "Goodbye.");
+    // It keeps trying, and renders keep answering meanwhile.
+    follower.resync();
+    for _ in 0..10 {
+        assert_eq!(farewell(&registry), "Goodbye.");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let answer = follower.wait_for_first_answer(Duration::ZERO).unwrap_err();
+    assert!(answer.contains(&silent), "{answer}");
+}
+
+/// No clock decides what is in force: the cache is checked by its hash,
+/// never by its age; freshness is the server's ETag; waits use a monotonic
+/// clock. A cache file dated in 1970 or a century ahead is used alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_is_used_whatever_its_date() {
+    let cache = tempfile::tempdir().unwrap();
+    let db = common::sqlite();
+    let mut server = TestServer::start(published(&db).await, config()).await;
+    {
+        let registry = PromptRegistry::new();
+        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+        assert!(follower.wait_for_first_sync(DEADLINE));
+    }
+    server.stop().await;
+    let file = std::fs::read_dir(cache.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let century = Duration::from_secs(100 * 365 * 24 * 3600);
+    for date in [
+        std::time::UNIX_EPOCH,
+        std::time::SystemTime::now() + century,
+    ] {
+        let opened = std::fs::File::options().write(true).open(&file).unwrap();
+        opened.set_modified(date).unwrap();
+        drop(opened);
+        let registry = PromptRegistry::new();
+        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+        let status = follower.status();
+        assert_eq!(status.source, Source::Cache, "{date:?}: {status:?}");
+        assert_eq!(status.cache_warning, None, "{date:?}");
+        assert_eq!(farewell(&registry), "Goodbye.", "{date:?}");
+    }
 }

@@ -3,10 +3,16 @@
 //! `production`; `localhost:7878` is replaced by the server's address. In
 //! the expected text, `...` stands for any lines and `[..]` for any text
 //! within a line, as in the console examples of `promptreg-cli/tests/docs.rs`.
+//!
+//! The examples that run `promptreg` itself find it beside this test's
+//! binary, where the workspace's tests build it (it is built first when
+//! missing); they run in an empty folder that is also `HOME`, so no real
+//! configuration is read.
 
 mod common;
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{TestServer, config, writer};
@@ -71,8 +77,39 @@ fn matches(expected: &[String], actual: &[&str]) -> bool {
     }
 }
 
+/// The folder of the `promptreg` binary of this build (`target/debug`),
+/// built first when it is not there yet.
+fn tool_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/debug/deps/readme-HASH -> target/debug
+    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let tool = dir.join(format!("promptreg{}", std::env::consts::EXE_SUFFIX));
+    if !tool.is_file() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let built = Command::new(cargo)
+            .args(["build", "-p", "promptreg-cli", "--bin", "promptreg"])
+            .status()
+            .unwrap();
+        assert!(
+            built.success(),
+            "building promptreg for the README examples"
+        );
+    }
+    dir
+}
+
+/// `PATH` with the `promptreg` binary of this build first.
+fn path_with_tool() -> OsString {
+    let mut dirs = vec![tool_dir()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_server_examples_hold() {
+    let path = path_with_tool();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let blocks = blocks(&readme);
@@ -96,8 +133,17 @@ async fn the_readme_server_examples_hold() {
         let server = TestServer::start(store, config()).await;
         for (command, expected) in steps {
             let line = command.replace("localhost:7878", &server.addr.to_string());
+            let (path, home) = (path.clone(), dir.path().to_path_buf());
             let output = tokio::task::spawn_blocking(move || {
-                Command::new("sh").arg("-c").arg(&line).output().unwrap()
+                Command::new("sh")
+                    .arg("-c")
+                    .arg(&line)
+                    .current_dir(&home)
+                    .env("HOME", &home)
+                    .env("PATH", path)
+                    .env_remove("PROMPTREG_KEY")
+                    .output()
+                    .unwrap()
             })
             .await
             .unwrap();

@@ -64,6 +64,11 @@ pub struct Provenance {
     /// The settings entry that configured the part.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chosen_by: Option<Setting>,
+    /// The version of the part's prompt in the store it came from: a pack
+    /// followed on a server (`PromptRegistry::follow`) stamps each file's
+    /// parts with its prompt's version at the label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
 }
 
 impl Provenance {
@@ -77,6 +82,7 @@ impl Provenance {
             locale: None,
             mode: None,
             chosen_by: None,
+            version: None,
         }
     }
 

@@ -214,11 +214,16 @@ fn why(step: LocaleStep, locale: &Locale) -> String {
     }
 }
 
-/// ` (file)` for a part read from a pack file, relative to the pack.
+/// ` (file)` for a part read from a pack file, relative to the pack; for
+/// one read from a server, its whole address (server, pack, label, file)
+/// and its prompt's version there.
 fn file_of(part: &Part, pack_root: &Path) -> String {
     let Some(provenance) = part.provenance.as_deref() else {
         return String::new();
     };
+    if let (Some(file), Some(version)) = (&provenance.file, provenance.version) {
+        return format!(" ({}, version {version})", file.display());
+    }
     match (&provenance.file, provenance.source) {
         (Some(file), SourceKind::Pack) => {
             format!(

@@ -1,13 +1,19 @@
-//! `--watch`: print again each time the user's files change.
+//! Printing a prompt again when it changes: `--watch`, each time the
+//! user's files change; `promptreg follow`, each time a server's label
+//! moves.
 
 use std::io::Write;
 use std::sync::mpsc;
 
+use promptreg::remote::Change;
 use promptreg::{PromptRegistry, ReloadEvent};
 use serde_json::json;
 
 use super::Output;
+use super::render::{Request, show};
+use crate::cli::FollowArgs;
 use crate::report::Failure;
+use crate::session::Session;
 
 /// Prints `show`'s output now and after every reload that changes it, with
 /// a line on standard error saying what changed or what failed to load (a
@@ -47,6 +53,60 @@ pub fn follow(
     Ok(Output::text(String::new()))
 }
 
+/// `promptreg follow ID --server URL`: prints the prompt as the server's
+/// label has it, with the user's configuration on top, then again after
+/// each move of the label that changes it, with a line on standard error
+/// saying what happened (a JSON object a line with `--json`). Runs until
+/// interrupted, or until printed `--count` times.
+pub fn run(session: &Session, args: &FollowArgs) -> Result<Output, Failure> {
+    let target = crate::server::target(&session.args)?.ok_or_else(|| {
+        Failure::usage(
+            "follow reads a server: pass --server URL and --pack NAME (to print again when local files change, use `render --watch`)",
+        )
+    })?;
+    let (changes, inbox) = mpsc::channel();
+    let mut target = target;
+    target.remote = target.remote.on_change(move |change| {
+        let _ = changes.send(change.clone());
+    });
+    let registry = PromptRegistry::new();
+    let (follower, pack) = target.follow(&registry)?;
+    registry.load_config(pack.spec().clone(), session.load_options(&pack))?;
+    let inputs = (args.ctx.as_deref(), args.history.as_deref());
+    let request = Request::read(session, &pack, &args.id, inputs, args.max_ctx_size)?;
+    let news = News {
+        json: session.args.json,
+    };
+    let mut last = print(&show(session, &pack, &registry, &request)?.stdout);
+    let mut printed = 1;
+    let mut shown_etag = follower.status().etag;
+    while args.count.is_none_or(|n| printed < n) {
+        let Ok(change) = inbox.recv() else { break };
+        match change {
+            Change::Updated { etag, .. } if Some(&etag) != shown_etag.as_ref() => {
+                shown_etag = Some(etag);
+                let version = follower.status().versions.get(&args.id).copied();
+                match show(session, &pack, &registry, &request) {
+                    Ok(output) if output.stdout != last => {
+                        news.moved(&args.id, version, true);
+                        last = print(&output.stdout);
+                        printed += 1;
+                    }
+                    Ok(_) => news.moved(&args.id, version, false),
+                    Err(failure) => news.failed("the prompt does not render", &failure),
+                }
+            }
+            Change::Failed(why) => news.failed(
+                "the label cannot be read; the last good version stays in force",
+                &Failure::from(promptreg::Error::new(promptreg::ErrorKind::Remote, why)),
+            ),
+            Change::Disconnected(why) => news.disconnected(&why),
+            _ => {}
+        }
+    }
+    Ok(Output::text(String::new()))
+}
+
 /// What the follower says on standard error after a reload.
 struct News {
     json: bool,
@@ -66,6 +126,30 @@ impl News {
                 "── reloaded; this prompt is unchanged (changed: {})",
                 list(changed)
             );
+        }
+    }
+
+    fn moved(&self, id: &str, version: Option<u64>, shown_again: bool) {
+        if self.json {
+            eprintln!(
+                "{}",
+                json!({ "event": "moved", "id": id, "version": version, "printed": shown_again })
+            );
+            return;
+        }
+        let version = version.map_or("absent".to_owned(), |v| format!("version {v}"));
+        if shown_again {
+            eprintln!("── the label moved; {id} is now {version}");
+        } else {
+            eprintln!("── the label moved; {id} is unchanged ({version})");
+        }
+    }
+
+    fn disconnected(&self, why: &str) {
+        if self.json {
+            eprintln!("{}", json!({ "event": "disconnected", "why": why }));
+        } else {
+            eprintln!("── disconnected, reconnecting: {why}");
         }
     }
 

@@ -52,6 +52,9 @@ impl Output {
 
 pub fn execute(cli: Cli) -> Result<Output, Failure> {
     let session = Session::new(cli.global)?;
+    if session.args.server.is_some() {
+        reads_a_server(&cli.command)?;
+    }
     match cli.command {
         Command::List => list::run(&session),
         Command::Render(args) => render::run(&session, &args),
@@ -60,6 +63,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Resolve(args) => resolve::run(&session, &args),
         Command::Diff(args) => diff::run(&session, &args),
         Command::Schema(args) => schema(&session, args.of),
+        Command::Follow(args) => follow::run(&session, &args),
         Command::Test(args) => test::run(&session, &args),
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
@@ -70,6 +74,37 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
             .map(Output::text)
             .map_err(Failure::usage),
     }
+}
+
+/// With `--server`, the commands that read prompts take them from the
+/// server; the rest work on a pack folder, a store or the user's files, and
+/// refuse it rather than ignore it.
+fn reads_a_server(command: &Command) -> Result<(), Failure> {
+    let name = match command {
+        Command::Render(args) | Command::Explain(args) if args.watch => {
+            return Err(Failure::usage(
+                "--watch follows local files; to print again when a server's label moves, use `promptreg follow ID --server URL`",
+            ));
+        }
+        Command::List
+        | Command::Render(_)
+        | Command::Explain(_)
+        | Command::Diff(_)
+        | Command::Follow(_) => return Ok(()),
+        Command::Check(_) => "check",
+        Command::Resolve(_) => "resolve",
+        Command::Schema(_) => "schema",
+        Command::Test(_) => "test",
+        Command::Init(_) => "init",
+        Command::Trust(_) => "trust",
+        Command::Completions(_) => "completions",
+        Command::Store(_) => "store",
+        Command::Keys(_) => "keys",
+        Command::Serve(_) => "serve",
+    };
+    Err(Failure::usage(format!(
+        "`promptreg {name}` does not read a server; --server works with list, render, explain, diff and follow"
+    )))
 }
 
 /// The failure of rendering `id` from `pack`: when the pack declares the

@@ -1,6 +1,9 @@
 //! `promptreg render ID`: the final text, as the application sends it; a
 //! chat prompt's messages as role-headed text, or as JSON.
 
+use std::path::Path;
+
+use promptreg::pack::Pack;
 use promptreg::{Locale, Message, PromptRegistry};
 use serde_json::json;
 
@@ -12,43 +15,75 @@ use crate::session::{Session, read_context, read_history};
 pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;
     let registry = session.registry(&pack)?;
-    let locale = session.locale(&pack)?;
-    let ctx = read_context(args.ctx.as_deref(), args.max_ctx_size)?;
-    let history = read_history(args.history.as_deref(), args.max_ctx_size)?;
-    let history = super::history_slices(&history);
-    let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
-        let snapshot = registry.snapshot();
-        let failed = |e| super::render_failure(&pack, &args.id, e);
-        let chat = snapshot.is_chat(&args.id, &locale).map_err(failed)?;
-        if !chat && history.is_empty() {
-            let text = snapshot
-                .render_in(&args.id, &ctx, &locale)
-                .map_err(failed)?;
-            return Ok(match session.args.json {
-                true => Output::json(&settings(
-                    registry,
-                    &args.id,
-                    &locale,
-                    ("text", json!(text)),
-                )),
-                false => Output::prompt(text),
-            });
-        }
-        let messages = snapshot
-            .render_messages_in(&args.id, &ctx, &locale, &history)
-            .map_err(failed)?;
-        if session.args.json {
-            let messages = ("messages", json!(messages));
-            return Ok(Output::json(&settings(
-                registry, &args.id, &locale, messages,
-            )));
-        }
-        Ok(Output::prompt(as_text(&messages)))
-    };
+    let request = Request::read(
+        session,
+        &pack,
+        &args.id,
+        (args.ctx.as_deref(), args.history.as_deref()),
+        args.max_ctx_size,
+    )?;
+    let show = |registry: &PromptRegistry| show(session, &pack, registry, &request);
     if args.watch {
         return super::follow::follow(&registry, session.args.json, show);
     }
     show(&registry)
+}
+
+/// What to render: the prompt, its context and histories, the locale.
+pub struct Request<'a> {
+    pub id: &'a str,
+    ctx: serde_json::Value,
+    history: Vec<(String, Vec<Message>)>,
+    locale: Locale,
+}
+
+impl<'a> Request<'a> {
+    /// Reads the context and history files (`ctx`, `history`), at most
+    /// `max_bytes` each, and picks the locale for `pack`.
+    pub fn read(
+        session: &Session,
+        pack: &Pack,
+        id: &'a str,
+        (ctx, history): (Option<&Path>, Option<&Path>),
+        max_bytes: u64,
+    ) -> Result<Self, Failure> {
+        Ok(Request {
+            id,
+            ctx: read_context(ctx, max_bytes)?,
+            history: read_history(history, max_bytes)?,
+            locale: session.locale(pack)?,
+        })
+    }
+}
+
+/// The prompt as the application sends it: its text, or a chat prompt's
+/// messages, plain or as JSON.
+pub fn show(
+    session: &Session,
+    pack: &Pack,
+    registry: &PromptRegistry,
+    request: &Request<'_>,
+) -> Result<Output, Failure> {
+    let (id, ctx, locale) = (request.id, &request.ctx, &request.locale);
+    let history = super::history_slices(&request.history);
+    let snapshot = registry.snapshot();
+    let failed = |e| super::render_failure(pack, id, e);
+    let chat = snapshot.is_chat(id, locale).map_err(failed)?;
+    if !chat && history.is_empty() {
+        let text = snapshot.render_in(id, ctx, locale).map_err(failed)?;
+        return Ok(match session.args.json {
+            true => Output::json(&settings(registry, id, locale, ("text", json!(text)))),
+            false => Output::prompt(text),
+        });
+    }
+    let messages = snapshot
+        .render_messages_in(id, ctx, locale, &history)
+        .map_err(failed)?;
+    if session.args.json {
+        let messages = ("messages", json!(messages));
+        return Ok(Output::json(&settings(registry, id, locale, messages)));
+    }
+    Ok(Output::prompt(as_text(&messages)))
 }
 
 fn as_text(messages: &[Message]) -> String {

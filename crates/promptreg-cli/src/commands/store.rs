@@ -41,7 +41,10 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
     };
     match &args.command {
         StoreCommand::Push { dir, message } => cmd.push(dir, message).await,
-        StoreCommand::Pull { dir, label } => cmd.pull(dir, label).await,
+        StoreCommand::Pull { dir } => {
+            let label = session.args.label.as_deref().unwrap_or("latest");
+            cmd.pull(dir, label).await
+        }
         StoreCommand::Log { id } => cmd.log(id).await,
         StoreCommand::Label {
             id,

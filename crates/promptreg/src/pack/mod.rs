@@ -460,6 +460,31 @@ impl Pack {
         Ok(())
     }
 
+    /// Stamps the provenance of each prompt's files (default and
+    /// variants) with the prompt's version in `versions` (prompt id ->
+    /// version), for a pack built from a server's bundle.
+    #[cfg(feature = "remote")]
+    pub(crate) fn stamp_versions(&mut self, versions: &BTreeMap<String, u64>) {
+        let stamped = |provenance: &Arc<Provenance>, version: u64| {
+            let mut provenance = Provenance::clone(provenance);
+            provenance.version = Some(version);
+            Arc::new(provenance)
+        };
+        for prompt in self.prompts.values_mut() {
+            let Some(&version) = versions.get(prompt.id.as_str()) else {
+                continue;
+            };
+            if let Some((_, default, _)) = &mut prompt.default
+                && let Some(provenance) = &default.provenance
+            {
+                default.provenance = Some(stamped(provenance, version));
+            }
+            for variant in prompt.variants.values_mut() {
+                variant.provenance = stamped(&variant.provenance, version);
+            }
+        }
+    }
+
     /// Adds the pack's prompts and locales to `snapshot`.
     pub(crate) fn apply(&self, snapshot: &mut Snapshot) {
         for prompt in self.prompts.values() {

@@ -54,7 +54,7 @@ impl Bundle {
             ));
         }
         let files = doc.entries.iter().flat_map(|e| e.files.iter());
-        let loaded = Pack::from_files(origin, files)
+        let mut loaded = Pack::from_files(origin, files)
             .map_err(|e| format!("{origin}: the bundle does not load as a pack: {e}"))?;
         if loaded.name() != pack {
             return Err(format!(
@@ -67,6 +67,7 @@ impl Bundle {
             .iter()
             .map(|e| (e.id.clone(), e.version))
             .collect();
+        loaded.stamp_versions(&versions);
         Ok(Bundle {
             pack: loaded,
             versions,

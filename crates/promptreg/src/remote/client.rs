@@ -130,7 +130,7 @@ fn refusal(method: &str, url: &str, status: u16, body: &[u8]) -> String {
         .and_then(|v| v.get("detail").and_then(|d| d.as_str()).map(str::to_owned))
         .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(300).collect());
     let hint = match status {
-        401 => " (the API key is missing, wrong or revoked: give a valid one with `Remote::key`)",
+        401 => " (the API key is missing, wrong or revoked: give a valid one)",
         403 => " (the API key does not reach this pack: it needs the read scope on it)",
         _ => "",
     };

@@ -22,19 +22,30 @@ pub struct Follower {
     thread: Option<JoinHandle<()>>,
 }
 
-/// The status, and a condition to wait for the first sync on.
+/// The status, the pack in force, and a condition to wait for the first
+/// answer on.
 struct Watched {
     status: Mutex<Status>,
-    synced: Condvar,
+    pack: Mutex<Option<Pack>>,
+    changed: Condvar,
 }
 
 impl Watched {
     fn update(&self, change: impl FnOnce(&mut Status)) {
         let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
         change(&mut status);
-        if status.last_sync.is_some() {
-            self.synced.notify_all();
-        }
+        self.changed.notify_all();
+    }
+
+    /// Waits at most `timeout` until `done` holds of the status; the status
+    /// then.
+    fn wait_until(&self, timeout: Duration, done: impl Fn(&Status) -> bool) -> Status {
+        let status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        let (status, _) = self
+            .changed
+            .wait_timeout_while(status, timeout, |s| !done(s))
+            .unwrap_or_else(PoisonError::into_inner);
+        status.clone()
     }
 }
 
@@ -70,17 +81,43 @@ impl Follower {
     /// Waits until the server has answered once (a bundle or "not
     /// modified"), at most `timeout`; whether it has.
     pub fn wait_for_first_sync(&self, timeout: Duration) -> bool {
+        self.shared
+            .wait_until(timeout, |s| s.last_sync.is_some())
+            .last_sync
+            .is_some()
+    }
+
+    /// Waits until the server has answered once or a first attempt has
+    /// failed, at most `timeout`: for a tool that shows the server's
+    /// prompts or says at once why it cannot.
+    ///
+    /// # Errors
+    ///
+    /// The failure (the server unreachable, the key refused, a bundle that
+    /// does not load), or that nothing came within `timeout`.
+    pub fn wait_for_first_answer(&self, timeout: Duration) -> Result<(), String> {
         let status = self
             .shared
-            .status
+            .wait_until(timeout, |s| s.last_sync.is_some() || s.last_error.is_some());
+        match (status.last_sync, status.last_error) {
+            (Some(_), _) => Ok(()),
+            (None, Some(error)) => Err(error),
+            (None, None) => Err(format!(
+                "{} did not answer within {timeout:?}",
+                status.server
+            )),
+        }
+    }
+
+    /// The pack in force from the followed label (from the server or the
+    /// disk cache), `None` until one is: its manifest declares the user
+    /// configuration the host loads on top.
+    pub fn pack(&self) -> Option<Pack> {
+        self.shared
+            .pack
             .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let (status, _) = self
-            .shared
-            .synced
-            .wait_timeout_while(status, timeout, |s| s.last_sync.is_none())
-            .unwrap_or_else(PoisonError::into_inner);
-        status.last_sync.is_some()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -165,7 +202,10 @@ struct Run {
 
 impl Run {
     fn new(remote: Remote, registry: Arc<Shared>, inbox: Sender<Message>) -> Run {
-        let dir = remote.cache_dir.clone().or_else(cache::default_dir);
+        let dir = match remote.disk_cache {
+            true => remote.cache_dir.clone().or_else(cache::default_dir),
+            false => None,
+        };
         let cache = dir.map(|d| CacheFile::new(&d, &remote.server, &remote.pack, &remote.label));
         let status = Status {
             server: remote.server.clone(),
@@ -176,6 +216,7 @@ impl Run {
             versions: Default::default(),
             last_sync: None,
             connected: false,
+            last_event_id: None,
             last_error: None,
             cache_warning: None,
         };
@@ -188,7 +229,8 @@ impl Run {
             cache,
             watched: Arc::new(Watched {
                 status: Mutex::new(status),
-                synced: Condvar::new(),
+                pack: Mutex::new(None),
+                changed: Condvar::new(),
             }),
             inbox,
             current: None,
@@ -307,8 +349,14 @@ impl Run {
             )));
             return;
         }
+        self.report(Change::Event {
+            id: event.id.clone(),
+            kind: event.kind.clone(),
+        });
         if event.id.is_some() {
             self.last_event_id = event.id.clone();
+            self.watched
+                .update(|s| s.last_event_id = self.last_event_id.clone());
         }
         if self.is_relevant(&event) {
             self.sync();
@@ -380,6 +428,11 @@ impl Run {
         self.registry.replace_pack(old, &bundle.pack);
         let etag = bundle.etag.clone();
         let versions = bundle.versions.clone();
+        *self
+            .watched
+            .pack
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(bundle.pack.clone());
         self.current = Some(bundle);
         self.watched.update(|s| {
             s.source = source;

@@ -13,6 +13,14 @@
 //! answers. A failure (server down, a bundle that does not load, a revoked
 //! key) keeps the last good state and says why in [`Follower::status`].
 //!
+//! No clock decides what is in force, so a skewed wall clock changes
+//! nothing: the disk cache is accepted by its hash, never by its age or
+//! date; a bundle is current while the server's ETag says so; reconnect
+//! waits, polling and timeouts use the monotonic clock ([`Instant`]).
+//! After a reconnect the stream resumes after the last event received
+//! (`Last-Event-ID`, see [`Status::last_event_id`]): the server replays
+//! what was missed, in order.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use promptreg::PromptRegistry;
@@ -56,6 +64,7 @@ pub struct Remote {
     pub(crate) label: String,
     pub(crate) key: Option<String>,
     pub(crate) cache_dir: Option<PathBuf>,
+    pub(crate) disk_cache: bool,
     pub(crate) poll_interval: Duration,
     pub(crate) timeout: Duration,
     pub(crate) idle_timeout: Duration,
@@ -73,6 +82,7 @@ impl std::fmt::Debug for Remote {
             .field("label", &self.label)
             .field("key", &self.key.as_ref().map(|_| "…"))
             .field("cache_dir", &self.cache_dir)
+            .field("disk_cache", &self.disk_cache)
             .finish_non_exhaustive()
     }
 }
@@ -87,6 +97,7 @@ impl Remote {
             label: "production".to_owned(),
             key: None,
             cache_dir: None,
+            disk_cache: true,
             poll_interval: Duration::from_secs(30),
             timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
@@ -118,6 +129,14 @@ impl Remote {
     /// follow`, else `~/.cache/promptreg/follow`).
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Remote {
         self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Keeps no disk cache: nothing is read at start or written after a
+    /// sync, so only the server (or the host's own prompts) is in force. For
+    /// a tool that must show the server as it is now, or fail.
+    pub fn without_disk_cache(mut self) -> Remote {
+        self.disk_cache = false;
         self
     }
 
@@ -203,6 +222,9 @@ pub struct Status {
     pub last_sync: Option<Instant>,
     /// Whether the event stream is connected.
     pub connected: bool,
+    /// The id of the last event received on the stream: where a reconnect
+    /// resumes (`Last-Event-ID`).
+    pub last_event_id: Option<String>,
     /// The last failure, until a sync succeeds: the server unreachable, a
     /// refused key, a bundle that did not load.
     pub last_error: Option<String>,
@@ -234,4 +256,12 @@ pub enum Change {
     Connected,
     /// The event stream ended or could not connect; it is retried.
     Disconnected(String),
+    /// An event arrived on the stream, relevant or not: its id (where a
+    /// reconnect resumes) and kind (`label_moved`, `released`, ...).
+    Event {
+        /// The event's id, when it has one.
+        id: Option<String>,
+        /// The event's kind.
+        kind: String,
+    },
 }

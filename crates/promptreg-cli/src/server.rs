@@ -1,0 +1,85 @@
+//! `--server`: the prompts of a label on a `promptreg serve` server, read
+//! through the library's follower in place of a local pack folder.
+//!
+//! The tool keeps no disk cache: it shows the server as it is now, or says
+//! why it cannot (unreachable, the key refused, a label that does not load).
+
+use std::time::Duration;
+
+use promptreg::pack::Pack;
+use promptreg::remote::{Follower, Remote};
+use promptreg::{Error, ErrorKind, PromptRegistry};
+
+use crate::cli::GlobalArgs;
+use crate::report::Failure;
+
+/// The label read when `--label` is not given.
+const DEFAULT_LABEL: &str = "production";
+
+/// A label of a pack on a server, as the global options name it.
+pub struct Target {
+    pub remote: Remote,
+    /// `pack `web-agent` at label `production` on http://…`, for messages.
+    what: String,
+    timeout: Duration,
+}
+
+/// What `--server`, `--pack`, `--label`, `--key` and `--timeout` name;
+/// `None` without `--server`.
+pub fn target(args: &GlobalArgs) -> Result<Option<Target>, Failure> {
+    let Some(server) = &args.server else {
+        return Ok(None);
+    };
+    let pack = args.pack.as_ref().and_then(|p| p.to_str()).ok_or_else(|| {
+        Failure::usage(format!(
+            "--server needs --pack NAME, the pack to read there (`curl {}/v1/packs` lists them)",
+            server.trim_end_matches('/')
+        ))
+    })?;
+    let label = args.label.as_deref().unwrap_or(DEFAULT_LABEL);
+    let timeout = Duration::from_secs(args.timeout);
+    let mut remote = Remote::new(server.as_str())
+        .pack(pack)
+        .label(label)
+        .timeout(timeout)
+        .without_disk_cache();
+    if let Some(key) = &args.key {
+        remote = remote.key(key.as_str());
+    }
+    Ok(Some(Target {
+        remote,
+        what: format!("pack `{pack}` at label `{label}` on {server}"),
+        timeout,
+    }))
+}
+
+impl Target {
+    /// Follows the label in `registry` and waits for the server's first
+    /// answer: the follower once the label's prompts are in force, or why
+    /// not.
+    pub fn follow(self, registry: &PromptRegistry) -> Result<(Follower, Pack), Failure> {
+        let follower = registry.follow(self.remote)?;
+        // Connecting to the stream and asking for the bundle may each take
+        // the whole timeout before the first attempt is known to fail.
+        let wait = self.timeout.saturating_mul(2) + Duration::from_secs(1);
+        if let Err(why) = follower.wait_for_first_answer(wait) {
+            return Err(unavailable(&self.what, &why));
+        }
+        let pack = follower
+            .pack()
+            .ok_or_else(|| unavailable(&self.what, "the server sent no bundle"))?;
+        Ok((follower, pack))
+    }
+
+    /// The pack at the label, read once.
+    pub fn pack(self) -> Result<Pack, Failure> {
+        self.follow(&PromptRegistry::new()).map(|(_, pack)| pack)
+    }
+}
+
+fn unavailable(what: &str, why: &str) -> Failure {
+    Failure::from(Error::new(
+        ErrorKind::Remote,
+        format!("cannot read {what}: {why}"),
+    ))
+}
