@@ -1,0 +1,32 @@
+// The README's pictures of the web page, rewritten on demand
+// (`npm run screenshots`), not by the tests: docs/images/prompt-page.png
+// (a prompt with the locale matrix, zh-HK and pt-PT typed in) and
+// docs/images/compare.png (what v2 of the prompt changed).
+
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { PACK, PROMPT, ROOT, launchBrowser, signIn, startRegistry } from './harness.js';
+
+const IMAGES = path.join(ROOT, 'docs', 'images');
+const PROMPT_PATH = `/packs/${PACK}/prompts/${PROMPT}`;
+
+const registry = await startRegistry('sqlite');
+const chromium = await launchBrowser();
+try {
+  const page = await signIn(chromium.browser, registry, registry.keys.admin);
+  fs.mkdirSync(IMAGES, { recursive: true });
+
+  await page.goto(`${PROMPT_PATH}?locales=zh-HK,pt-PT`);
+  await page.getByRole('row', { name: /zh-HK/ }).waitFor();
+  await page.screenshot({ path: path.join(IMAGES, 'prompt-page.png'), fullPage: true });
+
+  await page.goto(`${PROMPT_PATH}/compare?from=v1&to=v2`);
+  await page.getByRole('insertion').first().waitFor();
+  await page.screenshot({ path: path.join(IMAGES, 'compare.png'), fullPage: true });
+
+  console.log(`wrote ${path.relative(ROOT, IMAGES)}/prompt-page.png and compare.png`);
+} finally {
+  await chromium.close();
+  await registry.stop();
+}
