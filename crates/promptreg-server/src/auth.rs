@@ -82,11 +82,6 @@ impl Caller {
         self.require(pack, Scope::Write).is_ok()
     }
 
-    /// Whether the caller may move protected labels of `pack`.
-    pub(crate) fn is_admin(&self, pack: &str) -> bool {
-        self.require(pack, Scope::Admin).is_ok()
-    }
-
     /// A key for one pack sees that pack only.
     pub(crate) fn pack_filter(&self) -> Option<String> {
         match self {
