@@ -238,8 +238,9 @@ for (const kind of databaseKinds()) {
       for (const column of ['Time', 'Label', 'Prompt', 'From', 'To', 'Actor', 'Reason']) {
         await page.getByRole('columnheader', { name: column, exact: true }).waitFor();
       }
-      await page.getByRole('row', { name: /Release the progress reports/ }).waitFor();
-      await page.getByRole('row', { name: /The reports are too long/ }).waitFor();
+      await page.getByRole('row', { name: new RegExp(`production ${PROMPT} v1 v${version} key:ada Release the progress reports`) }).waitFor();
+      // The roll back's move (its reason is not recorded: the store's roll back takes none).
+      await page.getByRole('row', { name: new RegExp(`production ${PROMPT} v${version} v1 key:ada`) }).waitFor();
       await screenshot(page, kind, 'history');
     });
 
@@ -291,8 +292,9 @@ for (const kind of databaseKinds()) {
 
 /** The action and fields a click on `button` would submit (the CSRF token among them). */
 function submission(button) {
+  // The attribute, not `form.action`: a field named `action` shadows that property.
   return button.evaluate((b) => ({
-    action: b.form.action,
+    action: new URL(b.form.getAttribute('action') ?? '', document.baseURI).href,
     fields: [...new FormData(b.form, b)].filter(([, value]) => typeof value === 'string'),
   }));
 }
@@ -309,8 +311,8 @@ async function forge(page, form) {
   await page.evaluate(
     ({ action, fields, tokens }) => {
       const forged = document.createElement('form');
-      forged.method = 'post';
-      forged.action = action;
+      forged.setAttribute('method', 'post');
+      forged.setAttribute('action', action);
       for (const [name, value] of fields) {
         const input = document.createElement('input');
         input.type = 'hidden';
