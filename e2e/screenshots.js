@@ -17,9 +17,16 @@ try {
   const page = await signIn(chromium.browser, registry, registry.keys.admin);
   fs.mkdirSync(IMAGES, { recursive: true });
 
+  // From the top to the end of the locale matrix: the versions and the matrix.
   await page.goto(`${PROMPT_PATH}?locales=zh-HK,pt-PT`);
-  await page.getByRole('row', { name: /zh-HK/ }).waitFor();
-  await page.screenshot({ path: path.join(IMAGES, 'prompt-page.png'), fullPage: true });
+  const matrix = page.getByRole('table').filter({ has: page.getByRole('row', { name: /zh-HK/ }) });
+  const box = await matrix.boundingBox();
+  const width = page.viewportSize().width;
+  await page.screenshot({
+    path: path.join(IMAGES, 'prompt-page.png'),
+    fullPage: true,
+    clip: { x: 0, y: 0, width, height: Math.ceil(box.y + box.height + 32) },
+  });
 
   await page.goto(`${PROMPT_PATH}/compare?from=v1&to=v2`);
   await page.getByRole('insertion').first().waitFor();
