@@ -738,3 +738,89 @@ async fn the_list_groups_by_prefix_and_the_locale_matrix_follows_the_chain() {
         .await;
     assert_eq!(compare.status, StatusCode::OK, "{}", compare.body);
 }
+
+/// A pack with one chat prompt and its model settings.
+fn help_desk(user: &str, temperature: &str) -> PackFiles {
+    let mut files = PackFiles::default();
+    files.insert(
+        "promptreg.toml",
+        "name = \"help\"\nkeys = [\"support-chat\"]\n[user]\nprompts_dir = \".help/prompts\"\n",
+    );
+    files.insert(
+        "defaults/support-chat.md",
+        format!(
+            "---\nkind: chat\nmodel:\n  temperature: {temperature}\n---\n# system\nYou help customers.\n\n# history: conversation\n\n# user\n{user}\n"
+        ),
+    );
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_prompts_compare_per_message_with_their_model_settings() {
+    for db in databases("web_chat").await {
+        let store = db.open().await;
+        store
+            .push(&help_desk("Hi.", "0.2"), &writer(), "first")
+            .await
+            .unwrap();
+        store
+            .push(
+                &help_desk("Hello, I need help.", "0.7"),
+                &writer(),
+                "warmer",
+            )
+            .await
+            .unwrap();
+        let server = TestServer::start(store, config()).await;
+        let mut browser = Browser::new(&server);
+        let base = "/packs/help/prompts/support-chat";
+        let compare = browser
+            .get(&format!("{base}/compare?from=v1&to=latest"))
+            .await;
+        assert_eq!(
+            compare.status,
+            StatusCode::OK,
+            "{}: {}",
+            db.name,
+            compare.body
+        );
+        assert!(compare.body.contains("message 3: user"), "{}", compare.body);
+        assert!(
+            compare.body.contains("<del>Hi.</del>")
+                && compare.body.contains("<ins>Hello, I need help.</ins>")
+        );
+        assert!(
+            !compare.body.contains("message 1: system</h4>"),
+            "unchanged messages are left out"
+        );
+        assert!(
+            compare
+                .body
+                .contains("<code>temperature</code></td><td><del>0.2</del></td><td><ins>0.7</ins>"),
+            "{}",
+            compare.body
+        );
+
+        let list = browser.get("/packs/help").await;
+        assert!(list.body.contains("<td>chat</td>"), "{}", list.body);
+        let history = r#"{"conversation": [{"role": "assistant", "content": "How can I help?"}]}"#;
+        let url = reqwest::Url::parse_with_params(
+            &server.url(&format!("{base}/playground")),
+            [("at", "v2"), ("context", "{}"), ("history", history)],
+        )
+        .unwrap();
+        let query = format!("{}?{}", url.path(), url.query().unwrap_or_default());
+        let playground = browser.get(&query).await;
+        assert!(
+            playground.body.contains(">History (JSON)</label>"),
+            "{}",
+            playground.body
+        );
+        assert!(
+            playground.body.contains("How can I help?"),
+            "{}",
+            playground.body
+        );
+        assert!(playground.body.contains("Hello, I need help."));
+    }
+}

@@ -149,8 +149,10 @@ impl IntoResponse for PageError {
     }
 }
 
-/// Requires the write scope on `pack`: 403 `This key may only read`.
+/// Requires the write scope on `pack`: 403 `This key may only read` for
+/// a key that may read it, the plain refusal for a key that may not.
 pub(crate) fn require_write(caller: &Caller, pack: &str) -> Result<(), PageError> {
+    caller.require(pack, promptreg_store::Scope::Read)?;
     caller
         .require(pack, promptreg_store::Scope::Write)
         .map_err(|p| PageError::read_only(&p.details().detail))

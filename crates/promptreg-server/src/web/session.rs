@@ -48,8 +48,8 @@ impl Sessions {
     }
 
     /// A new session; returns its id.
-    fn start(&self, secret: Option<String>) -> String {
-        let id = csrf::token();
+    fn start(&self, secret: Option<String>) -> Result<String, PageError> {
+        let (id, csrf) = (csrf::token()?, csrf::token()?);
         let mut sessions = lock(&self.by_id);
         sessions.retain(|_, s| s.started.elapsed() < self.ttl);
         if sessions.len() >= MAX_SESSIONS
@@ -64,11 +64,11 @@ impl Sessions {
             id.clone(),
             Session {
                 secret,
-                csrf: csrf::token(),
+                csrf,
                 started: Instant::now(),
             },
         );
-        id
+        Ok(id)
     }
 
     /// The key secret and CSRF token of a live session.
@@ -168,7 +168,7 @@ async fn find_visitor(
     let anonymous = state.auth.anonymous(&state.store).await;
     match anonymous.map_err(|p| Refused::Error(p.into()))? {
         Some(caller) => {
-            let id = state.sessions.start(None);
+            let id = state.sessions.start(None).map_err(Refused::Error)?;
             let (_, csrf) = state.sessions.get(&id).unwrap_or_default();
             let visitor = Visitor {
                 caller,
@@ -212,7 +212,10 @@ pub(crate) async fn sign_in_page(State(state): State<AppState>) -> Response {
 
 /// The sign-in form with a fresh CSRF token in a cookie of its own.
 fn sign_in_form(state: &AppState, status: StatusCode, error: Option<&str>) -> Response {
-    let token = csrf::token();
+    let token = match csrf::token() {
+        Ok(token) => token,
+        Err(e) => return e.into_response(),
+    };
     let mut response = with_status(
         status,
         "sign_in.html",
@@ -240,7 +243,10 @@ pub(crate) async fn sign_in(
     let secret = fields.get("key").trim();
     match state.auth.key(&state.store, secret).await {
         Ok(_) => {
-            let id = state.sessions.start(Some(secret.to_owned()));
+            let id = match state.sessions.start(Some(secret.to_owned())) {
+                Ok(id) => id,
+                Err(e) => return e.into_response(),
+            };
             let mut response = see_other("/");
             let value = set_cookie(COOKIE, &id, state.sessions.max_age());
             response.headers_mut().append(header::SET_COOKIE, value);
