@@ -288,33 +288,11 @@ pub(crate) async fn create_version(
     JsonBody(new): JsonBody<NewVersion>,
 ) -> Result<Response, Problem> {
     let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
-    caller.require(pack, Scope::Write)?;
-    let mut files = PackFiles::default();
-    for (path, text) in new.files {
-        files.insert(prompt_file_path(id, &path)?, text);
-    }
-    let report = state
-        .store
-        .push_prompt(pack, id, &files, &caller.actor(), &new.message)
-        .await?;
-    state.cache.invalidate(pack);
-    let (_, change, version) = report
-        .prompts
-        .iter()
-        .find(|(p, ..)| p == id)
-        .cloned()
-        .unwrap_or((id.to_owned(), Change::Unchanged, None));
-    let version = version.unwrap_or_default();
-    let created = Created {
-        pack: pack.to_owned(),
-        id: id.to_owned(),
-        change: change.as_str().to_owned(),
-        version,
-    };
-    if change == Change::Unchanged {
+    let created = save_version(&state, &caller, pack, id, new.files, &new.message).await?;
+    if created.change == Change::Unchanged.as_str() {
         return Ok(Json(created).into_response());
     }
-    let location = format!("/v1/packs/{pack}/prompts/{id}?version={version}");
+    let location = format!("/v1/packs/{pack}/prompts/{id}?version={}", created.version);
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, location)],
@@ -323,9 +301,43 @@ pub(crate) async fn create_version(
         .into_response())
 }
 
+/// Records a new version of `id` from its files (path in the pack ->
+/// text), as `POST …/versions` and the web page's editor do.
+pub(crate) async fn save_version(
+    state: &AppState,
+    caller: &Caller,
+    pack: &str,
+    id: &str,
+    new: impl IntoIterator<Item = (String, String)>,
+    message: &str,
+) -> Result<Created, Problem> {
+    caller.require(pack, Scope::Write)?;
+    let mut files = PackFiles::default();
+    for (path, text) in new {
+        files.insert(prompt_file_path(id, &path)?, text);
+    }
+    let report = state
+        .store
+        .push_prompt(pack, id, &files, &caller.actor(), message)
+        .await?;
+    state.cache.invalidate(pack);
+    let (_, change, version) = report
+        .prompts
+        .iter()
+        .find(|(p, ..)| p == id)
+        .cloned()
+        .unwrap_or((id.to_owned(), Change::Unchanged, None));
+    Ok(Created {
+        pack: pack.to_owned(),
+        id: id.to_owned(),
+        change: change.as_str().to_owned(),
+        version: version.unwrap_or_default(),
+    })
+}
+
 /// A file path of a new version: `defaults/<name>.md`, one segment under
 /// `defaults/`, nothing that could leave the pack.
-fn prompt_file_path(id: &str, path: &str) -> Result<String, Problem> {
+pub(crate) fn prompt_file_path(id: &str, path: &str) -> Result<String, Problem> {
     let name = path
         .strip_prefix("defaults/")
         .filter(|name| {
@@ -381,20 +393,12 @@ pub(crate) async fn move_label(
     let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
     caller.require(pack, Scope::Write)?;
     let expect = expected_version(&state, &headers, pack, id, &name).await?;
-    let moved = state
-        .store
-        .move_label(
-            pack,
-            id,
-            &name,
-            request.version,
-            expect,
-            &caller.actor(),
-            &request.reason,
-        )
-        .await
-        .map_err(|e| conflict(e, pack, id))?;
-    state.cache.invalidate(pack);
+    let target = Target {
+        label: &name,
+        to: request.version,
+        expect,
+    };
+    let moved = move_to(&state, &caller, pack, id, target, &request.reason).await?;
     let now = state
         .cache
         .version(pack, id, &VersionRef::Number(request.version))
@@ -405,6 +409,42 @@ pub(crate) async fn move_label(
         Json(crate::body::Move::from(&moved)),
     )
         .into_response())
+}
+
+/// Where a label moves, from where.
+pub(crate) struct Target<'a> {
+    pub(crate) label: &'a Label,
+    pub(crate) to: u64,
+    /// The version it must point at now (`None`: it must not exist).
+    pub(crate) expect: Option<u64>,
+}
+
+/// Moves a label as `PUT …/labels/{label}` and the web page do: 412 when
+/// it no longer points at `expect`.
+pub(crate) async fn move_to(
+    state: &AppState,
+    caller: &Caller,
+    pack: &str,
+    id: &str,
+    target: Target<'_>,
+    reason: &str,
+) -> Result<promptreg_store::LabelMove, Problem> {
+    caller.require(pack, Scope::Write)?;
+    let moved = state
+        .store
+        .move_label(
+            pack,
+            id,
+            target.label,
+            target.to,
+            target.expect,
+            &caller.actor(),
+            reason,
+        )
+        .await
+        .map_err(|e| conflict(e, pack, id))?;
+    state.cache.invalidate(pack);
+    Ok(moved)
 }
 
 /// The version the label must point at now, from `If-Match` (a version's
@@ -508,13 +548,26 @@ pub(crate) async fn rollback(
     Path((pack, id, name)): Path<(String, String, String)>,
 ) -> Result<Json<crate::body::Move>, Problem> {
     let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    let moved = roll_back(&state, &caller, pack, id, &name).await?;
+    Ok(Json(crate::body::Move::from(&moved)))
+}
+
+/// Moves `name` back where its last move took it from, as `POST
+/// …/rollback` and the web page do.
+pub(crate) async fn roll_back(
+    state: &AppState,
+    caller: &Caller,
+    pack: &str,
+    id: &str,
+    name: &Label,
+) -> Result<promptreg_store::LabelMove, Problem> {
     caller.require(pack, Scope::Write)?;
     let moved = state
         .store
-        .rollback(pack, id, &name, &caller.actor())
+        .rollback(pack, id, name, &caller.actor())
         .await?;
     state.cache.invalidate(pack);
-    Ok(Json(crate::body::Move::from(&moved)))
+    Ok(moved)
 }
 
 /// `POST /v1/packs/{pack}/releases`.
@@ -700,22 +753,44 @@ pub(crate) async fn explain(
     let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
     caller.require(pack, Scope::Read)?;
     let (renderer, locale) = renderer_for(&state, pack, &request).await?;
-    let registry = &renderer.1;
-    let rendered = if registry.snapshot().is_chat(id, &locale)? {
-        let chat = registry.render_messages_traced_in(
-            id,
-            &request.context,
-            &locale,
-            &request.histories(),
-        )?;
-        serde_json::to_value(&chat)
-    } else {
-        serde_json::to_value(&registry.render_traced_in(id, &request.context, &locale)?)
+    let rendered = match explained(&renderer.1, id, &request, &locale)? {
+        Explained::Chat(chat) => serde_json::to_value(&chat),
+        Explained::Text(text) => serde_json::to_value(&text),
     };
     Ok(Json(ExplainResponse {
         label: request.label,
         rendered: rendered.unwrap_or_default(),
     }))
+}
+
+/// A render with the origin of every part: text, or chat messages.
+pub(crate) enum Explained {
+    Text(promptreg::Rendered),
+    Chat(promptreg::RenderedChat),
+}
+
+/// Renders `id` with its trace, as `POST …/explain` and the web page's
+/// playground do.
+pub(crate) fn explained(
+    registry: &promptreg::PromptRegistry,
+    id: &str,
+    request: &RenderRequest,
+    locale: &Locale,
+) -> Result<Explained, Problem> {
+    if registry.snapshot().is_chat(id, locale)? {
+        let chat = registry.render_messages_traced_in(
+            id,
+            &request.context,
+            locale,
+            &request.histories(),
+        )?;
+        return Ok(Explained::Chat(chat));
+    }
+    Ok(Explained::Text(registry.render_traced_in(
+        id,
+        &request.context,
+        locale,
+    )?))
 }
 
 /// The two versions to compare, and a locale to keep to.

@@ -69,6 +69,19 @@ impl Caller {
         }
     }
 
+    /// The name shown for who is signed in: the key's, or `local`.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Caller::Key(key) => &key.name,
+            Caller::Local => LOCAL_USER,
+        }
+    }
+
+    /// Whether the caller may write to `pack`.
+    pub(crate) fn may_write(&self, pack: &str) -> bool {
+        self.require(pack, Scope::Write).is_ok()
+    }
+
     /// A key for one pack sees that pack only.
     pub(crate) fn pack_filter(&self) -> Option<String> {
         match self {
@@ -107,12 +120,11 @@ impl Auth {
 
     async fn caller(&self, store: &Store, parts: &Parts) -> Result<Caller, Problem> {
         let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
-            if self.loopback && !self.store_has_keys(store).await? {
-                return Ok(Caller::Local);
-            }
-            return Err(unauthorized(
-                "this server needs an API key: send `Authorization: Bearer prk_…` (create one with `promptreg keys create`)",
-            ));
+            return self.anonymous(store).await?.ok_or_else(|| {
+                unauthorized(
+                    "this server needs an API key: send `Authorization: Bearer prk_…` (create one with `promptreg keys create`)",
+                )
+            });
         };
         let secret = value
             .to_str()
@@ -120,6 +132,20 @@ impl Auth {
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim)
             .ok_or_else(|| unauthorized("the Authorization header must be `Bearer prk_…`"))?;
+        self.key(store, secret).await
+    }
+
+    /// The caller without a key: the local user on a loopback server whose
+    /// store has no key, else nobody (`None`).
+    pub(crate) async fn anonymous(&self, store: &Store) -> Result<Option<Caller>, Problem> {
+        if self.loopback && !self.store_has_keys(store).await? {
+            return Ok(Some(Caller::Local));
+        }
+        Ok(None)
+    }
+
+    /// The caller holding the key `secret`: 401 when it is unknown or revoked.
+    pub(crate) async fn key(&self, store: &Store, secret: &str) -> Result<Caller, Problem> {
         let hash = hex(&Sha256::digest(secret.as_bytes()));
         let known = lock(&self.keys).get(&hash).cloned();
         if let Some((key, at)) = &known

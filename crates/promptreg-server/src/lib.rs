@@ -19,6 +19,10 @@
 //! (`application/problem+json`) with a stable `code`. Reads are served
 //! from memory, kept fresh by the store's events; `GET /v1/events` streams
 //! them to clients (server-sent events, resumable with `Last-Event-ID`).
+//!
+//! Beside the API, the same server serves a web page at `/` for the people
+//! who own prompts: browse, compare, preview per locale, edit and publish,
+//! signed in with an API key.
 
 #![deny(missing_docs)]
 
@@ -34,6 +38,7 @@ mod openapi;
 mod problem;
 mod responses;
 mod serve;
+mod web;
 
 pub use body::{
     Bundle, Created, DiffResponse, ExplainResponse, FileDiff, Health, Move, MoveLabel, Moves,

@@ -26,7 +26,8 @@ use crate::connection::{Connection, TimedListener};
 use crate::events::{self, Hub};
 use crate::metrics::{self, Metrics};
 use crate::problem::Problem;
-use crate::{api, openapi};
+use crate::web::Sessions;
+use crate::{api, openapi, web};
 
 /// How a server runs.
 #[derive(Debug, Clone)]
@@ -56,6 +57,8 @@ pub struct Config {
     /// How long a checked API key is trusted before it is checked again
     /// (1 s): a revoked key is refused within this time.
     pub key_cache: Duration,
+    /// How long a web page session lasts after signing in (8 h).
+    pub session_ttl: Duration,
 }
 
 impl Default for Config {
@@ -69,6 +72,7 @@ impl Default for Config {
             client_buffer: 1024,
             send_buffer: None,
             key_cache: Duration::from_secs(1),
+            session_ttl: Duration::from_secs(8 * 3600),
         }
     }
 }
@@ -121,6 +125,7 @@ pub(crate) struct Shared {
     pub(crate) events: Hub,
     pub(crate) metrics: Metrics,
     pub(crate) auth: Auth,
+    pub(crate) sessions: Sessions,
     pub(crate) config: Config,
     pub(crate) shutdown: watch::Sender<bool>,
 }
@@ -159,6 +164,7 @@ impl Server {
             events: Hub::new(config.client_buffer),
             metrics: Metrics::new(),
             auth: Auth::new(config.key_cache, loopback),
+            sessions: Sessions::new(config.session_ttl),
             shutdown: watch::channel(false).0,
             store,
             config,
@@ -265,6 +271,7 @@ pub(crate) fn router(state: AppState) -> Router {
                 async move { axum::Json(doc.as_ref().clone()) }
             }),
         )
+        .merge(web::routes(state.clone()))
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.body_limit))

@@ -182,6 +182,36 @@ impl Store {
         message: &str,
     ) -> Result<PushReport, Error> {
         actor.require(Permission::Write, "push")?;
+        let entry = self.merged_prompt(pack, prompt, files).await?;
+        let written = on_backend!(self, push(pack, &[entry], false, actor, message))?;
+        Ok(self.published(written))
+    }
+
+    /// Checks `files` as [`push_prompt`](Self::push_prompt) would, writing
+    /// nothing: the pack at `latest` with these files for `prompt` must
+    /// pass `check`.
+    ///
+    /// # Errors
+    ///
+    /// As [`push_prompt`](Self::push_prompt): [`ErrorKind::InvalidPack`]
+    /// with the check's diagnostics, [`ErrorKind::UnknownPrompt`].
+    pub async fn check_prompt(
+        &self,
+        pack: &str,
+        prompt: &str,
+        files: &PackFiles,
+    ) -> Result<(), Error> {
+        self.merged_prompt(pack, prompt, files).await.map(drop)
+    }
+
+    /// The entry of `prompt` after replacing its files at `latest` with
+    /// `files`, once the whole pack passes `check`.
+    async fn merged_prompt(
+        &self,
+        pack: &str,
+        prompt: &str,
+        files: &PackFiles,
+    ) -> Result<files::Entry, Error> {
         let base = self.checkout(pack, &Label::latest()).await?;
         let root = PathBuf::from(format!("{}#{pack}@{LATEST}", self.location));
         let old = base.to_pack(root.clone())?;
@@ -213,8 +243,7 @@ impl Store {
                 ),
             ));
         }
-        let written = on_backend!(self, push(pack, &[entry], false, actor, message))?;
-        Ok(self.published(written))
+        Ok(entry)
     }
 
     /// Every entry of `pack` at `label` (prompts and [`PACK_ENTRY`]), with

@@ -215,6 +215,20 @@ pub(crate) fn lookup(locale: &Locale, fallback: &Locale) -> Vec<LookupStep> {
     steps
 }
 
+/// How a render finds its body for one locale, from
+/// [`Snapshot::locale_lookup`](crate::Snapshot::locale_lookup): the steps
+/// of locale matching and the variant they find.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LocaleLookup {
+    /// The locale asked for.
+    pub locale: Locale,
+    /// The steps of locale matching, in the order they are tried.
+    pub steps: Vec<LookupStep>,
+    /// The locale variant found, and at which step; `None`: the default.
+    pub matched: Option<LocaleMatch>,
+}
+
 /// A rendered prompt with the provenance of every part, from
 /// [`render_traced`](crate::PromptRegistry::render_traced): the "why" of a
 /// render as data. `promptreg explain` prints it, and `explain --json` is

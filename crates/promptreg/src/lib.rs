@@ -392,7 +392,7 @@ pub use chat::{
     BUILT_IN_ROLES, Chat, Message, MessageSource, RenderedChat, RenderedMessage, Role,
     messages_as_text,
 };
-pub use compose::{LocaleMatch, LocaleStep, LookupStep, Origin, Part, Rendered};
+pub use compose::{LocaleLookup, LocaleMatch, LocaleStep, LookupStep, Origin, Part, Rendered};
 pub use diagnostic::{
     Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,
     abbreviate, printable,

@@ -638,6 +638,49 @@ impl Snapshot {
         ))
     }
 
+    /// How a render of `id` in `locale` finds its body: the steps of
+    /// locale matching, as [`Rendered::lookup`] lists them, and the locale
+    /// variant they find (`None`: the default). Renders nothing, so it
+    /// answers for templates that need a context too.
+    ///
+    /// ```
+    /// use promptreg::{Locale, LocaleStep, PromptRegistry};
+    ///
+    /// let registry = PromptRegistry::new();
+    /// registry.register_default("greeting", "Hello.")?;
+    /// registry.set_override("greeting", "zh-TW", "你好。")?;
+    /// let found = registry.snapshot().locale_lookup("greeting", "zh-HK")?;
+    /// let variant = found.matched.expect("a variant");
+    /// assert_eq!(variant.locale, Locale::parse("zh-TW")?);
+    /// assert_eq!(variant.step, LocaleStep::SameScript);
+    /// assert!(registry.snapshot().locale_lookup("greeting", "fr")?.matched.is_none());
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownId`] when `id` is not registered;
+    /// [`ErrorKind::InvalidLocale`] when `locale` is not a valid tag.
+    pub fn locale_lookup(
+        &self,
+        id: &str,
+        locale: impl IntoLocale,
+    ) -> Result<compose::LocaleLookup, Error> {
+        let locale = locale.into_locale()?;
+        let (_, entry) = self.lookup(id)?;
+        let matched = self
+            .find(entry, &locale, |key| entry.overrides.get(key))
+            .map(|(variant, step)| compose::LocaleMatch {
+                locale: variant.locale.clone(),
+                step,
+            });
+        Ok(compose::LocaleLookup {
+            steps: compose::lookup(&locale, &self.fallback),
+            locale,
+            matched,
+        })
+    }
+
     /// Whether `id` renders as chat messages in `locale`: the default or
     /// the locale variant locale matching finds is a chat prompt.
     ///

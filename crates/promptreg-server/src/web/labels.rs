@@ -1,0 +1,219 @@
+//! Publishing: move a label after a confirmation showing the diff it
+//! publishes, or roll it back. Protected labels need an admin key.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{Html, Response};
+use minijinja::context;
+use promptreg_store::{Label, PackFiles, Scope, VersionRef};
+use serde::Deserialize;
+
+use super::compare::{compare_files, version_ref};
+use super::form::Fields;
+use super::packs::require_read;
+use super::page::{PageError, render, require_write, see_other, visitor};
+use crate::api::{self, Target};
+use crate::extract::{Path, Query, label, pack_name, prompt_id};
+use crate::serve::AppState;
+
+/// The longest reason accepted.
+const MAX_REASON: usize = 1024;
+
+/// `?to=vN`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct To {
+    to: String,
+}
+
+/// Checks the visitor may move `name`: write, and admin when protected.
+async fn may_move(
+    state: &AppState,
+    pack: &str,
+    name: &Label,
+) -> Result<crate::auth::Caller, PageError> {
+    let caller = visitor()
+        .map(|v| v.caller)
+        .ok_or_else(|| PageError::new(StatusCode::UNAUTHORIZED, "Sign in first"))?;
+    require_write(&caller, pack)?;
+    let protected = state.store.protected_labels(pack).await?;
+    if protected.contains(name.as_str()) && caller.require(pack, Scope::Admin).is_err() {
+        return Err(PageError::new(
+            StatusCode::FORBIDDEN,
+            format!("Only admin keys may move {name}: it is a protected label"),
+        ));
+    }
+    Ok(caller)
+}
+
+/// Where the label points now, if anywhere.
+async fn current(
+    state: &AppState,
+    pack: &str,
+    id: &str,
+    name: &Label,
+) -> Result<Option<(u64, PackFiles)>, PageError> {
+    match state
+        .store
+        .files(pack, id, &VersionRef::Label(name.clone()))
+        .await
+    {
+        Ok(found) => Ok(Some(found)),
+        Err(e) if e.kind() == promptreg_store::ErrorKind::UnknownVersion => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `GET …/labels/{label}/move?to=vN`: the confirmation.
+pub(crate) async fn confirm_move(
+    State(state): State<AppState>,
+    Path((pack, id, name)): Path<(String, String, String)>,
+    Query(to): Query<To>,
+) -> Result<Html<String>, PageError> {
+    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    require_read(pack)?;
+    may_move(&state, pack, &name).await?;
+    let (target, new) = state.store.files(pack, id, &version_ref(&to.to)?).await?;
+    let now = current(&state, pack, id, &name).await?;
+    let files = compare_files(
+        id,
+        now.as_ref()
+            .map(|(_, f)| f)
+            .unwrap_or(&PackFiles::default()),
+        &new,
+        "",
+        false,
+    );
+    render(
+        "label.html",
+        context! {
+            pack, id,
+            files => super::page::data(&files),
+            label => name.as_str(),
+            action => "move",
+            heading => format!("Publish v{target} to {name}?"),
+            button => "Publish",
+            to => target,
+            expect => now.map(|(n, _)| n),
+        },
+    )
+}
+
+/// `POST …/labels/{label}/move`: `to`, `expect` (`none` for a new label), `reason`.
+pub(crate) async fn publish(
+    State(state): State<AppState>,
+    Path((pack, id, name)): Path<(String, String, String)>,
+    fields: Fields,
+) -> Result<Response, PageError> {
+    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    fields.check_csrf()?;
+    let caller = may_move(&state, pack, &name).await?;
+    let reason = reason(&fields)?;
+    let number = |field: &str| fields.get(field).parse::<u64>().ok();
+    let to = number("to").ok_or_else(|| {
+        PageError::new(
+            StatusCode::BAD_REQUEST,
+            "The form lacks the version to publish",
+        )
+    })?;
+    let target = Target {
+        label: &name,
+        to,
+        expect: number("expect"),
+    };
+    let moved = api::move_to(&state, &caller, pack, id, target, reason)
+        .await
+        .map_err(|p| moved_meanwhile(p, &name))?;
+    Ok(after_move(pack, id, &name, moved.to))
+}
+
+/// `GET …/labels/{label}/rollback`: the confirmation.
+pub(crate) async fn confirm_rollback(
+    State(state): State<AppState>,
+    Path((pack, id, name)): Path<(String, String, String)>,
+) -> Result<Html<String>, PageError> {
+    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    require_read(pack)?;
+    may_move(&state, pack, &name).await?;
+    let history = state.store.history(pack, Some(id)).await?;
+    let back = history
+        .iter()
+        .rev()
+        .find(|m| m.label == name.as_str())
+        .and_then(|m| m.from)
+        .ok_or_else(|| {
+            PageError::new(
+                StatusCode::NOT_FOUND,
+                format!("{name} of {id} has no earlier version to roll back to"),
+            )
+        })?;
+    let now = current(&state, pack, id, &name).await?;
+    let (_, old) = state
+        .store
+        .files(pack, id, &VersionRef::Number(back))
+        .await?;
+    let files = compare_files(
+        id,
+        now.as_ref()
+            .map(|(_, f)| f)
+            .unwrap_or(&PackFiles::default()),
+        &old,
+        "",
+        false,
+    );
+    render(
+        "label.html",
+        context! {
+            pack, id,
+            files => super::page::data(&files),
+            label => name.as_str(),
+            action => "rollback",
+            heading => format!("Roll back {name}?"),
+            detail => format!("{name} goes back to v{back}"),
+            button => "Roll back",
+        },
+    )
+}
+
+/// `POST …/labels/{label}/rollback`.
+pub(crate) async fn roll_back(
+    State(state): State<AppState>,
+    Path((pack, id, name)): Path<(String, String, String)>,
+    fields: Fields,
+) -> Result<Response, PageError> {
+    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    fields.check_csrf()?;
+    let caller = may_move(&state, pack, &name).await?;
+    let moved = api::roll_back(&state, &caller, pack, id, &name)
+        .await
+        .map_err(|p| moved_meanwhile(p, &name))?;
+    Ok(after_move(pack, id, &name, moved.to))
+}
+
+fn reason(fields: &Fields) -> Result<&str, PageError> {
+    let reason = fields.get("reason").trim();
+    if reason.len() > MAX_REASON {
+        return Err(super::form::too_large("Reason", reason.len()));
+    }
+    Ok(reason)
+}
+
+/// A conflict: someone moved the label since the confirmation was shown.
+fn moved_meanwhile(p: crate::problem::Problem, name: &Label) -> PageError {
+    if p.details().status == 412 {
+        return PageError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "{name} was moved by someone else meanwhile: {}. Open the prompt again to see where it points",
+                p.details().detail
+            ),
+        );
+    }
+    p.into()
+}
+
+fn after_move(pack: &str, id: &str, name: &Label, to: Option<u64>) -> Response {
+    see_other(&format!(
+        "/packs/{pack}/prompts/{id}?moved={name}&to={}",
+        to.unwrap_or_default()
+    ))
+}

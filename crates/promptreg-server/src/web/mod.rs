@@ -1,0 +1,63 @@
+//! The web page: server-rendered HTML beside `/v1`, for the people who own
+//! prompts. Every page reads and writes through the same functions as the
+//! API handlers (the cache for reads, the store for writes); read pages
+//! work without JavaScript.
+//!
+//! Sign-in keeps the API key in a server-side session, named by a random
+//! id in an HttpOnly, SameSite=Strict cookie; every POST form carries the
+//! session's CSRF token.
+
+mod assets;
+mod compare;
+mod csrf;
+mod diff;
+mod edit;
+mod form;
+mod labels;
+mod locales;
+mod packs;
+mod page;
+mod playground;
+mod prompt;
+mod session;
+
+use axum::Router;
+use axum::middleware;
+use axum::routing::get;
+
+use crate::serve::AppState;
+
+pub(crate) use session::Sessions;
+
+/// The page's routes; all but sign-in and the assets need a visitor.
+pub(crate) fn routes(state: AppState) -> Router<AppState> {
+    Router::new()
+        .route("/", get(packs::index))
+        .route("/packs/{pack}", get(packs::prompts))
+        .route("/packs/{pack}/history", get(packs::history))
+        .route("/packs/{pack}/prompts/{id}", get(prompt::show))
+        .route("/packs/{pack}/prompts/{id}/compare", get(compare::show))
+        .route(
+            "/packs/{pack}/prompts/{id}/playground",
+            get(playground::show),
+        )
+        .route(
+            "/packs/{pack}/prompts/{id}/edit",
+            get(edit::show).post(edit::submit),
+        )
+        .route(
+            "/packs/{pack}/prompts/{id}/labels/{label}/move",
+            get(labels::confirm_move).post(labels::publish),
+        )
+        .route(
+            "/packs/{pack}/prompts/{id}/labels/{label}/rollback",
+            get(labels::confirm_rollback).post(labels::roll_back),
+        )
+        .route("/sign-out", axum::routing::post(session::sign_out))
+        .route_layer(middleware::from_fn_with_state(state, session::visit))
+        .route(
+            "/sign-in",
+            get(session::sign_in_page).post(session::sign_in),
+        )
+        .route("/assets/{name}", get(assets::serve))
+}

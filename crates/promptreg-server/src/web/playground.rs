@@ -1,0 +1,194 @@
+//! The playground: render a version or label in a locale with a JSON
+//! context (and chat history), with every part coloured by its origin.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::Html;
+use minijinja::context;
+use promptreg::pack::Pack;
+use promptreg::{Locale, Message, Origin, Part, PromptRegistry};
+use promptreg_store::VersionRef;
+use serde::{Deserialize, Serialize};
+
+use super::compare::{pack_with, version_ref};
+use super::form::{MAX_FIELD, too_large};
+use super::packs::require_read;
+use super::page::{PageError, render};
+use crate::api::{Explained, explained};
+use crate::body::RenderRequest;
+use crate::extract::{Path, Query, pack_name, prompt_id};
+use crate::problem::Problem;
+use crate::serve::AppState;
+
+/// The playground's fields.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Input {
+    at: Option<String>,
+    locale: Option<String>,
+    context: Option<String>,
+    history: Option<String>,
+}
+
+/// A part of the result, with its origin.
+#[derive(Debug, Serialize)]
+struct Piece {
+    /// The CSS class of its kind of origin.
+    class: &'static str,
+    origin: String,
+    text: String,
+}
+
+/// A rendered message and its parts.
+#[derive(Debug, Serialize)]
+struct MessageView {
+    role: String,
+    content: String,
+    pieces: Vec<Piece>,
+}
+
+/// `GET /packs/{pack}/prompts/{id}/playground?at=A&locale=L`.
+pub(crate) async fn show(
+    State(state): State<AppState>,
+    Path((pack, id)): Path<(String, String)>,
+    Query(input): Query<Input>,
+) -> Result<Html<String>, PageError> {
+    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    require_read(pack)?;
+    let at = input
+        .at
+        .clone()
+        .filter(|a| !a.trim().is_empty())
+        .unwrap_or_else(|| "latest".to_owned());
+    let context_text = input.context.clone().unwrap_or_else(|| "{}".to_owned());
+    let history_text = input.history.clone().unwrap_or_else(|| "{}".to_owned());
+    for (name, text) in [
+        ("Context (JSON)", &context_text),
+        ("History (JSON)", &history_text),
+    ] {
+        if text.len() > MAX_FIELD {
+            return Err(too_large(name, text.len()));
+        }
+    }
+    let renderer = renderer_at(&state, pack, id, &at).await?;
+    let (pack_files, registry) = (&renderer.0, &renderer.1);
+    let locale_text = input
+        .locale
+        .clone()
+        .filter(|l| !l.trim().is_empty())
+        .unwrap_or_else(|| pack_files.default_locale().as_str().to_owned());
+    let chat = pack_files
+        .prompt(id)
+        .and_then(|p| p.default_prompt())
+        .is_some_and(|p| p.is_chat());
+    let outcome = run(registry, id, &locale_text, &context_text, &history_text);
+    let (text, messages, error) = match outcome {
+        Ok(Explained::Text(r)) => {
+            let pieces = r
+                .parts
+                .iter()
+                .map(|p| piece(p, r.part_text(p)))
+                .collect::<Vec<_>>();
+            (Some((r.text.clone(), pieces)), None, None)
+        }
+        Ok(Explained::Chat(c)) => {
+            let messages: Vec<MessageView> = c
+                .messages
+                .iter()
+                .map(|m| MessageView {
+                    role: m.role.as_str().to_owned(),
+                    content: m.content.clone(),
+                    pieces: m.parts.iter().map(|p| piece(p, m.part_text(p))).collect(),
+                })
+                .collect();
+            (None, Some(messages), None)
+        }
+        Err(e) => (None, None, Some(e.details().detail.clone())),
+    };
+    render(
+        "playground.html",
+        context! {
+            pack, id, at, chat, error,
+            text => super::page::data(&text),
+            messages => super::page::data(&messages),
+            locale => locale_text,
+            context_text, history_text,
+            legend => super::page::data(&LEGEND),
+        },
+    )
+}
+
+/// The kinds of origin, with their CSS class, for the legend.
+const LEGEND: &[(&str, &str)] = &[
+    ("origin-pin", "pinned block"),
+    ("origin-default", "default text"),
+    ("origin-override", "locale variant"),
+    ("origin-user", "user configuration"),
+    ("origin-append", "appended rule"),
+];
+
+fn piece(part: &Part, text: &str) -> Piece {
+    let class = match part.origin {
+        Origin::PinnedHead { .. } | Origin::PinnedTail { .. } => "origin-pin",
+        Origin::Default => "origin-default",
+        Origin::Override { .. } => "origin-override",
+        Origin::User { .. } => "origin-user",
+        _ => "origin-append",
+    };
+    Piece {
+        class,
+        origin: part.origin.to_string(),
+        text: text.to_owned(),
+    }
+}
+
+/// Parses the fields and renders with the trace, as `POST …/explain` does.
+fn run(
+    registry: &PromptRegistry,
+    id: &str,
+    locale: &str,
+    context: &str,
+    history: &str,
+) -> Result<Explained, Problem> {
+    let context: serde_json::Value = serde_json::from_str(context).map_err(|e| {
+        Problem::bad_request(
+            "invalid-context",
+            format!("Context (JSON) is not valid JSON: {e}"),
+        )
+    })?;
+    let history: BTreeMap<String, Vec<Message>> = serde_json::from_str(history).map_err(|e| {
+        Problem::bad_request(
+            "invalid-history",
+            format!("History (JSON) must map each placeholder to a list of {{\"role\", \"content\"}} messages: {e}"),
+        )
+    })?;
+    let locale = Locale::parse(locale)?;
+    let request = RenderRequest {
+        label: String::new(),
+        locale: None,
+        context,
+        history,
+    };
+    explained(registry, id, &request, &locale)
+}
+
+/// The pack installed at a label (from the cache, as the API renders) or
+/// at one version of this prompt (the pack at `latest` around it).
+async fn renderer_at(
+    state: &AppState,
+    pack: &str,
+    id: &str,
+    at: &str,
+) -> Result<Arc<(Pack, PromptRegistry)>, PageError> {
+    match version_ref(at)? {
+        VersionRef::Label(label) => Ok(state.cache.label(pack, &label).await?.renderer()?),
+        number => {
+            let (_, files) = state.store.files(pack, id, &number).await?;
+            let built = pack_with(state, pack, id, &files).await?;
+            let registry = PromptRegistry::new();
+            built.install(&registry)?;
+            Ok(Arc::new((built, registry)))
+        }
+    }
+}
