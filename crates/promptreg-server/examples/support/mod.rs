@@ -1,0 +1,145 @@
+//! What the latency examples share: a server on loopback over a fresh
+//! SQLite store, label moves through the API, percentiles.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use promptreg_server::{Config, Server};
+use promptreg_store::{Actor, Label, PackFiles, Permission, Store};
+use tokio::runtime::Runtime;
+
+/// The pack served: one prompt, `greeting`, followed at `production`.
+pub const PACK: &str = "bench";
+pub const PROMPT: &str = "greeting";
+pub const LABEL: &str = "production";
+
+/// A server running on a runtime of its own (two worker threads, as
+/// `promptreg serve` on this machine), so the clients measuring it do not
+/// run on its threads.
+pub struct Bench {
+    pub base: String,
+    pub client: reqwest::Client,
+    _runtime: Runtime,
+    _dir: tempfile::TempDir,
+}
+
+/// The text of version `n` of the prompt.
+pub fn text(n: u64) -> String {
+    format!("Greeting, version {n}.")
+}
+
+impl Bench {
+    /// A store where the prompt has versions 1 to `versions` (each with
+    /// its own [`text`]) and `production` points at 1, served on an
+    /// ephemeral port.
+    pub fn start(versions: u64) -> Bench {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("the server's runtime");
+        let database = dir.path().join("bench.db");
+        let addr = runtime.block_on(async {
+            let store = Store::open(&database.to_string_lossy())
+                .await
+                .expect("the store");
+            publish(&store, versions).await;
+            let config = Config {
+                listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+                ..Config::default()
+            };
+            let server = Server::bind(store, config).await.expect("the server");
+            let addr = server.local_addr();
+            tokio::spawn(server.run(std::future::pending()));
+            addr
+        });
+        Bench {
+            base: format!("http://{addr}"),
+            client: reqwest::Client::new(),
+            _runtime: runtime,
+            _dir: dir,
+        }
+    }
+
+    /// Moves `production` to `version` through the API; the time the
+    /// request took.
+    pub async fn move_label(&self, version: u64) -> Duration {
+        let start = Instant::now();
+        let response = self
+            .client
+            .put(format!(
+                "{}/v1/packs/{PACK}/prompts/{PROMPT}/labels/{LABEL}",
+                self.base
+            ))
+            .header("if-match", "*")
+            .json(&serde_json::json!({ "version": version, "reason": "bench" }))
+            .send()
+            .await
+            .expect("the move request");
+        let status = response.status();
+        assert!(
+            status.is_success(),
+            "moving {LABEL} to {version}: {status} {}",
+            response.text().await.unwrap_or_default()
+        );
+        start.elapsed()
+    }
+}
+
+async fn publish(store: &Store, versions: u64) {
+    let actor = Actor::new("bench", [Permission::Write]);
+    let mut files = PackFiles::default();
+    files.insert(
+        "promptreg.toml",
+        format!(
+            "name = \"{PACK}\"\nkeys = [\"{PROMPT}\"]\n[user]\nprompts_dir = \".{PACK}/prompts\"\n"
+        ),
+    );
+    files.insert(format!("defaults/{PROMPT}.md"), text(1));
+    store.push(&files, &actor, "v1").await.expect("the push");
+    for n in 2..=versions {
+        let mut files = PackFiles::default();
+        files.insert(format!("defaults/{PROMPT}.md"), text(n));
+        store
+            .push_prompt(PACK, PROMPT, &files, &actor, "next")
+            .await
+            .expect("a new version");
+    }
+    let production = Label::new(LABEL).expect("a label");
+    for id in ["@pack", PROMPT] {
+        store
+            .move_label(PACK, id, &production, 1, None, &actor, "first")
+            .await
+            .expect("the first move");
+    }
+}
+
+/// The `q` quantile (0 to 1) of sorted samples, nearest rank.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> T {
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// One line: p50, p99 and the maximum of `samples`.
+pub fn summary(what: &str, samples: &mut [Duration]) -> String {
+    samples.sort();
+    format!(
+        "{what}: n = {}, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        samples.len(),
+        ms(quantile(samples, 0.50)),
+        ms(quantile(samples, 0.99)),
+        ms(samples[samples.len() - 1]),
+    )
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The machine's load, as `/proc/loadavg` has it (Linux).
+pub fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
