@@ -2,6 +2,7 @@
 //! every rendered text is one that some complete state produces.
 
 use std::collections::HashSet;
+use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use promptreg::{Prompt, PromptRegistry};
@@ -28,22 +29,27 @@ fn renders_never_see_a_half_applied_change() {
         .unwrap();
     let valid = valid_outputs();
     let stop = AtomicBool::new(false);
+    // The writer starts once both readers are rendering, so the renders
+    // overlap the writes even when the scheduler starts the readers late.
+    let started = Barrier::new(3);
 
     std::thread::scope(|s| {
         let readers: Vec<_> = (0..2)
             .map(|_| {
                 s.spawn(|| {
-                    let mut seen = HashSet::new();
-                    while !stop.load(Ordering::Relaxed) {
+                    started.wait();
+                    loop {
                         let text = registry.render(ID, &()).unwrap();
                         assert!(valid.contains(&text), "mixed state rendered: {text:?}");
-                        seen.insert(text);
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
                     }
-                    seen
                 })
             })
             .collect();
 
+        started.wait();
         for round in 0..2_000 {
             registry.set_override(ID, "en", "override body").unwrap();
             registry.append(ID, "rule").unwrap();
@@ -59,8 +65,7 @@ fn renders_never_see_a_half_applied_change() {
         stop.store(true, Ordering::Relaxed);
 
         for reader in readers {
-            let seen = reader.join().unwrap();
-            assert!(!seen.is_empty());
+            reader.join().unwrap();
         }
     });
 }
