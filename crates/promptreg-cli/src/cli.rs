@@ -291,6 +291,9 @@ pub enum StoreCommand {
         id: String,
         /// The label
         label: String,
+        /// Why, recorded in the history after `rollback from N`
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        reason: String,
     },
     /// Point label TO at what FROM points at, on every prompt, in one step
     Release {
@@ -298,6 +301,9 @@ pub enum StoreCommand {
         from: String,
         /// The label moved, like `production`
         to: String,
+        /// Why, recorded in the history after `release FROM`
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        reason: String,
     },
     /// Show what changed between two versions or labels of a prompt (--locale for one file)
     Diff {

@@ -238,9 +238,9 @@ fn labels_conflicts_rollback_diff_and_history() {
         let same = sb.ok(&["diff", id, "1", "2", "--locale", "zh-TW"]);
         assert!(same.contains("have the same files"), "{same}");
 
-        let back = sb.ok(&["rollback", id, "production"]);
+        let back = sb.ok(&["rollback", id, "production", "--reason", "too long"]);
         assert!(
-            back.contains("production: v2 -> v1  ada  rollback from 2"),
+            back.contains("production: v2 -> v1  ada  rollback from 2: too long"),
             "{back}"
         );
 

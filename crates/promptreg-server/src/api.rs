@@ -12,7 +12,7 @@ use utoipa::IntoParams;
 use crate::auth::Caller;
 use crate::body::{
     Created, DiffResponse, ExplainResponse, Health, MoveLabel, Moves, NewVersion, Release,
-    RenderRequest, RenderResponse, VersionList, VersionSummary,
+    RenderRequest, RenderResponse, Rollback, VersionList, VersionSummary,
 };
 use crate::cache::Cached;
 use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id};
@@ -532,6 +532,7 @@ fn conflict(e: promptreg_store::Error, _pack: &str, _id: &str) -> Problem {
         ("id" = String, Path, description = "The prompt id"),
         ("label" = String, Path, description = "The label to move back"),
     ),
+    request_body(content = Option<Rollback>, description = "Optional: why, for the history"),
     responses(
         (status = 200, description = "The label is back where its last move took it from", body = crate::body::Move),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
@@ -546,9 +547,11 @@ pub(crate) async fn rollback(
     State(state): State<AppState>,
     caller: Caller,
     Path((pack, id, name)): Path<(String, String, String)>,
+    request: Option<JsonBody<Rollback>>,
 ) -> Result<Json<crate::body::Move>, Problem> {
     let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
-    let moved = roll_back(&state, &caller, pack, id, &name).await?;
+    let reason = request.map(|JsonBody(r)| r.reason).unwrap_or_default();
+    let moved = roll_back(&state, &caller, pack, id, &name, &reason).await?;
     Ok(Json(crate::body::Move::from(&moved)))
 }
 
@@ -560,11 +563,12 @@ pub(crate) async fn roll_back(
     pack: &str,
     id: &str,
     name: &Label,
+    reason: &str,
 ) -> Result<promptreg_store::LabelMove, Problem> {
     caller.require(pack, Scope::Write)?;
     let moved = state
         .store
-        .rollback(pack, id, name, &caller.actor())
+        .rollback(pack, id, name, &caller.actor(), reason)
         .await?;
     state.cache.invalidate(pack);
     Ok(moved)
@@ -597,7 +601,7 @@ pub(crate) async fn release(
     caller.require(pack, Scope::Write)?;
     let moves = state
         .store
-        .release(pack, &from, &to, &caller.actor())
+        .release(pack, &from, &to, &caller.actor(), &request.reason)
         .await?;
     state.cache.invalidate(pack);
     Ok(Json(Moves::of(&moves)))

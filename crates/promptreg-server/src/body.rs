@@ -183,6 +183,18 @@ pub struct Release {
     pub from: String,
     /// The label to move (`production`).
     pub to: String,
+    /// Why, recorded in the history after `release FROM`.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// A rollback; the body is optional.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Rollback {
+    /// Why, recorded in the history after `rollback from N`.
+    #[serde(default)]
+    pub reason: String,
 }
 
 /// Label moves, oldest first.

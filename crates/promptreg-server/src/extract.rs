@@ -1,10 +1,10 @@
 //! Extractors whose rejections are problem details, and the checks every
 //! name from a URL passes before any lookup.
 
-use axum::extract::FromRequest;
 use axum::extract::FromRequestParts;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::http::StatusCode;
+use axum::extract::{FromRequest, OptionalFromRequest, Request};
+use axum::http::{StatusCode, header};
 use promptreg::PromptId;
 use promptreg_store::{Label, PACK_ENTRY};
 
@@ -14,6 +14,25 @@ use crate::problem::Problem;
 #[derive(FromRequest)]
 #[from_request(via(axum::Json), rejection(Problem))]
 pub(crate) struct JsonBody<T>(pub(crate) T);
+
+/// An optional JSON body (`Option<JsonBody<T>>`): absent when the request
+/// has no `Content-Type`, refused as [`JsonBody`] is otherwise.
+impl<T, S> OptionalFromRequest<S> for JsonBody<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Problem> {
+        if !req.headers().contains_key(header::CONTENT_TYPE) {
+            return Ok(None);
+        }
+        <Self as FromRequest<S>>::from_request(req, state)
+            .await
+            .map(Some)
+    }
+}
 
 /// Path parameters; refused as a problem.
 #[derive(FromRequestParts)]

@@ -267,7 +267,7 @@ async fn a_label_moves_with_if_match_and_a_stale_one_is_refused_naming_the_curre
             server
                 .post(
                     "/v1/packs/demo/prompts/farewell/labels/production/rollback",
-                    json!(null),
+                    json!({ "reason": "v3 is rude" }),
                 )
                 .await,
             200,
@@ -283,7 +283,18 @@ async fn a_label_moves_with_if_match_and_a_stale_one_is_refused_naming_the_curre
         )
         .await;
         let last = history["moves"].as_array().unwrap().last().unwrap().clone();
-        assert_eq!(last["reason"], "rollback from 3", "{}", db.name);
+        assert_eq!(last["reason"], "rollback from 3: v3 is rude", "{}", db.name);
+
+        // The body is optional; a second rollback undoes the first.
+        let again = server
+            .client
+            .post(server.url("/v1/packs/demo/prompts/farewell/labels/production/rollback"))
+            .send()
+            .await
+            .unwrap();
+        let again = json(again, 200).await;
+        assert_eq!(again["reason"], "rollback from 2", "{}", db.name);
+        assert_eq!(again["to"], 3, "{}", db.name);
     }
 }
 

@@ -54,6 +54,7 @@ async fn changes_arrive_in_order_with_ids_and_last_event_id_replays_what_was_mis
                 &Label::latest(),
                 &Label::new("staging").unwrap(),
                 &writer(),
+                "",
             )
             .await
             .unwrap();

@@ -127,6 +127,7 @@ async fn the_readme_server_examples_hold() {
                 &Label::latest(),
                 &Label::new("production").unwrap(),
                 &writer(),
+                "",
             )
             .await
             .unwrap();

@@ -635,7 +635,7 @@ async fn moving_and_rolling_back_a_label_show_in_the_history_with_actor_and_reas
         let back = browser
             .post(
                 &format!("{base}/labels/production/rollback"),
-                &[("csrf", &confirm.csrf())],
+                &[("csrf", &confirm.csrf()), ("reason", "too curt")],
             )
             .await;
         let after = browser.get(back.location.as_deref().unwrap()).await;
@@ -648,7 +648,7 @@ async fn moving_and_rolling_back_a_label_show_in_the_history_with_actor_and_reas
         let history = browser.get("/packs/shop/history").await;
         assert!(history.body.contains("key:release-manager"));
         assert!(history.body.contains("shorter is better"));
-        assert!(history.body.contains("rollback"));
+        assert!(history.body.contains("rollback from 2: too curt"));
     }
 }
 

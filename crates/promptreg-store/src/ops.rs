@@ -644,6 +644,7 @@ pub(crate) async fn rollback(
     entry: &str,
     label: &Label,
     actor: &Actor,
+    why: &str,
 ) -> Result<Written<LabelMove>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
@@ -663,9 +664,12 @@ pub(crate) async fn rollback(
         )
         .into());
     };
-    let reason = format!(
-        "rollback from {}",
-        current.map_or("nothing".to_owned(), |n| n.to_string())
+    let reason = recorded_reason(
+        format!(
+            "rollback from {}",
+            current.map_or("nothing".to_owned(), |n| n.to_string())
+        ),
+        why,
     );
     let moved = set_label(
         &mut tx,
@@ -682,6 +686,15 @@ pub(crate) async fn rollback(
     commit_move(tx, pack_id, moved).await
 }
 
+/// The reason the history records for a move the store makes itself:
+/// what it did, then the caller's reason when one was given.
+fn recorded_reason(what: String, why: &str) -> String {
+    match why.trim() {
+        "" => what,
+        why => format!("{what}: {why}"),
+    }
+}
+
 /// Points `to` at what `from` points at, on every entry, in one transaction.
 pub(crate) async fn release(
     pool: &Pool<Db>,
@@ -689,12 +702,13 @@ pub(crate) async fn release(
     from: &Label,
     to: &Label,
     actor: &Actor,
+    why: &str,
 ) -> Result<Written<Vec<LabelMove>>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     check_protection(&mut tx, pack_id, to, actor).await?;
     let source = labels_named(&mut tx, pack_id, from.as_str()).await?;
     let target = labels_named(&mut tx, pack_id, to.as_str()).await?;
-    let reason = format!("release {from}");
+    let reason = recorded_reason(format!("release {from}"), why);
     let now = Timestamp::now();
     let mut moves = Vec::new();
     for (entry, number) in source {

@@ -434,7 +434,8 @@ impl Store {
     }
 
     /// Moves `label` of `prompt` back to the version its last move took it
-    /// from (so a second rollback undoes the first).
+    /// from (so a second rollback undoes the first). The history records
+    /// `rollback from N`, then `reason` when it is not blank.
     ///
     /// # Errors
     ///
@@ -445,27 +446,30 @@ impl Store {
         prompt: &str,
         label: &Label,
         actor: &Actor,
+        reason: &str,
     ) -> Result<LabelMove, Error> {
         actor.require(Permission::Write, &format!("roll back label `{label}`"))?;
         refuse_latest(label)?;
         let id = self.prompt_of(pack, prompt).await?;
-        let moved = raw!(self, rollback(id, prompt, label, actor));
+        let moved = raw!(self, rollback(id, prompt, label, actor, reason));
         Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
     /// Points label `to` at the version `from` points at, on every prompt
-    /// of the pack that has `from`, in one transaction: all or none.
+    /// of the pack that has `from`, in one transaction: all or none. The
+    /// history records `release FROM`, then `reason` when it is not blank.
     pub async fn release(
         &self,
         pack: &str,
         from: &Label,
         to: &Label,
         actor: &Actor,
+        reason: &str,
     ) -> Result<Vec<LabelMove>, Error> {
         actor.require(Permission::Write, &format!("release to `{to}`"))?;
         refuse_latest(to)?;
         let id = self.pack_id(pack).await?;
-        let moved = raw!(self, release(id, from, to, actor));
+        let moved = raw!(self, release(id, from, to, actor, reason));
         Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 

@@ -71,11 +71,11 @@ async fn every_write_appends_its_events_in_commit_order() {
             .await
             .unwrap();
         store
-            .rollback("demo", "greeting", &prod, &admin())
+            .rollback("demo", "greeting", &prod, &admin(), "")
             .await
             .unwrap();
         store
-            .release("demo", &Label::latest(), &prod, &admin())
+            .release("demo", &Label::latest(), &prod, &admin(), "")
             .await
             .unwrap();
         store.protect("demo", &prod, true, &admin()).await.unwrap();
@@ -153,7 +153,7 @@ async fn events_since_pages_through_the_log() {
         let store = db.open().await;
         two_versions(&store).await;
         store
-            .release("demo", &Label::latest(), &label("staging"), &writer())
+            .release("demo", &Label::latest(), &label("staging"), &writer(), "")
             .await
             .unwrap();
         let all = all_events(&store).await;
@@ -202,11 +202,11 @@ async fn a_failed_write_appends_nothing() {
                 .await
                 .unwrap_err(),
             store
-                .release("demo", &Label::latest(), &prod, &writer())
+                .release("demo", &Label::latest(), &prod, &writer(), "")
                 .await
                 .unwrap_err(),
             store
-                .rollback("demo", "greeting", &prod, &writer())
+                .rollback("demo", "greeting", &prod, &writer(), "")
                 .await
                 .unwrap_err(),
         ] {

@@ -274,7 +274,7 @@ async fn rollback_returns_to_the_previous_version_of_the_label() {
         store.push(&v2, &writer(), "").await.unwrap();
         let prod = label("production");
         let err = store
-            .rollback("demo", "greeting", &prod, &writer())
+            .rollback("demo", "greeting", &prod, &writer(), "")
             .await
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::UnknownVersion, "{}", db.name);
@@ -283,7 +283,7 @@ async fn rollback_returns_to_the_previous_version_of_the_label() {
             .await
             .unwrap();
         let err = store
-            .rollback("demo", "greeting", &prod, &writer())
+            .rollback("demo", "greeting", &prod, &writer(), "")
             .await
             .unwrap_err();
         assert!(err.to_string().contains("no previous version"), "{err}");
@@ -292,11 +292,11 @@ async fn rollback_returns_to_the_previous_version_of_the_label() {
             .await
             .unwrap();
         let back = store
-            .rollback("demo", "greeting", &prod, &writer())
+            .rollback("demo", "greeting", &prod, &writer(), " v2 greets rudely ")
             .await
             .unwrap();
         assert_eq!((back.from, back.to), (Some(2), Some(1)), "{}", db.name);
-        assert_eq!(back.reason, "rollback from 2");
+        assert_eq!(back.reason, "rollback from 2: v2 greets rudely");
         let history = store.history("demo", Some("greeting")).await.unwrap();
         let prod_moves: Vec<_> = history
             .iter()
@@ -336,7 +336,7 @@ async fn a_protected_label_needs_an_admin() {
             "{err}"
         );
         let err = store
-            .release("demo", &Label::latest(), &prod, &writer())
+            .release("demo", &Label::latest(), &prod, &writer(), "")
             .await
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Forbidden);
@@ -376,21 +376,22 @@ async fn a_release_moves_every_prompt_at_once() {
         store.push(&demo(), &writer(), "").await.unwrap();
         let (staging, prod) = (label("staging"), label("production"));
         let moves = store
-            .release("demo", &Label::latest(), &staging, &writer())
+            .release("demo", &Label::latest(), &staging, &writer(), "")
             .await
             .unwrap();
         assert_eq!(moves.len(), 3, "{}", db.name);
+        assert!(moves.iter().all(|m| m.reason == "release latest"));
         let moves = store
-            .release("demo", &staging, &prod, &writer())
+            .release("demo", &staging, &prod, &writer(), "week 48")
             .await
             .unwrap();
         assert!(
             moves
                 .iter()
-                .all(|m| m.reason == "release staging" && m.to == Some(1))
+                .all(|m| m.reason == "release staging: week 48" && m.to == Some(1))
         );
         let again = store
-            .release("demo", &staging, &prod, &writer())
+            .release("demo", &staging, &prod, &writer(), "")
             .await
             .unwrap();
         assert!(again.is_empty(), "{}: nothing left to move", db.name);

@@ -53,8 +53,8 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             expect,
             reason,
         } => cmd.label(id, label, *version, expect, reason).await,
-        StoreCommand::Rollback { id, label } => cmd.rollback(id, label).await,
-        StoreCommand::Release { from, to } => cmd.release(from, to).await,
+        StoreCommand::Rollback { id, label, reason } => cmd.rollback(id, label, reason).await,
+        StoreCommand::Release { from, to, reason } => cmd.release(from, to, reason).await,
         StoreCommand::Diff { id, a, b } => cmd.diff(id, a, b).await,
         StoreCommand::History { id } => cmd.history(id.as_deref()).await,
         StoreCommand::Protect { label, off } => cmd.protect(label, !off).await,
@@ -210,24 +210,24 @@ impl Command<'_> {
         Ok(self.moves(&[moved]))
     }
 
-    async fn rollback(&self, id: &str, label: &str) -> Result<Output, Failure> {
+    async fn rollback(&self, id: &str, label: &str, reason: &str) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let label = Label::new(label).map_err(failure)?;
         let moved = self
             .store
-            .rollback(&pack, id, &label, &self.actor())
+            .rollback(&pack, id, &label, &self.actor(), reason)
             .await
             .map_err(failure)?;
         Ok(self.moves(&[moved]))
     }
 
-    async fn release(&self, from: &str, to: &str) -> Result<Output, Failure> {
+    async fn release(&self, from: &str, to: &str, reason: &str) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let from = Label::new(from).map_err(failure)?;
         let to = Label::new(to).map_err(failure)?;
         let moved = self
             .store
-            .release(&pack, &from, &to, &self.actor())
+            .release(&pack, &from, &to, &self.actor(), reason)
             .await
             .map_err(failure)?;
         if moved.is_empty() && !self.session.args.json {

@@ -182,8 +182,9 @@ pub(crate) async fn roll_back(
 ) -> Result<Response, PageError> {
     let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
     fields.check_csrf()?;
+    let reason = reason(&fields)?;
     let caller = may_move(&state, pack, &name).await?;
-    let moved = api::roll_back(&state, &caller, pack, id, &name)
+    let moved = api::roll_back(&state, &caller, pack, id, &name, reason)
         .await
         .map_err(|p| moved_meanwhile(p, &name))?;
     Ok(after_move(pack, id, &name, moved.to))
