@@ -532,7 +532,7 @@ fn conflict(e: promptreg_store::Error, _pack: &str, _id: &str) -> Problem {
         ("id" = String, Path, description = "The prompt id"),
         ("label" = String, Path, description = "The label to move back"),
     ),
-    request_body(content = Option<Rollback>, description = "Optional: why, for the history"),
+    request_body(content = Option<Rollback>, description = "Optional (no body, or `null`): why, for the history"),
     responses(
         (status = 200, description = "The label is back where its last move took it from", body = crate::body::Move),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
@@ -547,10 +547,13 @@ pub(crate) async fn rollback(
     State(state): State<AppState>,
     caller: Caller,
     Path((pack, id, name)): Path<(String, String, String)>,
-    request: Option<JsonBody<Rollback>>,
+    request: Option<JsonBody<Option<Rollback>>>,
 ) -> Result<Json<crate::body::Move>, Problem> {
     let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
-    let reason = request.map(|JsonBody(r)| r.reason).unwrap_or_default();
+    let reason = request
+        .and_then(|JsonBody(r)| r)
+        .map(|r| r.reason)
+        .unwrap_or_default();
     let moved = roll_back(&state, &caller, pack, id, &name, &reason).await?;
     Ok(Json(crate::body::Move::from(&moved)))
 }
