@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod chat;
 mod config;
 mod errors;
 mod js_renderer;
@@ -26,11 +27,13 @@ mod watch;
 
 // The JavaScript API, also reachable from Rust (the tests build this crate
 // as a library, where napi-rs registers nothing).
+pub use chat::{ChatItem, ChatMessage, ChatMessageDeclaration, ChatOptions, HistoryPlaceholder};
 pub use config::{ConfigSpec, Diagnostic, LoadOptions, LoadReport, check, check_settings};
 pub use pack::Pack;
 pub use registry::PromptRegistry;
 pub use resolve::{PromptConfig, ResolvePromptOptions, ResolvedPrompt, resolve_prompt};
 pub use trace::{
-    LocaleMatch, LookupStep, PartOrigin, PartProvenance, SettingRef, Trace, TracePart,
+    ChatTrace, LocaleMatch, LookupStep, MessageSource, PartOrigin, PartProvenance, SettingRef,
+    Trace, TraceMessage, TracePart,
 };
 pub use watch::{ReloadError, ReloadEvent, WatchOptions, Watcher};
