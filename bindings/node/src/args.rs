@@ -207,6 +207,25 @@ pub(crate) fn optional_index(
     }
 }
 
+/// An optional boolean argument: `undefined` and `null` are `None`.
+pub(crate) fn optional_bool(
+    env: &Env,
+    value: Option<Unknown<'_>>,
+    name: &str,
+) -> napi::Result<Option<bool>> {
+    let Some(value) = value.filter(|v| !is_absent(Some(v))) else {
+        return Ok(None);
+    };
+    if value.get_type()? != ValueType::Boolean {
+        return Err(throw_type_error(
+            env,
+            format!("`{name}` must be a boolean, not {}", type_of(&value)),
+        ));
+    }
+    // SAFETY: the value was just checked to be a boolean.
+    unsafe { bool::from_napi_value(env.raw(), value.raw()) }.map(Some)
+}
+
 /// An optional plain-data object (model settings, metadata), as JSON.
 pub(crate) fn optional_json_object(
     env: &Env,

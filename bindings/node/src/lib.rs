@@ -18,6 +18,7 @@ mod args;
 mod chat;
 mod config;
 mod errors;
+mod follow;
 mod js_renderer;
 mod pack;
 mod registry;
@@ -29,6 +30,7 @@ mod watch;
 // as a library, where napi-rs registers nothing).
 pub use chat::{ChatItem, ChatMessage, ChatMessageDeclaration, ChatOptions, HistoryPlaceholder};
 pub use config::{ConfigSpec, Diagnostic, LoadOptions, LoadReport, check, check_settings};
+pub use follow::{FirstSync, FollowChange, FollowOptions, FollowStatus, Follower};
 pub use pack::Pack;
 pub use registry::PromptRegistry;
 pub use resolve::{PromptConfig, ResolvePromptOptions, ResolvedPrompt, resolve_prompt};

@@ -12,6 +12,7 @@ use crate::args;
 use crate::chat::{self, ChatMessage};
 use crate::config::{self, LoadReport};
 use crate::errors::{self, OrThrow};
+use crate::follow::{self, FollowSlot, Follower};
 use crate::js_renderer::JsRenderCx;
 use crate::trace::{ChatTrace, Trace};
 use crate::watch::{self, WatchOptions, WatchSlot, Watcher};
@@ -29,6 +30,8 @@ pub(crate) struct Shared {
     /// Open watches, kept here so that a watch runs until `close()` even
     /// when JavaScript drops its `Watcher`, as `fs.watch` does.
     watches: Mutex<Vec<WatchSlot>>,
+    /// Open followers, kept for the same reason.
+    followers: Mutex<Vec<FollowSlot>>,
 }
 
 impl Shared {
@@ -37,6 +40,16 @@ impl Shared {
         let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
         watches.retain(|w| w.lock().unwrap_or_else(PoisonError::into_inner).is_some());
         watches.push(slot);
+    }
+
+    /// Keeps `slot` while it is open, forgetting the closed ones.
+    pub(crate) fn keep_follower(&self, slot: FollowSlot) {
+        let mut followers = self
+            .followers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        followers.retain(|f| f.lock().unwrap_or_else(PoisonError::into_inner).is_open());
+        followers.push(slot);
     }
 }
 
@@ -612,5 +625,19 @@ impl PromptRegistry {
             _ => None,
         };
         watch::start(&env, &self.shared, callback, options)
+    }
+
+    /// Follows a label of a pack on a `promptreg serve` server: the last
+    /// good bundle from the disk cache is installed now, then the server's
+    /// whenever the label moves, from a thread of the library's own; renders
+    /// never wait for the network. Never throws for the network: failures
+    /// are in `status()` and `onChange`.
+    #[napi]
+    pub fn follow(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "FollowOptions")] options: Unknown<'_>,
+    ) -> Result<Follower> {
+        follow::start(&env, &self.shared, options)
     }
 }
