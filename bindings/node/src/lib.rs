@@ -1,5 +1,6 @@
-//! promptreg for Node.js: the registry, packs, the user's configuration
-//! and the stateless resolver, as an N-API module built with napi-rs.
+//! promptreg for Node.js: the registry, chat prompts, packs, the user's
+//! configuration, following a server and the stateless resolver, as an
+//! N-API module built with napi-rs.
 //!
 //! The JavaScript API follows the web-agent SDK's `PromptRegistry`
 //! (`registerDefault`, `override`, `append`, `render`, `reset`, `has`,
