@@ -14,7 +14,7 @@ use napi_derive::napi;
 use promptreg::remote::{self, Change, Remote, Source};
 
 use crate::args::{self, type_of};
-use crate::errors::{OrThrow, throw_type_error};
+use crate::errors::{OrThrow, throw_range_error, throw_type_error};
 use crate::pack::Pack;
 use crate::registry::{Shared, undefined};
 
@@ -278,9 +278,16 @@ pub(crate) fn start(env: &Env, shared: &Shared, options: Unknown<'_>) -> Result<
     if args::optional_bool(env, Some(field("diskCache")?), "options.diskCache")? == Some(false) {
         remote = remote.without_disk_cache();
     }
-    let ms = |name: &str| -> Result<Option<Duration>> {
-        let value = args::optional_index(env, Some(field(name)?), &format!("options.{name}"))?;
-        Ok(value.map(|ms| Duration::from_millis(ms as u64)))
+    // A duration of 0 would make the follower spin or fail every request.
+    let ms = |key: &str| -> Result<Option<Duration>> {
+        let name = format!("options.{key}");
+        match args::optional_index(env, Some(field(key)?), &name)? {
+            Some(0) => Err(throw_range_error(
+                env,
+                format!("`{name}` must be at least 1 millisecond, not 0"),
+            )),
+            value => Ok(value.map(|ms| Duration::from_millis(ms as u64))),
+        }
     };
     if let Some(every) = ms("pollIntervalMs")? {
         remote = remote.poll_interval(every);

@@ -262,5 +262,11 @@ test('follow: bad options are TypeErrors naming the option; no pack is a remote 
   assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, diskCache: 'no' }), typeErrorNaming('options.diskCache'));
   assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, timeoutMs: '5' }), typeErrorNaming('options.timeoutMs'));
   assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, onChange: 'log' }), typeErrorNaming('options.onChange'));
+  assert.throws(() => prompts.follow({ server: 'http://127.0.0.1:1', pack: PACK, pollIntervalMs: 0 }), (e: any) => {
+    assert.ok(e instanceof RangeError);
+    assert.equal((e as NodeJS.ErrnoException).code, 'ERR_OUT_OF_RANGE');
+    assert.match(e.message, /`options\.pollIntervalMs` must be at least 1 millisecond/);
+    return true;
+  });
   assert.throws(() => prompts.follow({ server: 'http://127.0.0.1:1', pack: '', diskCache: false }), { code: 'remote' });
 });
