@@ -176,3 +176,68 @@ pub(crate) fn renderers(
         .map(|(i, item)| renderer(env, item, &format!("{name}[{i}]")))
         .collect()
 }
+
+/// An array argument, its items to check one by one.
+pub(crate) fn array<'env>(
+    env: &Env,
+    value: Unknown<'env>,
+    name: &str,
+    of: &str,
+) -> napi::Result<Vec<Unknown<'env>>> {
+    if !value.is_array()? {
+        return Err(throw_type_error(
+            env,
+            format!("`{name}` must be an array of {of}, not {}", type_of(&value)),
+        ));
+    }
+    // SAFETY: `value` is an array of this environment.
+    unsafe { Vec::<Unknown<'env>>::from_napi_value(env.raw(), value.raw()) }
+}
+
+/// An optional whole number from 0 (a count of milliseconds, a position):
+/// `undefined` and `null` are `None`.
+pub(crate) fn optional_index(
+    env: &Env,
+    value: Option<Unknown<'_>>,
+    name: &str,
+) -> napi::Result<Option<usize>> {
+    match value {
+        Some(v) if !is_absent(Some(&v)) => index(env, v, name).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// An optional boolean argument: `undefined` and `null` are `None`.
+pub(crate) fn optional_bool(
+    env: &Env,
+    value: Option<Unknown<'_>>,
+    name: &str,
+) -> napi::Result<Option<bool>> {
+    let Some(value) = value.filter(|v| !is_absent(Some(v))) else {
+        return Ok(None);
+    };
+    if value.get_type()? != ValueType::Boolean {
+        return Err(throw_type_error(
+            env,
+            format!("`{name}` must be a boolean, not {}", type_of(&value)),
+        ));
+    }
+    // SAFETY: the value was just checked to be a boolean.
+    unsafe { bool::from_napi_value(env.raw(), value.raw()) }.map(Some)
+}
+
+/// An optional plain-data object (model settings, metadata), as JSON.
+pub(crate) fn optional_json_object(
+    env: &Env,
+    value: Option<Unknown<'_>>,
+    name: &str,
+) -> napi::Result<Option<promptreg::JsonObject>> {
+    let Some(value) = value.filter(|v| !is_absent(Some(v))) else {
+        return Ok(None);
+    };
+    let object = plain_object(env, value, name)?;
+    let json: serde_json::Value = env
+        .from_js_value(object)
+        .map_err(|e| throw_type_error(env, format!("`{name}` must be JSON data: {}", e.reason)))?;
+    Ok(promptreg::JsonObject::from_value(json))
+}

@@ -1,5 +1,6 @@
-//! promptreg for Node.js: the registry, packs, the user's configuration
-//! and the stateless resolver, as an N-API module built with napi-rs.
+//! promptreg for Node.js: the registry, chat prompts, packs, the user's
+//! configuration, following a server and the stateless resolver, as an
+//! N-API module built with napi-rs.
 //!
 //! The JavaScript API follows the web-agent SDK's `PromptRegistry`
 //! (`registerDefault`, `override`, `append`, `render`, `reset`, `has`,
@@ -15,8 +16,10 @@
 #![deny(missing_docs)]
 
 mod args;
+mod chat;
 mod config;
 mod errors;
+mod follow;
 mod js_renderer;
 mod pack;
 mod registry;
@@ -26,11 +29,14 @@ mod watch;
 
 // The JavaScript API, also reachable from Rust (the tests build this crate
 // as a library, where napi-rs registers nothing).
+pub use chat::{ChatItem, ChatMessage, ChatMessageDeclaration, ChatOptions, HistoryPlaceholder};
 pub use config::{ConfigSpec, Diagnostic, LoadOptions, LoadReport, check, check_settings};
+pub use follow::{FirstSync, FollowChange, FollowOptions, FollowStatus, Follower};
 pub use pack::Pack;
 pub use registry::PromptRegistry;
 pub use resolve::{PromptConfig, ResolvePromptOptions, ResolvedPrompt, resolve_prompt};
 pub use trace::{
-    LocaleMatch, LookupStep, PartOrigin, PartProvenance, SettingRef, Trace, TracePart,
+    ChatTrace, LocaleMatch, LookupStep, MessageSource, PartOrigin, PartProvenance, SettingRef,
+    Trace, TraceMessage, TracePart,
 };
 pub use watch::{ReloadError, ReloadEvent, WatchOptions, Watcher};

@@ -16,6 +16,12 @@ pub struct Pack {
     inner: promptreg::pack::Pack,
 }
 
+impl From<promptreg::pack::Pack> for Pack {
+    fn from(inner: promptreg::pack::Pack) -> Self {
+        Pack { inner }
+    }
+}
+
 #[napi]
 impl Pack {
     /// Loads the pack in `dir`. Throws an error with code `config` and

@@ -6,13 +6,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use napi::bindgen_prelude::{Function, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
-use promptreg::{ErrorKind, Pin, Prompt};
+use promptreg::{ErrorKind, Locale, Pin, Prompt};
 
 use crate::args;
+use crate::chat::{self, ChatMessage};
 use crate::config::{self, LoadReport};
 use crate::errors::{self, OrThrow};
+use crate::follow::{self, FollowSlot, Follower};
 use crate::js_renderer::JsRenderCx;
-use crate::trace::Trace;
+use crate::trace::{ChatTrace, Trace};
 use crate::watch::{self, WatchOptions, WatchSlot, Watcher};
 
 thread_local! {
@@ -28,6 +30,8 @@ pub(crate) struct Shared {
     /// Open watches, kept here so that a watch runs until `close()` even
     /// when JavaScript drops its `Watcher`, as `fs.watch` does.
     watches: Mutex<Vec<WatchSlot>>,
+    /// Open followers, kept for the same reason.
+    followers: Mutex<Vec<FollowSlot>>,
 }
 
 impl Shared {
@@ -36,6 +40,16 @@ impl Shared {
         let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
         watches.retain(|w| w.lock().unwrap_or_else(PoisonError::into_inner).is_some());
         watches.push(slot);
+    }
+
+    /// Keeps `slot` while it is open, forgetting the closed ones.
+    pub(crate) fn keep_follower(&self, slot: FollowSlot) {
+        let mut followers = self
+            .followers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        followers.retain(|f| f.lock().unwrap_or_else(PoisonError::into_inner).is_open());
+        followers.push(slot);
     }
 }
 
@@ -52,7 +66,7 @@ pub struct PromptRegistry {
 }
 
 /// `undefined`, for a field left out.
-fn undefined(env: &Env) -> Result<Unknown<'_>> {
+pub(crate) fn undefined(env: &Env) -> Result<Unknown<'_>> {
     // SAFETY: `env` is the live environment of this call.
     let raw = unsafe { <() as napi::bindgen_prelude::ToNapiValue>::to_napi_value(env.raw(), ()) }?;
     // SAFETY: `raw` was just made in `env`.
@@ -66,6 +80,14 @@ impl PromptRegistry {
 
     pub(crate) fn inner(&self) -> &promptreg::PromptRegistry {
         &self.shared.registry
+    }
+
+    /// The locale argument of a render, else the registry's locale.
+    fn locale_arg(&self, env: &Env, locale: Option<Unknown<'_>>) -> Result<Locale> {
+        match args::optional_string(env, locale, "locale")? {
+            Some(locale) => Locale::parse(&locale).or_throw(env),
+            None => Ok(self.inner().locale()),
+        }
     }
 
     /// Renders with a context made for this call, turning a JavaScript
@@ -92,6 +114,14 @@ impl PromptRegistry {
                     return errors::throw_type_error(env, message);
                 }
                 errors::throw_as(env, &error, message, failure.thrown(env))
+            }
+            _ if error.kind() == ErrorKind::ChatPrompt => {
+                // The library names its Rust methods: name the binding's.
+                let message = error
+                    .to_string()
+                    .replace("`render_messages`", "`renderMessages`")
+                    .replace("`render_chat_as_text`", "`renderChatAsText`");
+                errors::throw_as(env, &error, message, None)
             }
             _ => errors::throw(env, &error),
         })
@@ -295,6 +325,182 @@ impl PromptRegistry {
         self.render_traced(env, id, ctx, locale)
     }
 
+    /// Registers chat prompt `id`: its messages in order, each
+    /// `{ role, content }` (content a string or a renderer function), and
+    /// `{ history: name }` where the messages passed under `name` at render
+    /// time go. `options` adds pinned blocks (`head`, `tail`, attached to
+    /// the first `system` message, or message `attach`), a `description`,
+    /// and the `model` settings and `metadata` renders report. A later
+    /// registration replaces the default and keeps the id's overrides and
+    /// appenders.
+    #[napi]
+    pub fn register_chat(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "Array<ChatItem>")] messages: Unknown<'_>,
+        #[napi(ts_arg_type = "ChatOptions")] options: Option<Unknown<'_>>,
+    ) -> Result<()> {
+        let id = args::string(&env, id, "id")?;
+        let mut declared = chat::chat_arg(&env, messages, "messages")?;
+        let options = match options {
+            Some(o) if !args::is_absent(Some(&o)) => Some(args::plain_object(&env, o, "options")?),
+            _ => None,
+        };
+        let field = |name: &str| match &options {
+            Some(options) => options.get::<Unknown<'_>>(name),
+            None => Ok(None),
+        };
+        if let Some(index) = args::optional_index(&env, field("attach")?, "options.attach")? {
+            declared = declared.attach(index);
+        }
+        let mut prompt = Prompt::chat(declared);
+        for block in args::renderers(&env, field("head")?, "options.head")? {
+            prompt = prompt.pin_head(block);
+        }
+        for block in args::renderers(&env, field("tail")?, "options.tail")? {
+            prompt = prompt.pin_tail(block);
+        }
+        if let Some(description) =
+            args::optional_string(&env, field("description")?, "options.description")?
+        {
+            prompt = prompt.describe(description);
+        }
+        if let Some(model) = args::optional_json_object(&env, field("model")?, "options.model")? {
+            prompt = prompt.with_model(model);
+        }
+        if let Some(metadata) =
+            args::optional_json_object(&env, field("metadata")?, "options.metadata")?
+        {
+            prompt = prompt.with_metadata(metadata);
+        }
+        self.inner().register(&id, prompt).or_throw(&env)
+    }
+
+    /// Replaces the whole list of messages of chat prompt `id` for
+    /// `locale` and every locale that falls back to it, as `override` does
+    /// a text prompt's body. Pinned blocks and appenders still apply.
+    #[napi]
+    pub fn override_chat(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "string")] locale: Unknown<'_>,
+        #[napi(ts_arg_type = "Array<ChatItem>")] messages: Unknown<'_>,
+    ) -> Result<()> {
+        let id = args::string(&env, id, "id")?;
+        let locale = args::string(&env, locale, "locale")?;
+        let declared = chat::chat_arg(&env, messages, "messages")?;
+        self.inner()
+            .set_chat_override(&id, locale.as_str(), declared)
+            .or_throw(&env)
+    }
+
+    /// Renders the messages of chat prompt `id` with `ctx` for `locale`
+    /// (default: the registry's locale), inserting at each `{ history }`
+    /// placeholder the messages `histories` has under its name (none when
+    /// it has none). A text prompt renders as one `system` message; a
+    /// message that renders blank is left out.
+    #[napi]
+    pub fn render_messages(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+    ) -> Result<Vec<ChatMessage>> {
+        let id = args::string(&env, id, "id")?;
+        let locale = args::optional_string(&env, locale, "locale")?;
+        let histories = chat::histories_arg(&env, histories, "histories")?;
+        let histories = chat::borrowed(&histories);
+        let messages = self.render_with(&env, ctx, |registry, cx| match &locale {
+            Some(locale) => registry.render_messages_in(&id, cx, locale.as_str(), &histories),
+            None => registry.render_messages(&id, cx, &histories),
+        })?;
+        Ok(messages.into_iter().map(ChatMessage::from).collect())
+    }
+
+    /// Renders chat prompt `id` as `renderMessages` does and returns every
+    /// message with, for each part, where it came from, and the model
+    /// settings and metadata for the locale.
+    #[napi]
+    pub fn render_messages_traced(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+    ) -> Result<ChatTrace> {
+        let id = args::string(&env, id, "id")?;
+        let locale = self.locale_arg(&env, locale)?;
+        let histories = chat::histories_arg(&env, histories, "histories")?;
+        let histories = chat::borrowed(&histories);
+        let rendered = self.render_with(&env, ctx, |registry, cx| {
+            registry.render_messages_traced_in(&id, cx, locale.as_str(), &histories)
+        })?;
+        Ok(ChatTrace::from(&rendered))
+    }
+
+    /// Renders chat prompt `id` as role-headed text (`# system`, the
+    /// content, a blank line, `# user`, ...), for a log or a review; a
+    /// text prompt renders as `render` does.
+    #[napi]
+    pub fn render_chat_as_text(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+    ) -> Result<String> {
+        let id = args::string(&env, id, "id")?;
+        let locale = self.locale_arg(&env, locale)?;
+        let histories = chat::histories_arg(&env, histories, "histories")?;
+        let histories = chat::borrowed(&histories);
+        self.render_with(&env, ctx, |registry, cx| {
+            registry.render_chat_as_text(&id, cx, locale.as_str(), &histories)
+        })
+    }
+
+    /// Whether `id` renders as a chat prompt for `locale` (default: the
+    /// registry's locale): `render` refuses it, `renderMessages` renders
+    /// it.
+    #[napi]
+    pub fn is_chat(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+    ) -> Result<bool> {
+        let id = args::string(&env, id, "id")?;
+        let snapshot = self.inner().snapshot();
+        match args::optional_string(&env, locale, "locale")? {
+            Some(locale) => snapshot.is_chat(&id, locale.as_str()),
+            None => snapshot.is_chat(&id, snapshot.locale().clone()),
+        }
+        .or_throw(&env)
+    }
+
+    /// The model settings `id` renders with for `locale` (default: the
+    /// registry's locale), or `null` when it has none.
+    #[napi(ts_return_type = "Record<string, unknown> | null")]
+    pub fn model_settings(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+    ) -> Result<Option<serde_json::Value>> {
+        let id = args::string(&env, id, "id")?;
+        let settings = match args::optional_string(&env, locale, "locale")? {
+            Some(locale) => self.inner().model_settings_in(&id, locale.as_str()),
+            None => self.inner().model_settings(&id),
+        }
+        .or_throw(&env)?;
+        Ok(settings.map(|s| s.to_value()))
+    }
+
     /// Clears the overrides, pin translations and appenders of `id` (its
     /// default and pinned blocks stay); without an id, of every prompt,
     /// including the `appendAll` rules.
@@ -419,5 +625,19 @@ impl PromptRegistry {
             _ => None,
         };
         watch::start(&env, &self.shared, callback, options)
+    }
+
+    /// Follows a label of a pack on a `promptreg serve` server: the last
+    /// good bundle from the disk cache is installed now, then the server's
+    /// whenever the label moves, from a thread of the library's own; renders
+    /// never wait for the network. Never throws for the network: failures
+    /// are in `status()` and `onChange`.
+    #[napi]
+    pub fn follow(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "FollowOptions")] options: Unknown<'_>,
+    ) -> Result<Follower> {
+        follow::start(&env, &self.shared, options)
     }
 }

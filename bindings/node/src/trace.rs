@@ -5,7 +5,7 @@
 //! units, so that `trace.text.slice(part.start, part.end) === part.text`.
 
 use napi_derive::napi;
-use promptreg::{Origin, Part, Provenance, Rendered};
+use promptreg::{Origin, Part, Provenance, Rendered, RenderedChat, RenderedMessage};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -117,24 +117,121 @@ pub struct SettingRef {
     pub column: u32,
 }
 
+/// A rendered chat prompt with where each part of each message came from
+/// (`renderMessagesTraced`).
+#[napi(object)]
+pub struct ChatTrace {
+    /// The prompt rendered.
+    pub id: String,
+    /// The locale it was rendered for.
+    pub locale: String,
+    /// The steps of locale matching, in the order they were tried.
+    pub lookup: Vec<LookupStep>,
+    /// The messages, in order, the same as `renderMessages` returns with
+    /// their parts.
+    pub messages: Vec<TraceMessage>,
+    /// The model settings for this locale, when the prompt has some.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub model: Option<Value>,
+    /// The prompt's metadata, when it has some.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub metadata: Option<Value>,
+}
+
+/// One rendered message of a chat prompt with its parts.
+#[napi(object)]
+pub struct TraceMessage {
+    /// Who speaks: `system`, `user`, `assistant`, `tool` or a declared role.
+    pub role: String,
+    /// What is said, as sent.
+    pub content: String,
+    /// The non-blank parts of `content`, in order (none for a message of a
+    /// history), with offsets in UTF-16 code units into `content`.
+    pub parts: Vec<TracePart>,
+    /// Whether the prompt declares it or a history brought it.
+    pub source: MessageSource,
+}
+
+/// Where a rendered message came from.
+#[napi(object)]
+pub struct MessageSource {
+    /// `prompt`: a message the prompt declares; `history`: one of a
+    /// history passed to the render.
+    #[napi(ts_type = "'prompt' | 'history'")]
+    pub kind: String,
+    /// Its position among the prompt's messages, or in the history, from 0.
+    pub index: u32,
+    /// For a history message: the placeholder's name.
+    pub name: Option<String>,
+}
+
+impl From<&RenderedChat> for ChatTrace {
+    fn from(rendered: &RenderedChat) -> Self {
+        ChatTrace {
+            id: rendered.id.to_string(),
+            locale: rendered.locale.to_string(),
+            lookup: lookup(&rendered.lookup),
+            messages: rendered.messages.iter().map(TraceMessage::from).collect(),
+            model: rendered.model.as_ref().map(|m| m.to_value()),
+            metadata: rendered.metadata.as_ref().map(|m| m.to_value()),
+        }
+    }
+}
+
+impl From<&RenderedMessage> for TraceMessage {
+    fn from(message: &RenderedMessage) -> Self {
+        // The library's serialisation is the one description of a source's
+        // fields (`MessageSource` is non-exhaustive); read them from it.
+        let source = serde_json::to_value(&message.source).unwrap_or(Value::Null);
+        TraceMessage {
+            role: message.role.to_string(),
+            content: message.content.clone(),
+            parts: message
+                .parts
+                .iter()
+                .map(|part| TracePart::new(&message.content, part))
+                .collect(),
+            source: MessageSource {
+                kind: source
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                index: source
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .map_or(0, |i| u32::try_from(i).unwrap_or(u32::MAX)),
+                name: source
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            },
+        }
+    }
+}
+
+/// The steps of locale matching.
+fn lookup(steps: &[promptreg::LookupStep]) -> Vec<LookupStep> {
+    steps
+        .iter()
+        .map(|step| LookupStep {
+            key: step.key.clone(),
+            step: name_of(&step.step),
+        })
+        .collect()
+}
+
 impl From<&Rendered> for Trace {
     fn from(rendered: &Rendered) -> Self {
         Trace {
             id: rendered.id.to_string(),
             locale: rendered.locale.to_string(),
             text: rendered.text.clone(),
-            lookup: rendered
-                .lookup
-                .iter()
-                .map(|step| LookupStep {
-                    key: step.key.clone(),
-                    step: name_of(&step.step),
-                })
-                .collect(),
+            lookup: lookup(&rendered.lookup),
             parts: rendered
                 .parts
                 .iter()
-                .map(|part| TracePart::new(rendered, part))
+                .map(|part| TracePart::new(&rendered.text, part))
                 .collect(),
             model: rendered.model.as_ref().map(|m| m.to_value()),
             metadata: rendered.metadata.as_ref().map(|m| m.to_value()),
@@ -143,12 +240,13 @@ impl From<&Rendered> for Trace {
 }
 
 impl TracePart {
-    fn new(rendered: &Rendered, part: &Part) -> Self {
+    /// Part `part` of `text`.
+    fn new(text: &str, part: &Part) -> Self {
         TracePart {
             origin: PartOrigin::from(&part.origin),
-            start: utf16_offset(&rendered.text, part.range.start),
-            end: utf16_offset(&rendered.text, part.range.end),
-            text: rendered.part_text(part).to_owned(),
+            start: utf16_offset(text, part.range.start),
+            end: utf16_offset(text, part.range.end),
+            text: text.get(part.range.clone()).unwrap_or_default().to_owned(),
             provenance: part.provenance.as_deref().map(PartProvenance::from),
         }
     }

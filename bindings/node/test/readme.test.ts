@@ -49,3 +49,25 @@ test("the repository README's Node.js example", (t) => {
   assert.equal(final, 'Audit the work.\n\nReject without tests.');
   assert.equal(source, 'local');
 });
+
+test("the package README's chat example", () => {
+  const prompts = new PromptRegistry();
+  prompts.registerChat('narrator', [
+    { role: 'system', content: (ctx: { brand: string }) => `You narrate ${ctx.brand}'s pages.` },
+    { role: 'user', content: 'Find the tents.' },
+    { role: 'assistant', content: 'Opening /tents.' },
+    { history: 'conversation' },
+  ], { tail: ['Never invent prices.'], model: { model: 'gpt-4o-mini', temperature: 0.3 } });
+  prompts.append('narrator', 'Answer in one sentence.');
+
+  const messages = prompts.renderMessages('narrator', { brand: 'Acme' }, 'en', {
+    conversation: [{ role: 'user', content: 'And backpacks?' }],
+  });
+  assert.deepEqual(messages, [
+    { role: 'system', content: "You narrate Acme's pages.\n\nNever invent prices.\n\nAnswer in one sentence." },
+    { role: 'user', content: 'Find the tents.' },
+    { role: 'assistant', content: 'Opening /tents.' },
+    { role: 'user', content: 'And backpacks?' },
+  ]);
+  assert.throws(() => prompts.render('narrator'), { code: 'chat-prompt' });
+});

@@ -1,0 +1,272 @@
+// Following a label on a real `promptreg serve`: a store in a temporary
+// folder holding the web-agent example pack, the server on a free loopback
+// port, the label moved with the `promptreg` tool, and the registry seeing
+// the change. The tool is a debug build: `PROMPTREG_BIN`, else
+// `target/debug/promptreg` (`cargo build -p promptreg-cli --locked`);
+// without it these tests are skipped, except under CI=true.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+
+import { PromptRegistry, type FollowChange, type Follower } from 'promptreg';
+
+const ROOT = path.resolve(__dirname, '../../../..');
+const PACK = 'web-agent';
+const NARRATOR = 'webagent-narrator.system';
+/** Generous: the point is that it happens, not how fast. */
+const DEADLINE_MS = 60_000;
+
+/** Calls `f` with arguments TypeScript would refuse. */
+function untyped(f: (...args: any[]) => unknown, ...args: unknown[]): unknown {
+  return f(...args);
+}
+
+function typeErrorNaming(argument: string) {
+  return (e: unknown) => {
+    assert.ok(e instanceof TypeError, `expected a TypeError, got ${String(e)}`);
+    assert.equal((e as NodeJS.ErrnoException).code, 'ERR_INVALID_ARG_TYPE');
+    assert.match(e.message, new RegExp('`' + argument.replace(/[.[\]]/g, '\\$&') + '`'));
+    return true;
+  };
+}
+
+/** The `promptreg` binary, or why there is none. */
+function promptregBinary(): { bin?: string; missing?: string } {
+  const bin =
+    process.env.PROMPTREG_BIN ??
+    path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target'), 'debug', 'promptreg');
+  if (fs.existsSync(bin)) {
+    return { bin };
+  }
+  const missing = `${bin} is missing: build it with \`cargo build -p promptreg-cli --locked\` (or set PROMPTREG_BIN)`;
+  if (process.env.PROMPTREG_BIN || process.env.CI === 'true') {
+    throw new Error(missing);
+  }
+  return { missing };
+}
+
+const { bin, missing } = promptregBinary();
+
+/** A store with web-agent released to `production`, and `promptreg serve` on it. */
+async function startServer(dir: string) {
+  const home = path.join(dir, 'home');
+  fs.mkdirSync(home);
+  const common = ['--database', path.join(dir, 'promptreg.db'), '--home', home, '--cwd', dir, '--color', 'never'];
+  const store = (...args: string[]) =>
+    execFileSync(bin!, ['store', ...args, ...common], {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, HOME: home },
+    });
+  const pack = path.join(dir, PACK);
+  fs.cpSync(path.join(ROOT, 'examples', PACK), pack, { recursive: true });
+  store('push', pack, '--message', 'First version');
+  store('release', 'latest', 'production');
+
+  const child = spawn(bin!, ['serve', ...common, '--log-format', 'json', '--listen', '127.0.0.1:0'], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, HOME: home },
+  });
+  const log: string[] = [];
+  const exited = once(child, 'exit');
+  const lines = readline.createInterface({ input: child.stderr! });
+  const address = await new Promise<string>((resolve, reject) => {
+    lines.on('line', (line) => {
+      log.push(line);
+      try {
+        const address = JSON.parse(line).fields?.address;
+        if (address) resolve(address);
+      } catch {
+        // Not every line need be JSON.
+      }
+    });
+    exited.then(([code, signal]) =>
+      reject(new Error(`promptreg serve exited (${code ?? signal}) before listening:\n${log.join('\n')}`)),
+    );
+  });
+  assert.match(address, /^127\.0\.0\.1:\d+$/);
+  return {
+    url: `http://${address}`,
+    pack,
+    store,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+/** Resolves with the first change `pick` accepts, or rejects after the deadline. */
+function changes(follower: () => Follower | undefined) {
+  const seen: FollowChange[] = [];
+  const waiters: { pick: (c: FollowChange) => boolean; resolve: (c: FollowChange) => void }[] = [];
+  return {
+    seen,
+    onChange(change: FollowChange) {
+      seen.push(change);
+      for (const waiter of [...waiters]) {
+        if (waiter.pick(change)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(change);
+        }
+      }
+    },
+    next(what: string, pick: (c: FollowChange) => boolean): Promise<FollowChange> {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          reject(new Error(`no ${what} within ${DEADLINE_MS} ms; changes: ${JSON.stringify(seen)}; status: ${JSON.stringify(follower()?.status())}`));
+        }, DEADLINE_MS);
+        waiters.push({
+          pick,
+          resolve: (change) => {
+            clearTimeout(timer);
+            resolve(change);
+          },
+        });
+      });
+    },
+  };
+}
+
+test('follow a label: first sync, render, the label moves with the tool, onChange, the new text', { skip: missing }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-node-follow-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const server = await startServer(dir);
+  t.after(() => server.stop());
+
+  const prompts = new PromptRegistry();
+  prompts.registerDefault('translate.system', 'The host’s own text, until a sync.');
+  let follower: Follower | undefined;
+  const seen = changes(() => follower);
+  const firstUpdate = seen.next('first update', (c) => c.kind === 'updated');
+  follower = prompts.follow({
+    server: server.url,
+    pack: PACK,
+    label: 'production',
+    cacheDir: path.join(dir, 'cache'),
+    onChange: (change) => seen.onChange(change),
+  });
+  t.after(() => follower?.close());
+  assert.equal(follower.isOpen, true);
+
+  assert.equal(await follower.waitForFirstSync(DEADLINE_MS), true);
+  const first = await firstUpdate;
+  assert.equal(first.source, 'server');
+  assert.ok(first.etag);
+  const status = follower.status();
+  assert.equal(status.server, server.url);
+  assert.equal(status.pack, PACK);
+  assert.equal(status.label, 'production');
+  assert.equal(status.source, 'server');
+  assert.equal(status.etag, first.etag);
+  assert.equal(status.versions[NARRATOR], 1);
+  assert.equal(typeof status.sinceLastSyncMs, 'number');
+  assert.equal(follower.pack?.name, PACK);
+
+  // The pack's prompts are in the registry: text and chat.
+  assert.equal(prompts.render('translate.system').startsWith('The host'), false);
+  const ctx = JSON.parse(fs.readFileSync(path.join(server.pack, 'context.json'), 'utf8'));
+  assert.equal(prompts.isChat(NARRATOR), true);
+  const before = prompts.renderMessages(NARRATOR, ctx);
+  assert.ok(before[0].content.startsWith('You are the friendly assistant of Acme Outdoor'), before[0].content);
+  const trace = prompts.renderMessagesTraced(NARRATOR, ctx);
+  assert.equal(trace.model?.model, 'gpt-4o-mini');
+  assert.match(trace.messages[0].parts[0].provenance?.file ?? '', new RegExp(`/v1/packs/${PACK}/labels/production/`));
+
+  // A new version, released to `production` by another process.
+  const file = path.join(server.pack, 'defaults', `${NARRATOR}.md`);
+  const text = fs.readFileSync(file, 'utf8');
+  fs.writeFileSync(file, text.replace('You are the {{ persona }} assistant', 'You are the {{ persona }} guide'));
+  const moved = seen.next('update after the move', (c) => c.kind === 'updated' && c.etag !== first.etag);
+  server.store('push', server.pack, '--message', 'A guide, not an assistant');
+  server.store('release', 'latest', 'production');
+  const update = await moved;
+  assert.equal(update.source, 'server');
+
+  const after = prompts.renderMessages(NARRATOR, ctx);
+  assert.ok(after[0].content.startsWith('You are the friendly guide of Acme Outdoor'), after[0].content);
+  assert.equal(follower.status().versions[NARRATOR], 2);
+  assert.ok(seen.seen.some((c) => c.kind === 'connected'), JSON.stringify(seen.seen));
+  assert.ok(seen.seen.some((c) => c.kind === 'event' && c.event), JSON.stringify(seen.seen));
+  follower.resync();
+
+  follower.close();
+  assert.equal(follower.isOpen, false);
+  follower.close();
+  const closed = follower.status();
+  assert.equal(closed.connected, false);
+  assert.equal(closed.etag, update.etag);
+  assert.equal(follower.pack, null);
+  assert.equal(await follower.waitForFirstSync(10), false);
+  // The registry keeps what was published.
+  assert.equal(prompts.renderMessages(NARRATOR, ctx)[0].content, after[0].content);
+});
+
+test('a server that does not answer: the host’s prompts stay, the failure is in status()', async (t) => {
+  // A loopback port nobody listens on.
+  const socket = net.createServer();
+  socket.listen(0, '127.0.0.1');
+  await once(socket, 'listening');
+  const port = (socket.address() as net.AddressInfo).port;
+  socket.close();
+  await once(socket, 'close');
+
+  const prompts = new PromptRegistry();
+  prompts.registerDefault('translate.system', 'The host’s own text.');
+  const follower = prompts.follow({
+    server: `http://127.0.0.1:${port}`,
+    pack: PACK,
+    diskCache: false,
+    timeoutMs: 2_000,
+    pollIntervalMs: 60_000,
+  });
+  t.after(() => follower.close());
+  assert.equal(await follower.waitForFirstSync(300), false);
+  const start = Date.now();
+  while (!follower.status().lastError && Date.now() - start < DEADLINE_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const status = follower.status();
+  assert.equal(status.source, 'local');
+  assert.equal(status.label, 'production');
+  assert.ok(status.lastError, JSON.stringify(status));
+  assert.equal(status.sinceLastSyncMs, undefined);
+  assert.equal(prompts.render('translate.system'), 'The host’s own text.');
+
+  // Closing ends a pending wait at once.
+  const waiting = follower.waitForFirstSync(DEADLINE_MS);
+  follower.close();
+  const closedAt = Date.now();
+  assert.equal(await waiting, false);
+  assert.ok(Date.now() - closedAt < 5_000);
+});
+
+test('follow: bad options are TypeErrors naming the option; no pack is a remote error', () => {
+  const prompts = new PromptRegistry();
+  const follow = prompts.follow.bind(prompts);
+  assert.throws(() => untyped(follow, 'http://127.0.0.1:1'), typeErrorNaming('options'));
+  assert.throws(() => untyped(follow), typeErrorNaming('options'));
+  assert.throws(() => untyped(follow, { server: 7, pack: PACK }), typeErrorNaming('options.server'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1' }), typeErrorNaming('options.pack'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, label: 1 }), typeErrorNaming('options.label'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, diskCache: 'no' }), typeErrorNaming('options.diskCache'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, timeoutMs: '5' }), typeErrorNaming('options.timeoutMs'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, onChange: 'log' }), typeErrorNaming('options.onChange'));
+  assert.throws(() => prompts.follow({ server: 'http://127.0.0.1:1', pack: PACK, pollIntervalMs: 0 }), (e: any) => {
+    assert.ok(e instanceof RangeError);
+    assert.equal((e as NodeJS.ErrnoException).code, 'ERR_OUT_OF_RANGE');
+    assert.match(e.message, /`options\.pollIntervalMs` must be at least 1 millisecond/);
+    return true;
+  });
+  assert.throws(() => prompts.follow({ server: 'http://127.0.0.1:1', pack: '', diskCache: false }), { code: 'remote' });
+});
