@@ -168,13 +168,13 @@ async fn a_server_down_at_start_leaves_the_cache_in_force_until_it_comes_back() 
             rendered_is(&registry, "Back again.")
         })
         .await;
-        let status = follower.status();
-        assert_eq!(
-            (status.source, status.last_error),
-            (Source::Server, None),
-            "{}",
-            db.name
-        );
+        // The status follows the render: it is updated once the bundle is
+        // in force.
+        until(&registry, "the status saying so", || {
+            let status = follower.status();
+            status.source == Source::Server && status.last_error.is_none()
+        })
+        .await;
     }
 }
 

@@ -391,7 +391,6 @@ impl Run {
                     Ok(bundle) => {
                         self.keep(&bundle);
                         self.publish(bundle, Source::Server);
-                        self.synced();
                     }
                     Err(why) => self.failed(why),
                 }
@@ -422,7 +421,9 @@ impl Run {
     }
 
     /// Puts `bundle` in force in the registry, in place of the bundle
-    /// before it.
+    /// before it, then says so in the status: a waiter woken by the status
+    /// renders the new bundle, and a render may see it a moment before the
+    /// status does.
     fn publish(&mut self, bundle: Bundle, source: Source) {
         let old: Option<&Pack> = self.current.as_ref().map(|b| &b.pack);
         self.registry.replace_pack(old, &bundle.pack);
@@ -438,6 +439,12 @@ impl Run {
             s.source = source;
             s.etag = Some(etag.clone());
             s.versions = versions;
+            if source == Source::Server {
+                // In the same step: never "from the server" beside the
+                // error of the attempt before.
+                s.last_sync = Some(Instant::now());
+                s.last_error = None;
+            }
         });
         self.report(Change::Updated { source, etag });
     }
