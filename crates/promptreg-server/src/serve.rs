@@ -272,7 +272,7 @@ pub(crate) fn router(state: AppState) -> Router {
             }),
         )
         .merge(web::routes(state.clone()))
-        .fallback(api::not_found)
+        .fallback(web::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .layer(timed)

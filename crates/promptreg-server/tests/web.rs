@@ -111,6 +111,7 @@ impl<'a> Browser<'a> {
             .collect();
         let response = request
             .header("cookie", cookie.join("; "))
+            .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
             .send()
             .await
             .unwrap();
@@ -424,6 +425,24 @@ async fn html_from_the_store_and_from_forms_is_escaped_on_every_page() {
         }
         assert!(pages.iter().any(|p| p.body.contains("&lt;script&gt;")));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_page_is_a_page_and_an_unknown_api_route_a_problem() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    let mut browser = Browser::new(&server);
+    let missing = browser.get("/packz/%3Cscript%3Ealert(1)").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert!(
+        missing.body.contains("There is no page at /packz/"),
+        "{}",
+        missing.body
+    );
+    assert!(!missing.body.contains("<script>alert"), "{}", missing.body);
+    let api = browser.get("/v1/nothing").await;
+    assert_eq!(api.status, StatusCode::NOT_FOUND);
+    assert!(api.body.contains("unknown-route"), "{}", api.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -182,12 +182,19 @@ impl Renderer {
     }
 
     #[cfg(feature = "templates")]
-    #[cfg_attr(not(feature = "config"), allow(dead_code))]
     pub(crate) fn template(&self) -> Option<&Template> {
         match &self.0 {
             Kind::Template(template) => Some(template),
             _ => None,
         }
+    }
+
+    /// The source of a template renderer, `None` for the others: what a
+    /// page or a tool shows for a block that is computed at render time.
+    #[cfg(feature = "templates")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "templates")))]
+    pub fn template_source(&self) -> Option<String> {
+        self.template().and_then(Template::source)
     }
 
     /// The context type a typed renderer requires, `None` for the others.

@@ -234,6 +234,12 @@ impl Template {
             .collect()
     }
 
+    /// The template's source text, as compiled.
+    pub(crate) fn source(&self) -> Option<String> {
+        let template = self.env.get_template(NAME).ok()?;
+        Some(template.source().to_owned())
+    }
+
     /// Where the template first reads variable `name`, in the file's lines.
     fn first_use(&self, name: &str) -> Option<Position> {
         let template = self.env.get_template(NAME).ok()?;

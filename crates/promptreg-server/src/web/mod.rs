@@ -22,7 +22,9 @@ mod prompt;
 mod session;
 
 use axum::Router;
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::serve::AppState;
@@ -60,4 +62,19 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
             get(session::sign_in_page).post(session::sign_in),
         )
         .route("/assets/{name}", get(assets::serve))
+}
+
+/// Any unknown route: a page for a browser outside `/v1`, a problem for
+/// everyone else.
+pub(crate) async fn not_found(headers: HeaderMap, uri: Uri) -> Response {
+    let wants_html = headers
+        .get(header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    if wants_html && !uri.path().starts_with("/v1/") {
+        let path: String = uri.path().chars().take(200).collect();
+        let message = format!("There is no page at {path}.");
+        return page::PageError::new(StatusCode::NOT_FOUND, message).into_response();
+    }
+    crate::api::not_found(uri).await.into_response()
 }

@@ -148,7 +148,7 @@ fn label_rows(
     rows
 }
 
-/// The pinned blocks: head and tail, as text (a template shows as such).
+/// The pinned blocks: head and tail, as text or as template source.
 fn pins(prompt: &PackPrompt) -> Vec<(&'static str, String)> {
     let Some(default) = prompt.default_prompt() else {
         return Vec::new();
@@ -156,7 +156,8 @@ fn pins(prompt: &PackPrompt) -> Vec<(&'static str, String)> {
     let text = |r: &promptreg::Renderer| {
         r.as_text()
             .map(str::to_owned)
-            .unwrap_or_else(|| "(a template)".to_owned())
+            .or_else(|| r.template_source())
+            .unwrap_or_else(|| "(computed when rendered)".to_owned())
     };
     default
         .head()
