@@ -135,11 +135,19 @@ impl Cache {
     pub(crate) async fn label(&self, pack: &str, label: &Label) -> Result<Arc<LabelView>, Problem> {
         let cell = {
             let mut packs = lock(&self.packs);
-            let slot = packs.entry(pack.to_owned()).or_default();
-            slot.labels
-                .entry(label.as_str().to_owned())
-                .or_default()
-                .clone()
+            // A read finds its cell without allocating; only the first
+            // read of a label makes one.
+            let held = packs
+                .get(pack)
+                .and_then(|slot| slot.labels.get(label.as_str()))
+                .cloned();
+            held.unwrap_or_else(|| {
+                let slot = packs.entry(pack.to_owned()).or_default();
+                slot.labels
+                    .entry(label.as_str().to_owned())
+                    .or_default()
+                    .clone()
+            })
         };
         let view = cell
             .get_or_try_init(|| self.read_label(pack, label))

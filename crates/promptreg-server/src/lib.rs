@@ -34,6 +34,7 @@ mod connection;
 mod events;
 mod extract;
 mod metrics;
+mod observe;
 mod openapi;
 mod problem;
 mod responses;

@@ -4,10 +4,9 @@
 
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::State;
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::IntoResponse;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
     Registry, TextEncoder,
@@ -74,7 +73,9 @@ impl Metrics {
         self.store_errors.inc();
     }
 
-    fn observe(&self, method: &str, route: &str, status: StatusCode, started: Instant) {
+    /// Counts and times a request, by its route's pattern (never the raw
+    /// path, so ids do not multiply the series).
+    pub(crate) fn observe(&self, method: &str, route: &str, status: StatusCode, started: Instant) {
         self.requests
             .with_label_values(&[method, route, status.as_str()])
             .inc();
@@ -89,29 +90,6 @@ impl Metrics {
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
         String::from_utf8_lossy(&out).into_owned()
     }
-}
-
-/// Counts and times every request, by its route's pattern (never the raw
-/// path, so ids do not multiply the series).
-pub(crate) async fn record(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let started = Instant::now();
-    let method = request.method().as_str().to_owned();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", MatchedPath::as_str)
-        .to_owned();
-    let response = next.run(request).await;
-    let status = response.status();
-    if status == StatusCode::SERVICE_UNAVAILABLE {
-        state.metrics.store_error();
-    }
-    state.metrics.observe(&method, &route, status, started);
-    response
 }
 
 /// The metrics, in Prometheus' text format.

@@ -6,26 +6,27 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::ops::Deref;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
-use axum::http::{HeaderName, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderName, HeaderValue};
 use axum::routing::get;
 use promptreg_store::Store;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{
+    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::auth::Auth;
 use crate::cache::Cache;
 use crate::connection::{Connection, TimedListener};
 use crate::events::{self, Hub};
-use crate::metrics::{self, Metrics};
-use crate::problem::Problem;
+use crate::metrics::Metrics;
+use crate::observe::ObserveLayer;
 use crate::web::Sessions;
 use crate::{api, openapi, web};
 
@@ -262,7 +263,6 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub(crate) fn router(state: AppState) -> Router {
     let (routes, doc) = openapi::routes().split_for_parts();
     let doc = Arc::new(doc);
-    let timed = middleware::from_fn_with_state(state.clone(), time_limit);
     routes
         .route(
             "/v1/openapi.json",
@@ -275,8 +275,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .fallback(web::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
-        .layer(timed)
-        .route_layer(middleware::from_fn_with_state(state.clone(), metrics::record))
+        .route_layer(ObserveLayer::new(state.clone()))
         .with_state(state)
         .layer(
             TraceLayer::new_for_http()
@@ -291,35 +290,34 @@ pub(crate) fn router(state: AppState) -> Router {
             }),
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, RequestIds::new()))
 }
 
-/// Answers 503 when a request takes longer than the configured time; the
-/// event stream (which only starts here) is exempt, and so is its
-/// connection from the write timeout.
-async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if request.uri().path() == "/v1/events" {
-        let connection = request
-            .extensions()
-            .get::<ConnectInfo<Connection>>()
-            .map(|info| info.0.clone());
-        let response = next.run(request).await;
-        if let Some(connection) = connection.filter(|_| response.status().is_success()) {
-            connection.carries_events();
+/// Request ids: a random prefix drawn once per process, then a counter, so
+/// an id is unique across restarts and servers without a system call per
+/// request (a UUID per request costs a `getrandom` call each).
+#[derive(Clone)]
+struct RequestIds {
+    prefix: Arc<str>,
+    next: Arc<AtomicU64>,
+}
+
+impl RequestIds {
+    fn new() -> RequestIds {
+        let mut bytes = [0u8; 8];
+        // Without randomness the ids are still unique within the process.
+        let _ = getrandom::fill(&mut bytes);
+        RequestIds {
+            prefix: format!("{:016x}", u64::from_le_bytes(bytes)).into(),
+            next: Arc::new(AtomicU64::new(1)),
         }
-        return response;
     }
-    let limit = state.config.request_timeout;
-    match tokio::time::timeout(limit, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "timeout",
-            format!(
-                "the request took longer than {} s: retry",
-                limit.as_secs_f64()
-            ),
-        )
-        .into_response(),
+}
+
+impl MakeRequestId for RequestIds {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{}-{n:x}", self.prefix);
+        HeaderValue::from_str(&id).ok().map(RequestId::new)
     }
 }

@@ -1,15 +1,16 @@
 //! The database going away and coming back: requests fail with 503 and
 //! recover by themselves, without a restart. PostgreSQL goes away behind a
 //! proxy that is cut; a SQLite file goes away when another process holds
-//! its write lock (reads never wait in WAL mode). A client that stops
-//! reading a response is cut off after the write timeout.
+//! its write lock (reads never wait in WAL mode). A request past the time
+//! limit is a 503. A client that stops reading a response is cut off after
+//! the write timeout.
 
 mod common;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{TestServer, config, json, published, writer};
+use common::{SseClient, TestServer, config, json, published, writer};
 use promptreg_store::PackFiles;
 use serde_json::json;
 use sqlx::Connection;
@@ -129,6 +130,62 @@ async fn a_sqlite_store_locked_by_another_process_gives_503_and_the_server_recov
 
     lock.rollback().await.unwrap();
     assert_recovered(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_past_the_time_limit_is_a_503_problem_and_is_counted() {
+    let db = common::sqlite();
+    published(&db).await;
+    let mut quick = config();
+    quick.request_timeout = Duration::from_millis(300);
+    let server = TestServer::start(db.open().await, quick).await;
+    let mut events = SseClient::connect(&server, None).await;
+    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite:{}", db.url))
+        .await
+        .unwrap();
+    let lock = other.begin_with("BEGIN IMMEDIATE").await.unwrap();
+
+    // The write waits for the lock far longer than the limit allows.
+    let write = server
+        .post(
+            "/v1/packs/demo/prompts/farewell/versions",
+            json!({ "files": { "defaults/farewell.md": "Bye.\n" } }),
+        )
+        .await;
+    assert_eq!(write.headers()["content-type"], "application/problem+json");
+    let problem = json(write, 503).await;
+    assert_eq!(problem["code"], "timeout", "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("0.3 s"),
+        "{problem}"
+    );
+    // Reads from memory answer at once.
+    json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
+    lock.rollback().await.unwrap();
+
+    // The event stream has no limit: open longer than it, it still carries
+    // the next change.
+    let write = server
+        .post(
+            "/v1/packs/demo/prompts/farewell/versions",
+            json!({ "files": { "defaults/farewell.md": "So long.\n" } }),
+        )
+        .await;
+    assert!(write.status().is_success(), "{}", write.status());
+    let event = events.next().await.expect("the stream is still open");
+    assert_eq!(event.event, "version_created", "{event:?}");
+
+    let metrics = server.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains(
+            r#"promptreg_http_requests_total{method="POST",route="/v1/packs/{pack}/prompts/{id}/versions",status="503"} 1"#
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("promptreg_store_errors_total 1"),
+        "{metrics}"
+    );
 }
 
 /// The store is away: `/readyz` says so, a write is refused with a 503
