@@ -8,7 +8,7 @@ use minijinja::context;
 use promptreg_store::{Label, PackFiles, Scope, VersionRef};
 use serde::Deserialize;
 
-use super::compare::{compare_files, version_ref};
+use super::compare::{FileRows, compare_files, version_ref};
 use super::form::Fields;
 use super::packs::require_read;
 use super::page::{PageError, render, require_write, see_other, visitor};
@@ -74,15 +74,7 @@ pub(crate) async fn confirm_move(
     may_move(&state, pack, &name).await?;
     let (target, new) = state.store.files(pack, id, &version_ref(&to.to)?).await?;
     let now = current(&state, pack, id, &name).await?;
-    let files = compare_files(
-        id,
-        now.as_ref()
-            .map(|(_, f)| f)
-            .unwrap_or(&PackFiles::default()),
-        &new,
-        "",
-        false,
-    );
+    let files = changes(id, now.as_ref(), &new);
     render(
         "label.html",
         context! {
@@ -151,15 +143,7 @@ pub(crate) async fn confirm_rollback(
         .store
         .files(pack, id, &VersionRef::Number(back))
         .await?;
-    let files = compare_files(
-        id,
-        now.as_ref()
-            .map(|(_, f)| f)
-            .unwrap_or(&PackFiles::default()),
-        &old,
-        "",
-        false,
-    );
+    let files = changes(id, now.as_ref(), &old);
     render(
         "label.html",
         context! {
@@ -172,6 +156,14 @@ pub(crate) async fn confirm_rollback(
             button => "Roll back",
         },
     )
+}
+
+/// What moving the label changes: its version now (none for a new label)
+/// against `to`, every file.
+fn changes(id: &str, now: Option<&(u64, PackFiles)>, to: &PackFiles) -> Vec<FileRows> {
+    let empty = PackFiles::default();
+    let from = now.map_or(&empty, |(_, files)| files);
+    compare_files(id, from, to, "", false)
 }
 
 /// `POST …/labels/{label}/rollback`.
