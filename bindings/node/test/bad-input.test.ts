@@ -6,20 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { PromptRegistry } from 'promptreg';
-
-/** Calls `f` with arguments TypeScript would refuse. */
-function untyped(f: (...args: any[]) => unknown, ...args: unknown[]): unknown {
-  return f(...args);
-}
-
-function typeErrorNaming(argument: string) {
-  return (e: unknown) => {
-    assert.ok(e instanceof TypeError, `expected a TypeError, got ${String(e)}`);
-    assert.equal((e as NodeJS.ErrnoException).code, 'ERR_INVALID_ARG_TYPE');
-    assert.match(e.message, new RegExp('`' + argument.replace(/[.[\]]/g, '\\$&') + '`'));
-    return true;
-  };
-}
+import { typeErrorNaming, untyped } from './support';
 
 test('a number as an id is a TypeError naming `id`', () => {
   const prompts = new PromptRegistry();

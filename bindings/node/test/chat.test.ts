@@ -7,22 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { Pack, PromptRegistry, type ChatMessage } from 'promptreg';
+import { typeErrorNaming, untyped } from './support';
 
 const webAgent = path.resolve(__dirname, '../../../../examples/web-agent');
-
-/** Calls `f` with arguments TypeScript would refuse. */
-function untyped(f: (...args: any[]) => unknown, ...args: unknown[]): unknown {
-  return f(...args);
-}
-
-function typeErrorNaming(argument: string) {
-  return (e: unknown) => {
-    assert.ok(e instanceof TypeError, `expected a TypeError, got ${String(e)}`);
-    assert.equal((e as NodeJS.ErrnoException).code, 'ERR_INVALID_ARG_TYPE');
-    assert.match(e.message, new RegExp('`' + argument.replace(/[.[\]]/g, '\\$&') + '`'));
-    return true;
-  };
-}
 
 function narrator() {
   const prompts = new PromptRegistry();

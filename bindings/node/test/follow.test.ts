@@ -15,26 +15,13 @@ import path from 'node:path';
 import readline from 'node:readline';
 
 import { PromptRegistry, type FollowChange, type Follower } from 'promptreg';
+import { typeErrorNaming, untyped } from './support';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 const PACK = 'web-agent';
 const NARRATOR = 'webagent-narrator.system';
 /** Generous: the point is that it happens, not how fast. */
 const DEADLINE_MS = 60_000;
-
-/** Calls `f` with arguments TypeScript would refuse. */
-function untyped(f: (...args: any[]) => unknown, ...args: unknown[]): unknown {
-  return f(...args);
-}
-
-function typeErrorNaming(argument: string) {
-  return (e: unknown) => {
-    assert.ok(e instanceof TypeError, `expected a TypeError, got ${String(e)}`);
-    assert.equal((e as NodeJS.ErrnoException).code, 'ERR_INVALID_ARG_TYPE');
-    assert.match(e.message, new RegExp('`' + argument.replace(/[.[\]]/g, '\\$&') + '`'));
-    return true;
-  };
-}
 
 /** The `promptreg` binary, or why there is none. */
 function promptregBinary(): { bin?: string; missing?: string } {
