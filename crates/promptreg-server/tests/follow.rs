@@ -46,6 +46,18 @@ async fn until(registry: &PromptRegistry, what: &str, ready: impl Fn() -> bool) 
     }
 }
 
+/// A first run, synced with the server at `base`, fills the disk cache in
+/// `dir`.
+fn fill_cache(base: &str, dir: &Path) {
+    let registry = PromptRegistry::new();
+    let follower = registry.follow(remote(base, dir)).unwrap();
+    assert!(
+        follower.wait_for_first_sync(DEADLINE),
+        "{:?}",
+        follower.status()
+    );
+}
+
 /// Pushes a new `farewell` and moves `production` to it.
 async fn ship_farewell(store: &Store, text: &str) {
     let mut files = PackFiles::default();
@@ -131,16 +143,7 @@ async fn a_server_down_at_start_leaves_the_cache_in_force_until_it_comes_back() 
         let cache = tempfile::tempdir().unwrap();
         let mut server = TestServer::start(published(&db).await, config()).await;
         let addr = server.addr;
-        // A first run fills the cache.
-        {
-            let registry = PromptRegistry::new();
-            let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
-            assert!(
-                follower.wait_for_first_sync(DEADLINE),
-                "{:?}",
-                follower.status()
-            );
-        }
+        fill_cache(&server.base, cache.path());
         let base = server.base.clone();
         let store = server.store.clone();
         server.stop().await;
@@ -183,11 +186,7 @@ async fn a_corrupt_cache_is_ignored_with_a_warning() {
     let cache = tempfile::tempdir().unwrap();
     let db = common::sqlite();
     let mut server = TestServer::start(published(&db).await, config()).await;
-    {
-        let registry = PromptRegistry::new();
-        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
-        assert!(follower.wait_for_first_sync(DEADLINE));
-    }
+    fill_cache(&server.base, cache.path());
     let file = std::fs::read_dir(cache.path())
         .unwrap()
         .next()
@@ -414,11 +413,7 @@ async fn a_server_that_never_answers_times_out_and_the_last_good_bundle_renders(
     let cache = tempfile::tempdir().unwrap();
     let db = common::sqlite();
     let server = TestServer::start(published(&db).await, config()).await;
-    {
-        let registry = PromptRegistry::new();
-        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
-        assert!(follower.wait_for_first_sync(DEADLINE));
-    }
+    fill_cache(&server.base, cache.path());
     // The same server's cache file serves the silent one: it is named by
     // the server's address, so copy it under the silent server's name.
     let (silent, _listener) = silent_server();
@@ -472,11 +467,7 @@ async fn the_cache_is_used_whatever_its_date() {
     let cache = tempfile::tempdir().unwrap();
     let db = common::sqlite();
     let mut server = TestServer::start(published(&db).await, config()).await;
-    {
-        let registry = PromptRegistry::new();
-        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
-        assert!(follower.wait_for_first_sync(DEADLINE));
-    }
+    fill_cache(&server.base, cache.path());
     server.stop().await;
     let file = std::fs::read_dir(cache.path())
         .unwrap()
