@@ -1,95 +1,182 @@
-//! Connections with a write timeout: a client that stops reading a
-//! response does not hold its connection (and the response's memory)
-//! forever. The event stream is exempt: its slow clients are dropped by
-//! the ring of `events.rs`, with a `reconnect` event.
+//! One connection's life, as data: what it is doing (reading a request's
+//! head, running a request, idle between requests, carrying the event
+//! stream) and so when it must be closed. A connection that takes longer
+//! than the header timeout to send a request's head, or that stays idle
+//! longer than the idle timeout, is closed; so is one whose client has
+//! read nothing of a response for the write timeout.
+//!
+//! The stream ([`TimedStream`]) and the requests ([`RequestGuard`]) record
+//! what happens in a few atomics; `listener.rs` watches the deadline that
+//! follows from them ([`Activity::deadline`]) and drops the connection
+//! when it passes.
 
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
 use tokio::time::{Sleep, sleep};
 
-/// Accepts TCP connections whose writes time out.
-pub(crate) struct TimedListener {
-    listener: TcpListener,
-    write_timeout: Duration,
+/// How long a connection may take at each step.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    /// From the connection's start, or the first byte of a later request,
+    /// until the request's head is complete.
+    pub(crate) header: Duration,
+    /// Between requests on a kept-alive connection.
+    pub(crate) idle: Duration,
+    /// While the client reads nothing of a response.
+    pub(crate) write: Duration,
 }
 
-impl TimedListener {
-    pub(crate) fn new(listener: TcpListener, write_timeout: Duration) -> TimedListener {
-        TimedListener {
-            listener,
-            write_timeout,
+/// "No request head is being read."
+const NONE: u64 = u64::MAX;
+
+/// What one connection is doing, shared by its stream, its requests and
+/// the task that serves it. Times are milliseconds since `opened`.
+#[derive(Debug)]
+pub(crate) struct Activity {
+    opened: Instant,
+    in_flight: AtomicU32,
+    /// When the connection last went idle or wrote while idle.
+    idle_since: AtomicU64,
+    /// When the head of the next request began to arrive (`NONE`: not yet).
+    head_since: AtomicU64,
+    events: AtomicBool,
+    /// Wakes the serving task when the deadline may have moved earlier or
+    /// gone away (a request began or ended, a head began).
+    changed: Notify,
+}
+
+impl Activity {
+    /// A connection just accepted: its first request's head is timed from now.
+    pub(crate) fn new() -> Arc<Activity> {
+        Arc::new(Activity {
+            opened: Instant::now(),
+            in_flight: AtomicU32::new(0),
+            idle_since: AtomicU64::new(0),
+            head_since: AtomicU64::new(0),
+            events: AtomicBool::new(false),
+            changed: Notify::new(),
+        })
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(NONE - 1)
+    }
+
+    fn at(&self, millis: u64) -> Instant {
+        self.opened + Duration::from_millis(millis)
+    }
+
+    /// When the connection is to be closed if nothing happens before, and
+    /// why; `None` while a request runs or the event stream flows.
+    pub(crate) fn deadline(&self, timeouts: &Timeouts) -> Option<(Instant, &'static str)> {
+        if self.events.load(Ordering::Relaxed) || self.in_flight.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        match self.head_since.load(Ordering::Acquire) {
+            NONE => Some((
+                self.at(self.idle_since.load(Ordering::Acquire)) + timeouts.idle,
+                "idle",
+            )),
+            head => Some((self.at(head) + timeouts.header, "header")),
+        }
+    }
+
+    /// Completes when the deadline may have changed.
+    pub(crate) async fn changed(&self) {
+        self.changed.notified().await;
+    }
+
+    /// A request's head is complete and its handler runs.
+    pub(crate) fn request_started(self: &Arc<Self>) -> RequestGuard {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.head_since.store(NONE, Ordering::Release);
+        self.changed.notify_one();
+        RequestGuard(self.clone())
+    }
+
+    fn received(&self) {
+        if self.in_flight.load(Ordering::Acquire) == 0
+            && self
+                .head_since
+                .compare_exchange(NONE, self.now(), Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            // The header timeout may end before the idle one would have.
+            self.changed.notify_one();
+        }
+    }
+
+    fn wrote(&self) {
+        // A response still being written to a client that reads is not idle.
+        if self.in_flight.load(Ordering::Relaxed) == 0 {
+            self.idle_since.store(self.now(), Ordering::Release);
         }
     }
 }
 
-impl Listener for TimedListener {
-    type Io = TimedStream;
-    type Addr = Connection;
+/// Held while a request's handler runs; dropping it may make the
+/// connection idle.
+pub(crate) struct RequestGuard(Arc<Activity>);
 
-    async fn accept(&mut self) -> (TimedStream, Connection) {
-        let (stream, _) = Listener::accept(&mut self.listener).await;
-        let connection = Connection {
-            events: Arc::new(AtomicBool::new(false)),
-        };
-        let stream = TimedStream {
-            inner: stream,
-            timeout: self.write_timeout,
-            stalled: None,
-            events: connection.events.clone(),
-        };
-        (stream, connection)
-    }
-
-    fn local_addr(&self) -> io::Result<Connection> {
-        self.listener.local_addr()?;
-        Ok(Connection {
-            events: Arc::new(AtomicBool::new(false)),
-        })
+impl Drop for RequestGuard {
+    fn drop(&mut self) {
+        let activity = &self.0;
+        activity.idle_since.store(activity.now(), Ordering::Release);
+        if activity.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            activity.changed.notify_one();
+        }
     }
 }
 
 /// What a request knows of its connection (as axum's `ConnectInfo`).
 #[derive(Debug, Clone)]
 pub(crate) struct Connection {
-    /// Set once the connection carries the event stream: its writes may
-    /// then wait as long as the stream's own rule allows.
-    events: Arc<AtomicBool>,
+    activity: Arc<Activity>,
 }
 
 impl Connection {
-    /// Exempts the connection from the write timeout.
+    pub(crate) fn new(activity: Arc<Activity>) -> Connection {
+        Connection { activity }
+    }
+
+    /// The connection now carries the event stream: it is never idle
+    /// (its keep-alive comments flow), though a client that reads nothing
+    /// is still dropped by the write timeout.
     pub(crate) fn carries_events(&self) {
-        self.events.store(true, Ordering::Relaxed);
+        self.activity.events.store(true, Ordering::Relaxed);
     }
 }
 
-impl Connected<IncomingStream<'_, TimedListener>> for Connection {
-    fn connect_info(stream: IncomingStream<'_, TimedListener>) -> Connection {
-        stream.remote_addr().clone()
-    }
-}
-
-/// A TCP stream whose writes fail with `TimedOut` once the client has
-/// taken nothing for the timeout; a slow client that reads keeps going.
+/// A TCP stream that records what it reads and writes in its
+/// [`Activity`], and whose writes fail with `TimedOut` once the client has
+/// taken nothing for the write timeout; a slow client that reads keeps
+/// going.
 pub(crate) struct TimedStream {
     inner: TcpStream,
+    activity: Arc<Activity>,
     timeout: Duration,
     /// Started when a write could not proceed; cleared by any progress.
     stalled: Option<Pin<Box<Sleep>>>,
-    events: Arc<AtomicBool>,
 }
 
 impl TimedStream {
+    pub(crate) fn new(inner: TcpStream, activity: Arc<Activity>, timeout: Duration) -> Self {
+        TimedStream {
+            inner,
+            activity,
+            timeout,
+            stalled: None,
+        }
+    }
+
     /// `poll` of a write, with the timeout applied while it is pending.
     fn timed<T>(
         &mut self,
@@ -98,10 +185,8 @@ impl TimedStream {
     ) -> Poll<io::Result<T>> {
         if let Poll::Ready(result) = poll(Pin::new(&mut self.inner), cx) {
             self.stalled = None;
+            self.activity.wrote();
             return Poll::Ready(result);
-        }
-        if self.events.load(Ordering::Relaxed) {
-            return Poll::Pending;
         }
         let timeout = self.timeout;
         let stalled = self.stalled.get_or_insert_with(|| Box::pin(sleep(timeout)));
@@ -122,7 +207,12 @@ impl AsyncRead for TimedStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let result = ready!(Pin::new(&mut self.inner).poll_read(cx, buf));
+        if buf.filled().len() > before {
+            self.activity.received();
+        }
+        Poll::Ready(result)
     }
 }
 
@@ -153,5 +243,48 @@ impl AsyncWrite for TimedStream {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TIMEOUTS: Timeouts = Timeouts {
+        header: Duration::from_secs(10),
+        idle: Duration::from_secs(60),
+        write: Duration::from_secs(30),
+    };
+
+    #[test]
+    fn a_new_connection_has_the_header_timeout_to_send_its_first_head() {
+        let activity = Activity::new();
+        let (at, why) = activity.deadline(&TIMEOUTS).unwrap();
+        assert_eq!(why, "header");
+        assert_eq!(at, activity.opened + TIMEOUTS.header);
+    }
+
+    #[test]
+    fn a_running_request_has_no_deadline_and_its_end_starts_the_idle_one() {
+        let activity = Activity::new();
+        let guard = activity.request_started();
+        assert!(activity.deadline(&TIMEOUTS).is_none());
+        drop(guard);
+        let (_, why) = activity.deadline(&TIMEOUTS).unwrap();
+        assert_eq!(why, "idle");
+        activity.received();
+        let (_, why) = activity.deadline(&TIMEOUTS).unwrap();
+        assert_eq!(
+            why, "header",
+            "the first byte of the next request starts its head"
+        );
+    }
+
+    #[test]
+    fn the_event_stream_is_never_idle() {
+        let activity = Activity::new();
+        drop(activity.request_started());
+        Connection::new(activity.clone()).carries_events();
+        assert!(activity.deadline(&TIMEOUTS).is_none());
     }
 }

@@ -1,5 +1,6 @@
 //! `/metrics`: Prometheus text. Requests by route and status, their
-//! latency, the event-stream clients, and store errors. Each server has a
+//! latency, the event-stream clients, store errors, and connections
+//! refused or closed by a timeout. Each server has a
 //! registry of its own, so several can run in one process (tests do).
 
 use std::time::Instant;
@@ -20,6 +21,8 @@ pub(crate) struct Metrics {
     latency: HistogramVec,
     sse_clients: IntGauge,
     store_errors: IntCounter,
+    connections_refused: IntCounter,
+    connections_timed_out: IntCounterVec,
 }
 
 impl Metrics {
@@ -52,11 +55,26 @@ impl Metrics {
             "Store operations that failed (the database unreachable, or refusing)",
         )
         .expect("valid metric");
+        let connections_refused = IntCounter::new(
+            "promptreg_connections_refused_total",
+            "Connections answered 503 and closed: the server held its maximum of connections",
+        )
+        .expect("valid metric");
+        let connections_timed_out = IntCounterVec::new(
+            Opts::new(
+                "promptreg_connections_timed_out_total",
+                "Connections closed for sending no request head in time (header) or staying idle (idle)",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
         for metric in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
             Box::new(sse_clients.clone()),
             Box::new(store_errors.clone()),
+            Box::new(connections_refused.clone()),
+            Box::new(connections_timed_out.clone()),
         ] {
             registry.register(metric).expect("metric registered once");
         }
@@ -66,7 +84,19 @@ impl Metrics {
             latency,
             sse_clients,
             store_errors,
+            connections_refused,
+            connections_timed_out,
         }
+    }
+
+    pub(crate) fn connection_refused(&self) {
+        self.connections_refused.inc();
+    }
+
+    pub(crate) fn connection_timed_out(&self, reason: &str) {
+        self.connections_timed_out
+            .with_label_values(&[reason])
+            .inc();
     }
 
     pub(crate) fn store_error(&self) {

@@ -23,12 +23,12 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::auth::Auth;
 use crate::cache::Cache;
-use crate::connection::{Connection, TimedListener};
+use crate::connection::Timeouts;
 use crate::events::{self, Hub};
 use crate::metrics::Metrics;
 use crate::observe::ObserveLayer;
 use crate::web::Sessions;
-use crate::{api, openapi, web};
+use crate::{api, listener, openapi, web};
 
 /// How a server runs.
 #[derive(Debug, Clone)]
@@ -43,9 +43,23 @@ pub struct Config {
     pub request_timeout: Duration,
     /// How long a response may wait for a client that reads nothing before
     /// its connection is closed (30 s): a client that stops reading does
-    /// not hold a connection forever. The event stream is exempt: its slow
-    /// clients are dropped after `client_buffer` events.
+    /// not hold a connection forever. This holds for the event stream too:
+    /// a follower whose send buffer stays full this long is dropped (one
+    /// that reads, but slowly, is dropped after `client_buffer` events).
     pub write_timeout: Duration,
+    /// How long a client may take to send a request's head (10 s), counted
+    /// from the connection's start, or from the first byte of a later
+    /// request: a client that sends nothing, or a header line every few
+    /// seconds, is closed.
+    pub header_timeout: Duration,
+    /// How long a kept-alive connection may stay idle between requests
+    /// (60 s), before it is closed. The event stream is never idle.
+    pub idle_timeout: Duration,
+    /// How many connections the server holds at once (10,000); one more
+    /// is answered 503 at once and closed, so established clients keep
+    /// working. Keep it below the process's file descriptor limit
+    /// (`ulimit -n`).
+    pub max_connections: usize,
     /// How often an idle event stream gets a keep-alive comment (15 s).
     pub keep_alive: Duration,
     /// How many events a client of the stream may fall behind before it is
@@ -69,11 +83,24 @@ impl Default for Config {
             body_limit: 1024 * 1024,
             request_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 10_000,
             keep_alive: Duration::from_secs(15),
             client_buffer: 1024,
             send_buffer: None,
             key_cache: Duration::from_secs(1),
             session_ttl: Duration::from_secs(8 * 3600),
+        }
+    }
+}
+
+impl Config {
+    pub(crate) fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            header: self.header_timeout,
+            idle: self.idle_timeout,
+            write: self.write_timeout,
         }
     }
 }
@@ -196,7 +223,9 @@ impl Server {
     ///
     /// # Errors
     ///
-    /// [`ServeError::Io`] when serving fails.
+    /// None today: a connection that fails ends alone, and running out of
+    /// file descriptors waits and accepts again. [`ServeError::Io`] is
+    /// kept for a failure of the listening socket itself.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -207,16 +236,10 @@ impl Server {
             tracing::info!("shutting down: finishing requests in flight");
             state.shutdown.send_replace(true);
         };
-        let listener = TimedListener::new(self.listener, self.state.config.write_timeout);
-        let service = self
-            .router
-            .into_make_service_with_connect_info::<Connection>();
-        let result = axum::serve(listener, service)
-            .with_graceful_shutdown(stop)
-            .await;
+        listener::serve(self.listener, self.router, self.state.clone(), stop).await;
         // The follower stops too, when the server stops without a signal.
         self.state.shutdown.send_replace(true);
-        result.map_err(ServeError::Io)
+        Ok(())
     }
 }
 

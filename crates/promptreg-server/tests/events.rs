@@ -148,21 +148,34 @@ impl StalledClient {
         StalledClient(stream)
     }
 
-    /// Reads the whole response now, and returns its events.
-    async fn read_all(mut self) -> Vec<Sse> {
+    /// Reads until the response ends or the connection closes: the bytes,
+    /// and whether the response ended (its final chunk arrived).
+    async fn read_raw(&mut self) -> (Vec<u8>, bool) {
         use tokio::io::AsyncReadExt;
         let mut raw = Vec::new();
         while !raw.ends_with(b"\r\n0\r\n\r\n") {
             let mut buf = [0u8; 65536];
-            let n = tokio::time::timeout(Duration::from_secs(30), self.0.read(&mut buf))
+            let read = tokio::time::timeout(Duration::from_secs(30), self.0.read(&mut buf))
                 .await
-                .expect("the stream ends within 30 s")
-                .unwrap();
-            if n == 0 {
-                break;
+                .expect("the stream ends within 30 s");
+            match read {
+                Ok(0) | Err(_) => return (raw, false),
+                Ok(n) => raw.extend_from_slice(&buf[..n]),
             }
-            raw.extend_from_slice(&buf[..n]);
         }
+        (raw, true)
+    }
+
+    /// Reads what the server sent before it closed the connection: the
+    /// text, and whether the response ended properly.
+    async fn read_some(mut self) -> (String, bool) {
+        let (raw, ended) = self.read_raw().await;
+        (String::from_utf8_lossy(&raw).into_owned(), ended)
+    }
+
+    /// Reads the whole response now, and returns its events.
+    async fn read_all(mut self) -> Vec<Sse> {
+        let (raw, _) = self.read_raw().await;
         let text = String::from_utf8_lossy(&raw).into_owned();
         let (head, mut chunked) = text.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
@@ -199,8 +212,8 @@ async fn a_slow_client_is_dropped_with_a_reconnect_event_and_holds_up_nobody() {
     let mut small = config();
     small.client_buffer = 8;
     small.send_buffer = Some(4096);
-    // The stream is exempt from the write timeout: its own rule applies.
-    small.write_timeout = Duration::from_millis(100);
+    // The client reads late, not never: the write timeout does not apply.
+    small.write_timeout = Duration::from_secs(120);
     let server = TestServer::start(published(&db).await, small).await;
     let slow = StalledClient::connect(&server).await;
     let mut fast = SseClient::connect(&server, None).await;
@@ -239,6 +252,47 @@ async fn a_slow_client_is_dropped_with_a_reconnect_event_and_holds_up_nobody() {
     all.extend(ids(&rest));
     assert_eq!(all.len(), 2 * VERSIONS);
     assert!(all.windows(2).all(|w| w[0] + 1 == w[1]), "{all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_timeout() {
+    let db = common::sqlite();
+    let mut small = config();
+    // The ring never overflows: only the write timeout can drop it.
+    small.client_buffer = 100_000;
+    small.send_buffer = Some(4096);
+    small.write_timeout = Duration::from_millis(300);
+    let server = TestServer::start(published(&db).await, small).await;
+    let stalled = StalledClient::connect(&server).await;
+    let mut fast = SseClient::connect(&server, None).await;
+    // Enough events to fill every buffer between the server and the
+    // stalled client, and then some.
+    let mut files = PackFiles::default();
+    let mut n = 0;
+    while server.events_clients().await > 1 {
+        n += 1;
+        files.insert("defaults/farewell.md", format!("Version {n}.\n"));
+        server
+            .store
+            .push_prompt("demo", "farewell", &files, &writer(), "")
+            .await
+            .unwrap();
+        fast.take(2).await;
+        assert!(n < 5_000, "the stalled client was never dropped");
+    }
+    // It was cut off, not ended: no final chunk, no `reconnect`.
+    let (text, ended) = stalled.read_some().await;
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(!ended, "the stream ended cleanly");
+    assert!(!text.contains("event: reconnect"), "{text}");
+    // The client that reads is still served.
+    files.insert("defaults/farewell.md", "After.\n");
+    server
+        .store
+        .push_prompt("demo", "farewell", &files, &writer(), "")
+        .await
+        .unwrap();
+    assert_eq!(fast.take(2).await[0].data["prompt"], "farewell");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

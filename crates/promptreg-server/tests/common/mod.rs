@@ -69,6 +69,16 @@ impl TestServer {
             .unwrap()
     }
 
+    /// How many clients follow `/v1/events` now, from `/metrics`.
+    pub async fn events_clients(&self) -> usize {
+        let metrics = self.get("/metrics").await.text().await.unwrap();
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("promptreg_sse_clients "))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("the promptreg_sse_clients metric")
+    }
+
     /// Stops it gracefully and waits until it has.
     pub async fn stop(&mut self) {
         if let Some(stop) = self.stop.take() {

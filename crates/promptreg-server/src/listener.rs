@@ -1,0 +1,164 @@
+//! Accepting connections: at most `max_connections` at once, each served
+//! by hyper under the timeouts of `connection.rs`, and a graceful
+//! shutdown. A connection beyond the cap is answered 503 at once and
+//! closed, so established clients keep their share of the server and a
+//! pile of idle sockets cannot exhaust its file descriptors.
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tower_service::Service;
+
+use crate::connection::{Activity, Connection, TimedStream, Timeouts};
+use crate::metrics::Metrics;
+use crate::serve::AppState;
+
+/// What a connection beyond the cap is told before it is closed.
+const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
+    content-type: application/problem+json\r\n\
+    retry-after: 1\r\n\
+    connection: close\r\n\
+    content-length: 117\r\n\r\n\
+    {\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,\"code\":\"too-many-connections\",\"detail\":\"retry\"}";
+
+/// How long to wait before accepting again when the process is out of
+/// file descriptors (or the kernel of memory).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Serves `router` on `listener` until `stop` completes, then lets the
+/// requests in flight finish.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+    stop: impl Future<Output = ()>,
+) {
+    let timeouts = state.config.timeouts();
+    let permits = Arc::new(Semaphore::new(state.config.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                wait_after_accept_error(&e).await;
+                continue;
+            }
+        };
+        match permits.clone().try_acquire_owned() {
+            Ok(permit) => {
+                let serving = Serving {
+                    router: router.clone(),
+                    timeouts,
+                    watcher: graceful.watcher(),
+                    state: state.clone(),
+                    _permit: permit,
+                };
+                tokio::spawn(serving.run(stream));
+            }
+            Err(_) => refuse(&stream, &state.metrics),
+        }
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+/// Errors of `accept` that concern one connection are skipped; running
+/// out of descriptors waits a moment, so the loop does not spin.
+async fn wait_after_accept_error(e: &io::Error) {
+    let per_connection = matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+    );
+    if !per_connection {
+        tracing::warn!(error = %e, "cannot accept a connection; retrying");
+        tokio::time::sleep(ACCEPT_BACKOFF).await;
+    }
+}
+
+/// Answers 503 without reading the request and closes: the send buffer
+/// of a new connection is empty, so the write never waits.
+fn refuse(stream: &TcpStream, metrics: &Metrics) {
+    metrics.connection_refused();
+    let _ = stream.try_write(OVER_CAPACITY);
+}
+
+/// One accepted connection and what it needs to be served.
+struct Serving {
+    router: Router,
+    timeouts: Timeouts,
+    watcher: Watcher,
+    state: AppState,
+    /// Released when the connection ends.
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Serving {
+    async fn run(self, stream: TcpStream) {
+        let _ = stream.set_nodelay(true);
+        let activity = Activity::new();
+        let io = TokioIo::new(TimedStream::new(
+            stream,
+            activity.clone(),
+            self.timeouts.write,
+        ));
+        let connection = Connection::new(activity.clone());
+        let router = self.router;
+        let requests = activity.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request
+                .extensions_mut()
+                .insert(ConnectInfo(connection.clone()));
+            let running = requests.request_started();
+            let response = router.clone().call(request.map(axum::body::Body::new));
+            async move {
+                let response = response.await;
+                drop(running);
+                response
+            }
+        });
+        let mut http = hyper::server::conn::http1::Builder::new();
+        // The timer serves hyper's own timeouts; the header and idle ones
+        // are ours (`Activity`), so hyper's is off.
+        http.timer(TokioTimer::new()).header_read_timeout(None);
+        let served = self.watcher.watch(http.serve_connection(io, service));
+        tokio::pin!(served);
+        loop {
+            let deadline = activity.deadline(&self.timeouts);
+            tokio::select! {
+                _ = &mut served => return,
+                () = activity.changed() => {}
+                () = sleep_until(deadline.map(|(at, _)| at)) => {
+                    if let Some((at, why)) = activity.deadline(&self.timeouts)
+                        && at <= tokio::time::Instant::now().into_std()
+                    {
+                        self.state.metrics.connection_timed_out(why);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(at: Option<std::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
