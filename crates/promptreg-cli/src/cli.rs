@@ -346,6 +346,30 @@ pub struct ServeArgs {
     /// How long a request may take before it is answered 503, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub request_timeout: u64,
+    /// How long a client may take to send a request's head, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub header_timeout: u64,
+    /// How long a kept-alive connection may stay idle between requests, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub idle_timeout: u64,
+    /// How long a response may wait for a client that reads nothing, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub write_timeout: u64,
+    /// How many connections the server holds at once; more are answered 503
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_connections: usize,
+    /// How long a key checked before stays good while the store cannot be reached, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub key_grace: u64,
+    /// A host name clients use to reach the server (repeat for more); IP addresses and localhost are always answered
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
+    /// Clients come through a proxy that terminates TLS: cookies are Secure, and the web page may be served beyond loopback
+    #[arg(long)]
+    pub behind_tls: bool,
+    /// Serve the web page (which takes API keys) over plain HTTP beyond loopback
+    #[arg(long)]
+    pub web_over_plain_http: bool,
 }
 
 /// How the server writes its log.

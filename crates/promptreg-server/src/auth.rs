@@ -3,15 +3,22 @@
 //!
 //! Checking a key reads the store; a key checked is trusted for
 //! [`Config::key_cache`](crate::Config::key_cache) (a revocation takes
-//! effect within that time), so reads stay in memory.
+//! effect within that time), so reads stay in memory. While the store
+//! cannot be reached, a key checked within
+//! [`Config::key_grace`](crate::Config::key_grace) stays good and no
+//! request waits for the store: a background probe finds it again.
+//!
+//! A store that has ever had a key is keyed for good: revoking its last
+//! key does not open a loopback server to callers without one.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use promptreg_store::{Actor, ApiKey, ErrorKind, Permission, Scope, Store};
 use sha2::{Digest, Sha256};
 
@@ -99,22 +106,35 @@ fn scope_name(scope: Scope) -> &'static str {
     }
 }
 
-/// Keys checked recently, by the SHA-256 of their secret.
+/// How often the store is probed while it cannot be reached.
+const PROBE: Duration = Duration::from_millis(500);
+
+/// What the server tells a key it refuses: never which key it was.
+const NOT_VALID: &str = "this API key is not valid: it is unknown or was revoked. Ask an admin for a key (`promptreg keys create`)";
+
+/// Keys checked recently, by the SHA-256 of their secret; whether the
+/// store has ever had a key; whether the store can be reached.
 pub(crate) struct Auth {
     ttl: Duration,
+    grace: Duration,
     loopback: bool,
     keys: Mutex<HashMap<String, (ApiKey, Instant)>>,
-    /// Whether the store has any key, and when that was read.
-    any_key: Mutex<Option<(bool, Instant)>>,
+    /// Whether the store has had a key, and when that was read: once it
+    /// has, it stays keyed, even when every key is revoked.
+    keyed: Mutex<Option<(bool, Instant)>>,
+    /// Set while the store cannot be reached; a background probe clears it.
+    unreachable: Arc<AtomicBool>,
 }
 
 impl Auth {
-    pub(crate) fn new(ttl: Duration, loopback: bool) -> Auth {
+    pub(crate) fn new(ttl: Duration, grace: Duration, loopback: bool) -> Auth {
         Auth {
             ttl,
+            grace,
             loopback,
             keys: Mutex::default(),
-            any_key: Mutex::default(),
+            keyed: Mutex::default(),
+            unreachable: Arc::default(),
         }
     }
 
@@ -126,72 +146,117 @@ impl Auth {
                 )
             });
         };
-        let secret = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
+        let secret = bearer(value)
             .ok_or_else(|| unauthorized("the Authorization header must be `Bearer prk_…`"))?;
         self.key(store, secret).await
     }
 
     /// The caller without a key: the local user on a loopback server whose
-    /// store has no key, else nobody (`None`).
+    /// store has never had a key, else nobody (`None`).
     pub(crate) async fn anonymous(&self, store: &Store) -> Result<Option<Caller>, Problem> {
-        if self.loopback && !self.store_has_keys(store).await? {
+        if self.loopback && !self.keyed(store).await? {
             return Ok(Some(Caller::Local));
         }
         Ok(None)
     }
 
-    /// The caller holding the key `secret`: 401 when it is unknown or revoked.
+    /// The caller holding the key `secret`: 401 when it is unknown or
+    /// revoked. While the store cannot be reached, a key checked less than
+    /// the grace time ago stays good, and nothing waits for the store.
     pub(crate) async fn key(&self, store: &Store, secret: &str) -> Result<Caller, Problem> {
         let hash = hex(&Sha256::digest(secret.as_bytes()));
         let known = lock(&self.keys).get(&hash).cloned();
-        if let Some((key, at)) = &known
-            && at.elapsed() < self.ttl
-        {
-            return Ok(Caller::Key(key.clone()));
-        }
-        let key = match (store.authenticate(secret).await, known) {
-            (Ok(key), _) => key,
-            // The store is away: a key it accepted before is still good.
-            (Err(e), Some((key, _))) if e.kind() == ErrorKind::Unavailable => {
-                return Ok(Caller::Key(key));
+        let unreachable = self.unreachable.load(Ordering::Acquire);
+        match &known {
+            Some((key, at)) if at.elapsed() < self.ttl => return Ok(Caller::Key(key.clone())),
+            Some((key, at)) if unreachable && at.elapsed() < self.ttl + self.grace => {
+                return Ok(Caller::Key(key.clone()));
             }
-            (Err(e), _) => {
+            _ if unreachable => return Err(store_away()),
+            _ => {}
+        }
+        let key = match store.authenticate(secret).await {
+            Ok(key) => key,
+            Err(e) if e.kind() == ErrorKind::Unavailable => {
+                self.lost(store);
+                return match known {
+                    Some((key, at)) if at.elapsed() < self.ttl + self.grace => Ok(Caller::Key(key)),
+                    _ => Err(Problem::from(e)),
+                };
+            }
+            Err(e) => {
                 let problem = Problem::from(e);
-                return Err(if problem.details().status == 401 {
-                    unauthorized(&problem.details().detail)
-                } else {
-                    problem
-                });
+                if problem.details().status == 401 {
+                    lock(&self.keys).remove(&hash);
+                    return Err(unauthorized(NOT_VALID));
+                }
+                return Err(problem);
             }
         };
         let mut keys = lock(&self.keys);
-        keys.retain(|_, (_, at)| at.elapsed() < self.ttl);
+        keys.retain(|_, (_, at)| at.elapsed() < self.ttl + self.grace);
         keys.insert(hash, (key.clone(), Instant::now()));
         Ok(Caller::Key(key))
     }
 
-    async fn store_has_keys(&self, store: &Store) -> Result<bool, Problem> {
-        let known = *lock(&self.any_key);
-        if let Some((any, at)) = known
-            && (any || at.elapsed() < self.ttl)
-        {
-            return Ok(any);
+    async fn keyed(&self, store: &Store) -> Result<bool, Problem> {
+        let known = *lock(&self.keyed);
+        match known {
+            Some((keyed, at)) if keyed || at.elapsed() < self.ttl => return Ok(keyed),
+            Some((keyed, _)) if self.unreachable.load(Ordering::Acquire) => return Ok(keyed),
+            None if self.unreachable.load(Ordering::Acquire) => return Err(store_away()),
+            _ => {}
         }
-        let any = match store.keys().await {
-            Ok(keys) => keys.iter().any(|k| k.revoked_at.is_none()),
-            // The store is away: what it said last still holds.
-            Err(e) if e.kind() == ErrorKind::Unavailable && known.is_some() => {
-                return Ok(known.is_some_and(|(any, _)| any));
+        let keyed = match store.keys().await {
+            // Revoked keys count: revoking the last key must not open the server.
+            Ok(keys) => !keys.is_empty(),
+            Err(e) if e.kind() == ErrorKind::Unavailable => {
+                self.lost(store);
+                return known.map(|(keyed, _)| keyed).ok_or_else(|| e.into());
             }
             Err(e) => return Err(e.into()),
         };
-        *lock(&self.any_key) = Some((any, Instant::now()));
-        Ok(any)
+        *lock(&self.keyed) = Some((keyed, Instant::now()));
+        Ok(keyed)
     }
+
+    /// The store did not answer: probe it in the background until it does,
+    /// so requests meanwhile do not wait for it one by one.
+    fn lost(&self, store: &Store) {
+        if self.unreachable.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tracing::warn!("the store cannot be reached: serving remembered keys until it is back");
+        let (store, unreachable) = (store.clone(), self.unreachable.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(PROBE).await;
+                match store.keys().await {
+                    Err(e) if e.kind() == ErrorKind::Unavailable => continue,
+                    _ => break,
+                }
+            }
+            tracing::info!("the store is reachable again");
+            unreachable.store(false, Ordering::Release);
+        });
+    }
+}
+
+/// The secret of an `Authorization: Bearer …` header.
+pub(crate) fn bearer(value: &HeaderValue) -> Option<&str> {
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+fn store_away() -> Problem {
+    Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "store-unavailable",
+        "the store cannot be reached, and this key was not checked recently enough to be trusted meanwhile: retry shortly",
+    )
 }
 
 fn unauthorized(detail: &str) -> Problem {

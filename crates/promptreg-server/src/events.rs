@@ -15,14 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::Stream;
 use promptreg_store::{Event, Store};
 use serde_json::json;
 use tokio::sync::{broadcast, watch};
 
-use crate::auth::Caller;
+use crate::auth::{self, Caller};
 use crate::extract::Query;
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
@@ -33,6 +33,10 @@ const PAGE: usize = 256;
 /// How often the follower reads the store even without a notification, so
 /// a notification lost while the database was away delays nothing long.
 const POLL: Duration = Duration::from_secs(5);
+
+/// How often an open stream checks that its caller may still read: a
+/// stream of a revoked key ends within this time (plus `key_cache`).
+pub(crate) const KEY_RECHECK: Duration = Duration::from_secs(2);
 
 /// The SSE `retry` hint, in milliseconds, sent with `reconnect`.
 const RETRY: Duration = Duration::from_millis(500);
@@ -190,8 +194,18 @@ pub(crate) async fn stream(
         Some(after) => after,
         None => state.store.last_event_id().await?,
     };
+    let secret = headers
+        .get(header::AUTHORIZATION)
+        .and_then(auth::bearer)
+        .map(str::to_owned);
+    let mut recheck = tokio::time::interval(KEY_RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    recheck.reset();
     let feed = Feed {
         store: state.store.clone(),
+        state: state.clone(),
+        secret,
+        recheck,
         live,
         shutdown: state.shutdown.subscribe(),
         pending: VecDeque::new(),
@@ -211,6 +225,10 @@ pub(crate) async fn stream(
 /// One client's position in the stream.
 struct Feed {
     store: Store,
+    state: AppState,
+    /// The caller's key; `None` for the local user of a store without keys.
+    secret: Option<String>,
+    recheck: tokio::time::Interval,
     live: broadcast::Receiver<Arc<Delivered>>,
     shutdown: watch::Receiver<bool>,
     pending: VecDeque<Arc<Delivered>>,
@@ -262,8 +280,23 @@ impl Feed {
                 changed = self.shutdown.changed() => if changed.is_err() {
                     return Some(self.reconnect("shutdown"));
                 },
+                _ = self.recheck.tick() => if !self.still_allowed().await {
+                    return Some(self.reconnect("unauthorized"));
+                },
             }
         }
+    }
+
+    /// Whether the caller may still read: its key is not revoked (or, for
+    /// the local user, the store still has no key). A store that cannot be
+    /// reached ends no stream.
+    async fn still_allowed(&self) -> bool {
+        let (auth, store) = (&self.state.auth, &self.state.store);
+        let allowed = match &self.secret {
+            Some(secret) => auth.key(store, secret).await.map(|_| true),
+            None => auth.anonymous(store).await.map(|caller| caller.is_some()),
+        };
+        allowed.unwrap_or_else(|problem| problem.details().status != 401)
     }
 
     /// The last event of a stream: reconnect with `Last-Event-ID` (the id

@@ -33,6 +33,7 @@ mod cache;
 mod connection;
 mod events;
 mod extract;
+mod guard;
 mod listener;
 mod metrics;
 mod observe;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, HeaderValue};
+use axum::middleware;
 use axum::routing::get;
 use promptreg_store::Store;
 use tokio::net::{TcpListener, TcpSocket};
@@ -28,7 +29,7 @@ use crate::events::{self, Hub};
 use crate::metrics::Metrics;
 use crate::observe::ObserveLayer;
 use crate::web::Sessions;
-use crate::{api, listener, openapi, web};
+use crate::{api, guard, listener, openapi, web};
 
 /// How a server runs.
 #[derive(Debug, Clone)]
@@ -72,8 +73,26 @@ pub struct Config {
     /// How long a checked API key is trusted before it is checked again
     /// (1 s): a revoked key is refused within this time.
     pub key_cache: Duration,
+    /// How long a key checked before stays good while the store cannot be
+    /// reached (10 min): cached reads go on at their usual speed through
+    /// an outage, and no request waits for the store meanwhile. Past it,
+    /// a key's requests are answered 503 until the store is back.
+    pub key_grace: Duration,
     /// How long a web page session lasts after signing in (8 h).
     pub session_ttl: Duration,
+    /// Host names the server answers to besides IP addresses and
+    /// `localhost` (none): a request naming another host is refused, so a
+    /// web page cannot reach the server through a name of its own (DNS
+    /// rebinding). Add the names clients use, `prompts.example.com`.
+    pub allowed_hosts: Vec<String>,
+    /// Whether clients reach the server through a proxy that terminates
+    /// TLS (no): the web page's cookies are then `Secure`, and the page
+    /// may be served beyond loopback.
+    pub behind_tls: bool,
+    /// Whether the web page, which sends API keys to sign in, may be served
+    /// over plain HTTP on an address other than loopback (no): without
+    /// TLS, anyone on the network path could read the keys.
+    pub web_over_plain_http: bool,
 }
 
 impl Default for Config {
@@ -90,12 +109,22 @@ impl Default for Config {
             client_buffer: 1024,
             send_buffer: None,
             key_cache: Duration::from_secs(1),
+            key_grace: Duration::from_secs(600),
             session_ttl: Duration::from_secs(8 * 3600),
+            allowed_hosts: Vec::new(),
+            behind_tls: false,
+            web_over_plain_http: false,
         }
     }
 }
 
 impl Config {
+    /// Whether the web page, which takes API keys, is refused: on an
+    /// address beyond loopback, without TLS, unless plain HTTP is allowed.
+    pub(crate) fn refuses_web_in_clear(&self) -> bool {
+        !self.listen.ip().is_loopback() && !self.behind_tls && !self.web_over_plain_http
+    }
+
     pub(crate) fn timeouts(&self) -> Timeouts {
         Timeouts {
             header: self.header_timeout,
@@ -191,8 +220,8 @@ impl Server {
             cache: Cache::new(store.clone()),
             events: Hub::new(config.client_buffer),
             metrics: Metrics::new(),
-            auth: Auth::new(config.key_cache, loopback),
-            sessions: Sessions::new(config.session_ttl),
+            auth: Auth::new(config.key_cache, config.key_grace, loopback),
+            sessions: Sessions::new(config.session_ttl, config.behind_tls),
             shutdown: watch::channel(false).0,
             store,
             config,
@@ -298,6 +327,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .fallback(web::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
         .route_layer(ObserveLayer::new(state.clone()))
         .with_state(state)
         .layer(
@@ -342,5 +372,31 @@ impl MakeRequestId for RequestIds {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let id = format!("{}-{n:x}", self.prefix);
         HeaderValue::from_str(&id).ok().map(RequestId::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_web_page_is_refused_beyond_loopback_without_tls_unless_allowed() {
+        let on = |listen: &str| Config {
+            listen: listen.parse().unwrap(),
+            ..Config::default()
+        };
+        assert!(!on("127.0.0.1:7878").refuses_web_in_clear());
+        assert!(!on("[::1]:7878").refuses_web_in_clear());
+        assert!(on("0.0.0.0:7878").refuses_web_in_clear());
+        let behind_tls = Config {
+            behind_tls: true,
+            ..on("0.0.0.0:7878")
+        };
+        assert!(!behind_tls.refuses_web_in_clear());
+        let allowed = Config {
+            web_over_plain_http: true,
+            ..on("10.0.0.5:7878")
+        };
+        assert!(!allowed.refuses_web_in_clear());
     }
 }

@@ -292,3 +292,80 @@ async fn a_client_that_stops_reading_a_large_response_is_cut_off_after_the_write
     // Other clients are served as before.
     json(server.get("/v1/packs/demo/prompts/greeting").await, 200).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_database_away_cached_reads_with_a_key_do_not_wait_for_it() {
+    let Some(db) = common::postgres("server_away_keyed").await else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "PostgreSQL is required under CI=true"
+        );
+        eprintln!("database away: PostgreSQL skipped (PROMPTREG_TEST_DATABASE_URL is not set)");
+        return;
+    };
+    let store = published(&db).await;
+    let (_, secret) = store
+        .create_key("app", None, promptreg_store::Scope::Read, &common::admin())
+        .await
+        .unwrap();
+    let (_, upstream) = through(&db.url, "127.0.0.1:1".parse().unwrap());
+    let mut proxy = Proxy::start(upstream).await;
+    let (url, _) = through(&db.url, proxy.addr);
+    let store = promptreg_store::Store::open(&url).await.unwrap();
+    // Keys checked on every request: only the outage rule keeps them.
+    let server = TestServer::start(store, config()).await;
+    let read = |timeout: Option<Duration>| {
+        let mut request = server
+            .client
+            .get(server.url("/v1/packs/demo/prompts/greeting"))
+            .bearer_auth(&secret);
+        if let Some(timeout) = timeout {
+            request = request.timeout(timeout);
+        }
+        request.send()
+    };
+    json(read(None).await.unwrap(), 200).await;
+
+    proxy.cut().await;
+    // The first request finds the store away (and may wait for it once).
+    json(read(None).await.unwrap(), 200).await;
+    // Later ones do not wait: the store would make each wait its
+    // connection timeout (5 s), far beyond this bound.
+    for _ in 0..20 {
+        let response = read(Some(Duration::from_secs(2)))
+            .await
+            .expect("a cached read answers without waiting for the store");
+        json(response, 200).await;
+    }
+    // A key never checked is not trusted meanwhile, and says why at once.
+    let unknown = server
+        .client
+        .get(server.url("/v1/packs/demo/prompts/greeting"))
+        .bearer_auth("prk_never_seen")
+        .timeout(Duration::from_secs(2))
+        .send()
+        .await
+        .expect("an unknown key is answered without waiting for the store");
+    assert_eq!(json(unknown, 503).await["code"], "store-unavailable");
+
+    // Once the store is back, keys are checked by it again.
+    proxy.restore().await;
+    let mut checked = false;
+    for _ in 0..100 {
+        let response = server
+            .client
+            .get(server.url("/v1/packs"))
+            .bearer_auth("prk_never_seen")
+            .send()
+            .await
+            .unwrap();
+        if response.status() == 401 {
+            checked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(checked, "keys are checked again once the store is back");
+    json(read(None).await.unwrap(), 200).await;
+}

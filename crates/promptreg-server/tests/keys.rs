@@ -6,7 +6,7 @@ mod common;
 
 use std::net::SocketAddr;
 
-use common::{TestServer, admin, config, databases, json, published};
+use common::{SseClient, TestServer, admin, config, databases, json, published};
 use promptreg_server::{ServeError, Server};
 use promptreg_store::{Label, PackFiles, Scope};
 use serde_json::json;
@@ -131,6 +131,54 @@ async fn a_revoked_key_is_refused() {
         server.store.revoke_key("laptop", &admin()).await.unwrap();
         let refused = json(get().await.unwrap(), 401).await;
         assert_eq!(refused["code"], "unauthorized", "{}", db.name);
+        // Whoever holds a leaked key learns nothing of whose it was.
+        let detail = refused["detail"].as_str().unwrap();
+        assert!(!detail.contains("laptop"), "{detail}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoking_the_last_key_does_not_open_the_server_after_a_restart() {
+    for db in databases("server_last_key").await {
+        let store = published(&db).await;
+        store
+            .create_key("laptop", None, Scope::Admin, &admin())
+            .await
+            .unwrap();
+        store.revoke_key("laptop", &admin()).await.unwrap();
+        let server = TestServer::start(store, config()).await;
+        let read = json(server.get("/v1/packs").await, 401).await;
+        assert_eq!(read["code"], "unauthorized", "{}", db.name);
+        let write = server
+            .post(
+                "/v1/packs/demo/prompts/greeting/versions",
+                json!({ "files": { "defaults/greeting.md": "Hijacked.\n" } }),
+            )
+            .await;
+        json(write, 401).await;
+        assert_eq!(server.store.log("demo", "greeting").await.unwrap().len(), 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_event_stream_of_a_revoked_key_ends() {
+    for db in databases("server_revoked_stream").await {
+        let store = published(&db).await;
+        let (_, secret) = store
+            .create_key("follower", None, Scope::Read, &admin())
+            .await
+            .unwrap();
+        let server = TestServer::start(store, config()).await;
+        let mut stream = SseClient::connect_as(&server, &secret).await;
+        server.store.revoke_key("follower", &admin()).await.unwrap();
+        // The revocation itself may be an event; then the stream ends.
+        let mut last = None;
+        while let Some(event) = stream.next().await {
+            last = Some(event);
+        }
+        let last = last.expect("a final event");
+        assert_eq!(last.event, "reconnect", "{last:?}");
+        assert_eq!(last.data["reason"], "unauthorized", "{}", db.name);
     }
 }
 

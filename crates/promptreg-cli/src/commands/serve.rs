@@ -27,6 +27,14 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         listen: args.listen,
         body_limit: usize::try_from(args.max_body_size).unwrap_or(usize::MAX),
         request_timeout: Duration::from_secs(args.request_timeout),
+        header_timeout: Duration::from_secs(args.header_timeout),
+        idle_timeout: Duration::from_secs(args.idle_timeout),
+        write_timeout: Duration::from_secs(args.write_timeout),
+        max_connections: args.max_connections,
+        key_grace: Duration::from_secs(args.key_grace),
+        allowed_hosts: args.allowed_hosts.clone(),
+        behind_tls: args.behind_tls,
+        web_over_plain_http: args.web_over_plain_http,
         ..Config::default()
     };
     let server = Server::bind(store.clone(), config)

@@ -22,6 +22,7 @@ mod prompt;
 mod session;
 
 use axum::Router;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -56,12 +57,35 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
             get(labels::confirm_rollback).post(labels::roll_back),
         )
         .route("/sign-out", axum::routing::post(session::sign_out))
-        .route_layer(middleware::from_fn_with_state(state, session::visit))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            session::visit,
+        ))
         .route(
             "/sign-in",
             get(session::sign_in_page).post(session::sign_in),
         )
         .route("/assets/{name}", get(assets::serve))
+        .route_layer(middleware::from_fn_with_state(state, refuse_keys_in_clear))
+}
+
+/// The page takes API keys: beyond loopback it is served only behind TLS,
+/// unless the operator allows plain HTTP.
+async fn refuse_keys_in_clear(
+    State(state): State<AppState>,
+    request: Request,
+    next: middleware::Next,
+) -> Response {
+    if !state.config.refuses_web_in_clear() {
+        return next.run(request).await;
+    }
+    page::PageError::new(
+        StatusCode::FORBIDDEN,
+        "The web page is not served over plain HTTP on this address: signing in would send an \
+         API key in clear. Put the server behind a proxy that terminates TLS and start it with \
+         --behind-tls, or allow plain HTTP with --web-over-plain-http.",
+    )
+    .into_response()
 }
 
 /// Any unknown route: a page for a browser outside `/v1`, a problem for

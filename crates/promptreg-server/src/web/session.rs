@@ -36,13 +36,16 @@ struct Session {
 /// The sessions of the web page, by id.
 pub(crate) struct Sessions {
     ttl: Duration,
+    /// Cookies are `Secure`: clients come over TLS.
+    secure: bool,
     by_id: Mutex<HashMap<String, Session>>,
 }
 
 impl Sessions {
-    pub(crate) fn new(ttl: Duration) -> Sessions {
+    pub(crate) fn new(ttl: Duration, secure: bool) -> Sessions {
         Sessions {
             ttl,
+            secure,
             by_id: Mutex::default(),
         }
     }
@@ -91,6 +94,16 @@ impl Sessions {
     fn max_age(&self) -> u64 {
         self.ttl.as_secs()
     }
+
+    /// A `Set-Cookie` value: HttpOnly, SameSite=Strict, for the whole
+    /// site, and `Secure` behind TLS.
+    fn set_cookie(&self, name: &str, value: &str, max_age: u64) -> HeaderValue {
+        let secure = if self.secure { "; Secure" } else { "" };
+        HeaderValue::from_str(&format!(
+            "{name}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}"
+        ))
+        .unwrap_or(HeaderValue::from_static(""))
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -109,14 +122,6 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
-/// A `Set-Cookie` value: HttpOnly, SameSite=Strict, for the whole site.
-fn set_cookie(name: &str, value: &str, max_age: u64) -> HeaderValue {
-    HeaderValue::from_str(&format!(
-        "{name}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}"
-    ))
-    .unwrap_or(HeaderValue::from_static(""))
-}
-
 /// What a request without a usable session gets.
 enum Refused {
     SignIn,
@@ -130,7 +135,9 @@ pub(crate) async fn visit(State(state): State<AppState>, request: Request, next:
         Ok((visitor, new_session)) => {
             let mut response = VISITOR.scope(visitor, next.run(request)).await;
             if let Some(id) = new_session {
-                let value = set_cookie(COOKIE, &id, state.sessions.max_age());
+                let value = state
+                    .sessions
+                    .set_cookie(COOKIE, &id, state.sessions.max_age());
                 response.headers_mut().append(header::SET_COOKIE, value);
             }
             response
@@ -138,7 +145,7 @@ pub(crate) async fn visit(State(state): State<AppState>, request: Request, next:
         Err(Refused::SignIn) => {
             let mut response = see_other("/sign-in");
             if cookie(request.headers(), COOKIE).is_some() {
-                let clear = set_cookie(COOKIE, "", 0);
+                let clear = state.sessions.set_cookie(COOKIE, "", 0);
                 response.headers_mut().append(header::SET_COOKIE, clear);
             }
             response
@@ -221,7 +228,10 @@ fn sign_in_form(state: &AppState, status: StatusCode, error: Option<&str>) -> Re
         "sign_in.html",
         context! { sign_in_token => token.clone(), error },
     );
-    let value = set_cookie(SIGN_IN_COOKIE, &token, state.sessions.max_age().min(3600));
+    let value =
+        state
+            .sessions
+            .set_cookie(SIGN_IN_COOKIE, &token, state.sessions.max_age().min(3600));
     response.headers_mut().append(header::SET_COOKIE, value);
     response
 }
@@ -248,11 +258,14 @@ pub(crate) async fn sign_in(
                 Err(e) => return e.into_response(),
             };
             let mut response = see_other("/");
-            let value = set_cookie(COOKIE, &id, state.sessions.max_age());
+            let value = state
+                .sessions
+                .set_cookie(COOKIE, &id, state.sessions.max_age());
             response.headers_mut().append(header::SET_COOKIE, value);
-            response
-                .headers_mut()
-                .append(header::SET_COOKIE, set_cookie(SIGN_IN_COOKIE, "", 0));
+            response.headers_mut().append(
+                header::SET_COOKIE,
+                state.sessions.set_cookie(SIGN_IN_COOKIE, "", 0),
+            );
             response
         }
         Err(p) if p.details().status == 401 => sign_in_form(
@@ -277,6 +290,6 @@ pub(crate) async fn sign_out(
     let mut response = see_other("/sign-in");
     response
         .headers_mut()
-        .append(header::SET_COOKIE, set_cookie(COOKIE, "", 0));
+        .append(header::SET_COOKIE, state.sessions.set_cookie(COOKIE, "", 0));
     Ok(response)
 }

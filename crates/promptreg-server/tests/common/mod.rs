@@ -131,7 +131,16 @@ pub struct SseClient {
 
 impl SseClient {
     pub async fn connect(server: &TestServer, last_event_id: Option<u64>) -> SseClient {
-        let mut request = server.client.get(server.url("/v1/events"));
+        SseClient::open(server.client.get(server.url("/v1/events")), last_event_id).await
+    }
+
+    /// A client holding the API key `secret`.
+    pub async fn connect_as(server: &TestServer, secret: &str) -> SseClient {
+        let request = server.client.get(server.url("/v1/events"));
+        SseClient::open(request.bearer_auth(secret), None).await
+    }
+
+    async fn open(mut request: reqwest::RequestBuilder, last_event_id: Option<u64>) -> SseClient {
         if let Some(id) = last_event_id {
             request = request.header("last-event-id", id.to_string());
         }

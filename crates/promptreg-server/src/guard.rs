@@ -1,0 +1,154 @@
+//! What the server refuses before any handler runs, and the headers every
+//! response carries.
+//!
+//! - A `Host` the server does not answer to (421): a web page on another
+//!   site that resolves its own name to this server's address (DNS
+//!   rebinding) would otherwise read and write through it, keyless on
+//!   loopback. An IP address, `localhost` and the names of
+//!   [`Config::allowed_hosts`](crate::Config::allowed_hosts) are answered.
+//! - A write from another origin (403): a browser says where a request
+//!   comes from (`Sec-Fetch-Site`, `Origin`); clients that are not
+//!   browsers send neither and are not affected.
+//! - A body whose `Content-Length` exceeds the limit (413), at once rather
+//!   than after reading it.
+
+use std::net::IpAddr;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::problem::Problem;
+use crate::serve::AppState;
+
+/// The headers every response carries: no inline script or style, no
+/// framing, no content sniffing, no referrer beyond this site.
+const SECURITY_HEADERS: [(HeaderName, &str); 4] = [
+    (
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    ),
+    (header::X_FRAME_OPTIONS, "DENY"),
+    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    (header::REFERRER_POLICY, "same-origin"),
+];
+
+/// The longest host name echoed in an error.
+const ECHOED: usize = 100;
+
+/// Refuses what no handler should see, and adds the security headers.
+pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let refused = check_host(&state, request.headers())
+        .and_then(|()| check_origin(request.method(), request.headers()))
+        .and_then(|()| check_length(&state, request.headers()));
+    let mut response = match refused {
+        Ok(()) => next.run(request).await,
+        Err(problem) => problem.into_response(),
+    };
+    let headers = response.headers_mut();
+    for (name, value) in SECURITY_HEADERS {
+        headers
+            .entry(name)
+            .or_insert(HeaderValue::from_static(value));
+    }
+    response
+}
+
+fn check_host(state: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
+    let Some(host) = headers.get(header::HOST) else {
+        // HTTP/1.0 without a Host: not a browser.
+        return Ok(());
+    };
+    let host = host.to_str().unwrap_or_default();
+    let name = host_name(host);
+    let allowed = name.parse::<IpAddr>().is_ok()
+        || name.eq_ignore_ascii_case("localhost")
+        || state
+            .config
+            .allowed_hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(name));
+    if allowed {
+        return Ok(());
+    }
+    let shown: String = name.chars().take(ECHOED).collect();
+    Err(Problem::new(
+        StatusCode::MISDIRECTED_REQUEST,
+        "host-not-allowed",
+        format!(
+            "this server does not answer to the host `{shown}`: a page on another site may be \
+             reaching it through its own name. If the name is this server's, start it with \
+             `--allowed-host {shown}`"
+        ),
+    ))
+}
+
+/// The name of a `Host` value, without its port or IPv6 brackets.
+fn host_name(host: &str) -> &str {
+    if host.parse::<IpAddr>().is_ok() {
+        return host;
+    }
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split_once(']').map_or(rest, |(ip, _)| ip);
+    }
+    host.rsplit_once(':')
+        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(host, |(name, _)| name)
+}
+
+fn check_origin(method: &Method, headers: &HeaderMap) -> Result<(), Problem> {
+    if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        return Ok(());
+    }
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let site = text("sec-fetch-site");
+    let cross_site = site.is_some_and(|site| !matches!(site, "same-origin" | "none"));
+    let cross_origin = text("origin").is_some_and(|origin| {
+        let authority = origin.split_once("://").map(|(_, rest)| rest);
+        authority.is_none_or(|authority| Some(authority) != text("host"))
+    });
+    if cross_site || cross_origin {
+        return Err(Problem::new(
+            StatusCode::FORBIDDEN,
+            "cross-origin-write",
+            "a web page of another origin may not change this server: send the request from \
+             this server's own page, or from a client that is not a browser",
+        ));
+    }
+    Ok(())
+}
+
+fn check_length(state: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
+    let length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let limit = state.config.body_limit;
+    match length {
+        Some(length) if length > limit as u64 => Err(Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body-too-large",
+            format!(
+                "the body is {length} bytes, more than the {limit} the server accepts (`--max-body-size`)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_name;
+
+    #[test]
+    fn a_host_name_loses_its_port_and_brackets() {
+        assert_eq!(host_name("localhost:7878"), "localhost");
+        assert_eq!(host_name("prompts.example.com"), "prompts.example.com");
+        assert_eq!(host_name("[::1]:7878"), "::1");
+        assert_eq!(host_name("[::1]"), "::1");
+        assert_eq!(host_name("127.0.0.1:80"), "127.0.0.1");
+        assert_eq!(host_name("::1"), "::1");
+    }
+}
