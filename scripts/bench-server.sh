@@ -27,7 +27,7 @@ done
 
 cargo build --release --quiet -p promptreg-cli
 cargo build --release --quiet -p promptreg-server --example baseline
-target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+target_dir=$(scripts/target-dir.sh)
 promptreg="$target_dir/release/promptreg"
 baseline="$target_dir/release/examples/baseline"
 

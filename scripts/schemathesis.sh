@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs schemathesis (from PyPI, in a virtual environment under target/)
+# Runs schemathesis (from PyPI, in a virtual environment in cargo's target
+# directory)
 # against `promptreg serve` on loopback, over /v1/openapi.json: every
 # operation, generated valid and invalid requests, every check but one
 # (see below). The store is a SQLite file holding the goal-agent example
@@ -19,14 +20,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 examples="${1:-30}"
-venv=target/schemathesis-venv
+target_dir=$(scripts/target-dir.sh)
+venv="$target_dir/schemathesis-venv"
 if [ ! -x "$venv/bin/schemathesis" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet "schemathesis==4.32.5"
 fi
 
 cargo build -p promptreg-cli --locked --quiet
-promptreg="$PWD/target/debug/promptreg"
+promptreg="$target_dir/debug/promptreg"
 work=$(mktemp -d)
 server=""
 cleanup() {

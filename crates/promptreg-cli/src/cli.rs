@@ -246,6 +246,9 @@ pub struct StoreArgs {
     /// Act as an admin: move protected labels, protect labels
     #[arg(long, global = true)]
     pub admin: bool,
+    /// Who is recorded as making the change [default: $USER, else the login name]
+    #[arg(long, global = true, value_name = "NAME", env = "PROMPTREG_AUTHOR")]
+    pub author: Option<String>,
     #[command(subcommand)]
     pub command: StoreCommand,
 }

@@ -22,6 +22,8 @@ pub struct Target {
     /// `pack `web-agent` at label `production` on http://…`, for messages.
     what: String,
     timeout: Duration,
+    /// Whether a key is sent.
+    keyed: bool,
 }
 
 /// What `--server`, `--pack`, `--label`, `--key` and `--timeout` name;
@@ -43,13 +45,16 @@ pub fn target(args: &GlobalArgs) -> Result<Option<Target>, Failure> {
         .label(label)
         .timeout(timeout)
         .without_disk_cache();
-    if let Some(key) = &args.key {
-        remote = remote.key(key.as_str());
+    // An empty PROMPTREG_KEY is no key, not a header value to send.
+    let key = args.key.as_deref().map(str::trim).filter(|k| !k.is_empty());
+    if let Some(key) = key {
+        remote = remote.key(key);
     }
     Ok(Some(Target {
         remote,
         what: format!("pack `{pack}` at label `{label}` on {server}"),
         timeout,
+        keyed: key.is_some(),
     }))
 }
 
@@ -63,7 +68,12 @@ impl Target {
         // the whole timeout before the first attempt is known to fail.
         let wait = self.timeout.saturating_mul(2) + Duration::from_secs(1);
         if let Err(why) = follower.wait_for_first_answer(wait) {
-            return Err(unavailable(&self.what, &why));
+            let hint = if !self.keyed && why.contains("HTTP 401") {
+                "; no key given; use --key or PROMPTREG_KEY"
+            } else {
+                ""
+            };
+            return Err(unavailable(&self.what, &format!("{why}{hint}")));
         }
         let pack = follower
             .pack()

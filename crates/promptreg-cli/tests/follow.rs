@@ -220,6 +220,18 @@ fn the_key_comes_from_the_option_or_the_environment_and_a_refusal_says_so() {
     let by_env = stdout(&run(cmd, &["render", "auditor"]));
     assert_eq!(by_option, by_env);
     assert!(by_env.starts_with("You are an independent auditor."));
+
+    // An empty variable is no key, said as such.
+    let mut cmd = tool(&served);
+    cmd.env("PROMPTREG_KEY", "");
+    let empty = run(cmd, &["render", "auditor"]);
+    assert_eq!(empty.status.code(), Some(2), "{empty:?}");
+    let error = stderr(&empty);
+    assert!(
+        error.contains("no key given; use --key or PROMPTREG_KEY"),
+        "{error}"
+    );
+    assert!(!error.to_lowercase().contains("header"), "{error}");
 }
 
 #[test]

@@ -30,6 +30,23 @@ fn request(addr: &str, head: &str, body: &str) -> String {
 }
 
 #[test]
+fn the_log_has_no_colour_in_a_pipe_and_the_first_line_names_the_api_and_the_page() {
+    let served = serve(&[]);
+    assert!(!served.started.contains('\x1b'), "{:?}", served.started);
+    let base = format!("http://{}", served.addr);
+    assert!(
+        served.started.contains(&format!("{base}/v1 ")),
+        "{}",
+        served.started
+    );
+    assert!(
+        served.started.contains(&format!("the web page at {base}/")),
+        "{}",
+        served.started
+    );
+}
+
+#[test]
 fn the_server_logs_json_with_request_ids_and_stops_on_sigterm() {
     let mut served = serve(&["--log-format", "json"]);
     let response = request(&served.addr, "GET /healthz", "");

@@ -184,6 +184,49 @@ fn push_pull_is_byte_exact_and_idempotent() {
     }
 }
 
+/// The author `store log --json` shows for the newest version of `id`.
+fn author_of(sb: &Sandbox, id: &str) -> Value {
+    let out = sb
+        .cmd()
+        .args(["--json", "store", "log", id])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["versions"][0]["author"].clone()
+}
+
+#[test]
+fn the_author_is_the_flag_then_user_then_the_login_name() {
+    let sb = sandbox("sqlite", None);
+    let login = Command::new("id").arg("-un").output().unwrap();
+    let login = String::from_utf8(login.stdout).unwrap().trim().to_owned();
+    // Without $USER (cron, containers): the login name, not `unknown`.
+    let out = sb
+        .cmd()
+        .env_remove("USER")
+        .env_remove("USERNAME")
+        .env_remove("LOGNAME")
+        .args(["store", "push", "goal-agent"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(author_of(&sb, "goal-running"), login.as_str());
+    // `--author`, then PROMPTREG_AUTHOR, win over $USER.
+    let stale = sb.path("goal-agent/defaults/goal-stale.md");
+    fs::write(&stale, "The checkpoint is old.\n").unwrap();
+    sb.ok(&["push", "goal-agent", "--author", "ci-bot"]);
+    assert_eq!(author_of(&sb, "goal-stale"), "ci-bot");
+    fs::write(&stale, "The checkpoint is older.\n").unwrap();
+    let out = sb
+        .cmd()
+        .env("PROMPTREG_AUTHOR", "release-job")
+        .args(["store", "push", "goal-agent"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(author_of(&sb, "goal-stale"), "release-job");
+}
+
 #[test]
 fn labels_conflicts_rollback_diff_and_history() {
     for sb in sandboxes("labels") {

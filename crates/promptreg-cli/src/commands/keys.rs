@@ -71,7 +71,7 @@ impl Command<'_> {
         let scope: Scope = scope.parse().map_err(failure)?;
         let (key, secret) = self
             .store
-            .create_key(name, pack, scope, &local_user(true))
+            .create_key(name, pack, scope, &local_user(None, true))
             .await
             .map_err(failure)?;
         if self.session.args.json {
@@ -118,7 +118,7 @@ impl Command<'_> {
         self.require_admin("revoking an API key")?;
         let key = self
             .store
-            .revoke_key(name, &local_user(true))
+            .revoke_key(name, &local_user(None, true))
             .await
             .map_err(failure)?;
         if self.session.args.json {

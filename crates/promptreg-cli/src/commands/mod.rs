@@ -67,7 +67,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Test(args) => test::run(&session, &args),
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
-        Command::Serve(args) => serve::run(&args),
+        Command::Serve(args) => serve::run(&session, &args),
         Command::Keys(args) => keys::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)

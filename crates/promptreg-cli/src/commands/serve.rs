@@ -1,16 +1,18 @@
 //! `promptreg serve`: the HTTP API over a store, until SIGINT or SIGTERM.
 
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use promptreg_server::{Config, Server, shutdown_signal};
 use promptreg_store::Store;
 
 use super::Output;
-use crate::cli::{LogFormat, ServeArgs};
+use crate::cli::{ColorChoice, LogFormat, ServeArgs};
 use crate::report::Failure;
+use crate::session::Session;
 
-pub fn run(args: &ServeArgs) -> Result<Output, Failure> {
-    init_log(args.log_format);
+pub fn run(session: &Session, args: &ServeArgs) -> Result<Output, Failure> {
+    init_log(args.log_format, colours_the_log(session.args.color));
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -43,8 +45,8 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
     tracing::info!(
         address = %server.local_addr(),
         store = %store.location(),
-        "serving http://{}/v1 (OpenAPI at /v1/openapi.json)",
-        server.local_addr()
+        "serving http://{addr}/v1 (OpenAPI at /v1/openapi.json) and the web page at http://{addr}/",
+        addr = server.local_addr()
     );
     server
         .run(shutdown_signal())
@@ -52,12 +54,26 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::usage(e.to_string()))
 }
 
+/// Whether the log on standard error is coloured: `--color auto` means a
+/// terminal only (and no `NO_COLOR`), as for every other command.
+fn colours_the_log(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stderr().is_terminal()
+        }
+    }
+}
+
 /// The request log on standard error; `RUST_LOG` filters it (`info` by default).
-fn init_log(format: LogFormat) {
+fn init_log(format: LogFormat, ansi: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Json => builder.json().init(),

@@ -79,7 +79,7 @@ struct Command<'a> {
 
 impl Command<'_> {
     fn actor(&self) -> Actor {
-        local_user(self.args.admin)
+        local_user(self.args.author.as_deref(), self.args.admin)
     }
 
     async fn pack(&self) -> Result<String, Failure> {
@@ -339,11 +339,21 @@ impl Command<'_> {
     }
 }
 
-/// The local user, who may write, and administer with `--admin`.
-pub(super) fn local_user(admin: bool) -> Actor {
-    let name = ["USER", "USERNAME", "LOGNAME"]
-        .iter()
-        .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+/// The local user, who may write, and administer with `--admin`: named
+/// `author` when given, else by `$USER` (or `USERNAME`, `LOGNAME`), else by
+/// the process's login name, else `unknown`.
+pub(super) fn local_user(author: Option<&str>, admin: bool) -> Actor {
+    let given = author
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned);
+    let name = given
+        .or_else(|| {
+            ["USER", "USERNAME", "LOGNAME"]
+                .iter()
+                .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        })
+        .or_else(|| whoami::fallible::username().ok().filter(|n| !n.is_empty()))
         .unwrap_or_else(|| "unknown".to_owned());
     let mut permissions = vec![Permission::Write];
     if admin {

@@ -38,6 +38,8 @@ pub struct Served {
     pub stderr: BufReader<ChildStderr>,
     /// `127.0.0.1:PORT`.
     pub addr: String,
+    /// The log line that named the address, as written.
+    pub started: String,
     /// The store's folder, which holds the pack pushed as `goal-agent/`.
     pub dir: tempfile::TempDir,
 }
@@ -84,6 +86,7 @@ pub fn serve(extra: &[&str]) -> Served {
         child,
         stderr,
         addr,
+        started: line,
         dir,
     }
 }
