@@ -121,9 +121,28 @@ impl Session {
 /// The render context: JSON from a regular file or standard input (`-`),
 /// `{}` without; at most `max_bytes` are read.
 pub fn read_context(path: Option<&Path>, max_bytes: u64) -> Result<serde_json::Value, Failure> {
-    match path {
-        Some(path) => read_json(path, max_bytes, "context"),
-        None => Ok(serde_json::Value::Object(Default::default())),
+    let Some(path) = path else {
+        return Ok(serde_json::Value::Object(Default::default()));
+    };
+    match read_json(path, max_bytes, "context")? {
+        serde_json::Value::Object(ctx) => Ok(serde_json::Value::Object(ctx)),
+        other => Err(Failure::usage(format!(
+            "the context in {} must be a JSON object of variables; got {}",
+            path.display(),
+            json_type(&other)
+        ))),
+    }
+}
+
+/// What kind of JSON value `value` is, with its article.
+fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 

@@ -228,6 +228,25 @@ fn render_prints_exactly_what_the_application_sends() {
 }
 
 #[test]
+fn a_context_that_is_not_an_object_or_is_missing_says_what_to_pass() {
+    let s = Sandbox::new();
+    s.write(&s.root.path().join("list.json"), "[1, 2]");
+    let (code, _, stderr) =
+        run(s
+            .with_pack("goal-agent")
+            .args(["render", "goal-running", "--ctx", "list.json"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("must be a JSON object of variables; got an array"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(s.with_pack("goal-agent").args(["render", "goal-running"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("needs variables"), "{stderr}");
+    assert!(stderr.contains("--ctx FILE"), "{stderr}");
+}
+
+#[test]
 fn render_reads_the_context_from_standard_input_and_prints_json() {
     let s = Sandbox::new();
     let value = json(

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use promptreg::pack::Pack;
-use promptreg::{Locale, Message, PromptRegistry};
+use promptreg::{ErrorKind, Locale, Message, PromptRegistry};
 use serde_json::json;
 
 use super::Output;
@@ -33,6 +33,8 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
 pub struct Request<'a> {
     pub id: &'a str,
     ctx: serde_json::Value,
+    /// Whether `--ctx` was given: a template missing variables says to.
+    ctx_given: bool,
     history: Vec<(String, Vec<Message>)>,
     locale: Locale,
 }
@@ -50,6 +52,7 @@ impl<'a> Request<'a> {
         Ok(Request {
             id,
             ctx: read_context(ctx, max_bytes)?,
+            ctx_given: ctx.is_some(),
             history: read_history(history, max_bytes)?,
             locale: session.locale(pack)?,
         })
@@ -67,7 +70,15 @@ pub fn show(
     let (id, ctx, locale) = (request.id, &request.ctx, &request.locale);
     let history = super::history_slices(&request.history);
     let snapshot = registry.snapshot();
-    let failed = |e| super::render_failure(pack, id, e);
+    let failed = |e: promptreg::Error| {
+        let e = match e.kind() {
+            ErrorKind::Template if !request.ctx_given => {
+                e.with_suggestion("pass the variables with `--ctx FILE`, a JSON object")
+            }
+            _ => e,
+        };
+        super::render_failure(pack, id, e)
+    };
     let chat = snapshot.is_chat(id, locale).map_err(failed)?;
     if !chat && history.is_empty() {
         let text = snapshot.render_in(id, ctx, locale).map_err(failed)?;
