@@ -279,7 +279,15 @@ fn labels_conflicts_rollback_diff_and_history() {
         );
         assert!(!diff.contains("zh-TW"), "{diff}");
         let same = sb.ok(&["diff", id, "1", "2", "--locale", "zh-TW"]);
-        assert!(same.contains("have the same files"), "{same}");
+        assert!(
+            same.contains("v1 and v2 have the same defaults/webagent-narrator.system.zh-TW.md"),
+            "{same}"
+        );
+        // Versions as `store log` prints them.
+        assert_eq!(
+            sb.ok(&["diff", id, "v1", "v2"]),
+            sb.ok(&["diff", id, "1", "2"])
+        );
 
         let back = sb.ok(&["rollback", id, "production", "--reason", "too long"]);
         assert!(

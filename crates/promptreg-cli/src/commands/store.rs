@@ -329,8 +329,12 @@ impl Command<'_> {
             })));
         }
         if !diff.changed() {
+            let compared = match (&locale, diff.files.as_slice()) {
+                (Some(_), [one]) => format!("the same {}", one.path),
+                _ => "the same files".to_owned(),
+            };
             return Ok(Output::text(format!(
-                "{id}: v{a_num} and v{b_num} have the same files\n"
+                "{id}: v{a_num} and v{b_num} have {compared}\n"
             )));
         }
         let paint = self.paint();
@@ -362,8 +366,12 @@ pub(super) fn local_user(author: Option<&str>, admin: bool) -> Actor {
     Actor::new(name, permissions)
 }
 
+/// A version number (`3`, or `v3` as `store log` prints it) or a label.
 fn version_ref(text: &str) -> Result<VersionRef, Failure> {
-    text.parse().map_err(failure)
+    let number = text
+        .strip_prefix('v')
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    number.unwrap_or(text).parse().map_err(failure)
 }
 
 fn push_json(report: &PushReport) -> Value {
