@@ -49,7 +49,7 @@ fn a_missing_snapshot_fails_until_it_is_written_then_passes() {
     let results = PromptTests::load(&pack).unwrap().run(&registry);
     assert_eq!(
         results[0].failures[0].message,
-        "no snapshot yet: the file does not exist (update the snapshots to write it)"
+        "no snapshot yet: the file does not exist (write it with `promptreg test --update`, or `PromptTests::run_updating`)"
     );
     let updated = PromptTests::load(&pack)
         .unwrap()
@@ -60,6 +60,22 @@ fn a_missing_snapshot_fails_until_it_is_written_then_passes() {
     assert_eq!(updated[0].updated, std::slice::from_ref(&snapshot));
     assert_eq!(std::fs::read_to_string(&snapshot).unwrap(), "Hello Ada!");
     assert!(PromptTests::load(&pack).unwrap().run(&registry)[0].passed());
+}
+
+#[test]
+fn an_equals_that_differs_only_in_a_final_newline_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack_with_tests(
+        dir.path(),
+        "prompt = \"greeting\"\n[[case]]\nname = \"ada\"\ncontext = { name = \"Ada\" }\nequals = \"Hello Ada!\\n\"\n",
+    );
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let results = PromptTests::load(&pack).unwrap().run(&registry);
+    assert_eq!(
+        results[0].failures[0].message,
+        "the text differs only in a final newline: the expected text ends with one, the rendered text does not"
+    );
 }
 
 #[test]

@@ -185,16 +185,16 @@ impl Expectation {
                 None,
             ),
             Expectation::Equals(expected) if expected != text => {
-                ("the text differs".to_owned(), Some(expected.as_str()))
+                (differs("the text differs", expected, text), Some(expected.as_str()))
             }
             Expectation::Snapshot { expected, .. } => match expected {
                 None => (
-                    "no snapshot yet: the file does not exist (update the snapshots to write it)"
+                    "no snapshot yet: the file does not exist (write it with `promptreg test --update`, or `PromptTests::run_updating`)"
                         .to_owned(),
                     None,
                 ),
                 Some(expected) if expected != text => (
-                    "the text differs from the snapshot".to_owned(),
+                    differs("the text differs from the snapshot", expected, text),
                     Some(expected.as_str()),
                 ),
                 Some(_) => return None,
@@ -431,6 +431,21 @@ fn render(
         .collect();
     let text = messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())));
     Ok((text, Some(roles)))
+}
+
+/// `what`, or why a difference invisible in a diff is one: a final newline
+/// on one side only.
+fn differs(what: &str, expected: &str, text: &str) -> String {
+    let side = match (expected.strip_suffix('\n'), text.strip_suffix('\n')) {
+        (Some(trimmed), None) if trimmed == text => {
+            "the expected text ends with one, the rendered text does not"
+        }
+        (None, Some(trimmed)) if trimmed == expected => {
+            "the rendered text ends with one, the expected text does not"
+        }
+        _ => return what.to_owned(),
+    };
+    format!("{what} only in a final newline: {side}")
 }
 
 fn write_snapshot(path: &Path, text: &str) -> Result<(), Error> {
