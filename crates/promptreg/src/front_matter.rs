@@ -557,11 +557,12 @@ fn explain(e: &serde_saphyr::Error) -> (String, String) {
         let hint = suggest::did_you_mean(field, expected.iter().copied()).unwrap_or_else(known);
         return (format!("unknown front matter key `{field}`"), hint);
     }
-    (
-        format!("invalid front matter: {}", summary(e)),
+    let summary = summary(e);
+    let hint = suggest::for_serde_message(&summary).unwrap_or_else(|| {
         "front matter may set `description`, `template`, `variables`, `pin_head`, `pin_tail`, `model` (an object), `metadata` (an object), `kind`, `roles` and `attach`"
-            .to_owned(),
-    )
+            .to_owned()
+    });
+    (format!("invalid front matter: {summary}"), hint)
 }
 
 /// The first line of the parser's message, without its source snippet and

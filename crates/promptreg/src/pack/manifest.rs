@@ -30,6 +30,7 @@ use crate::config::{ConfigSpec, ConfigSpecBuilder};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::id::PromptId;
 use crate::locale::Locale;
+use crate::suggest;
 
 /// The file name of a pack's manifest.
 pub const MANIFEST: &str = "promptreg.toml";
@@ -131,10 +132,12 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
 fn parse_toml(text: &str, at: &Place<'_>) -> Result<RawManifest, Diagnostic> {
     toml::from_str(text).map_err(|e| {
         let message = format!("invalid manifest: {}", e.message().trim());
+        let suggestion = suggest::for_serde_message(e.message());
         match e.span() {
             Some(span) => at.error(message, span),
             None => Diagnostic::error(DiagnosticCode::Manifest, message).in_file(at.path),
         }
+        .suggest(suggestion)
     })
 }
 
