@@ -33,6 +33,7 @@ mod cache;
 mod connection;
 mod events;
 mod extract;
+mod heavy;
 mod metrics;
 mod observe;
 mod openapi;

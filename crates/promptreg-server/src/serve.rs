@@ -13,7 +13,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, HeaderValue};
 use axum::routing::get;
-use promptreg_store::Store;
+use promptreg_store::{FileLimits, Store};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tower_http::request_id::{
@@ -25,6 +25,7 @@ use crate::auth::Auth;
 use crate::cache::Cache;
 use crate::connection::{Connection, TimedListener};
 use crate::events::{self, Hub};
+use crate::heavy::HeavyWork;
 use crate::metrics::Metrics;
 use crate::observe::ObserveLayer;
 use crate::web::Sessions;
@@ -60,6 +61,18 @@ pub struct Config {
     pub key_cache: Duration,
     /// How long a web page session lasts after signing in (8 h).
     pub session_ttl: Duration,
+    /// How many CPU-heavy jobs (building a label's pack to render from,
+    /// checking a pushed version, a render) run at once, on tokio's
+    /// blocking threads (the number of CPUs): however costly a pack, the
+    /// async workers stay free for health checks, reads and shutdown.
+    pub heavy_jobs: usize,
+    /// How many more heavy jobs may wait for a place (64); past them a
+    /// request is answered 503 `busy` with `Retry-After`, instead of
+    /// piling up work no one may wait for.
+    pub heavy_queue: usize,
+    /// How many files a pushed version may hold, per prompt and per pack
+    /// ([`FileLimits::default`]: 1,000 and 10,000).
+    pub file_limits: FileLimits,
 }
 
 impl Default for Config {
@@ -74,6 +87,9 @@ impl Default for Config {
             send_buffer: None,
             key_cache: Duration::from_secs(1),
             session_ttl: Duration::from_secs(8 * 3600),
+            heavy_jobs: std::thread::available_parallelism().map_or(1, usize::from),
+            heavy_queue: 64,
+            file_limits: FileLimits::default(),
         }
     }
 }
@@ -123,6 +139,7 @@ pub(crate) struct AppState(Arc<Shared>);
 pub(crate) struct Shared {
     pub(crate) store: Store,
     pub(crate) cache: Cache,
+    pub(crate) heavy: Arc<HeavyWork>,
     pub(crate) events: Hub,
     pub(crate) metrics: Metrics,
     pub(crate) auth: Auth,
@@ -160,13 +177,21 @@ impl Server {
         }
         let last = store.last_event_id().await?;
         let listener = listen(&config).map_err(|e| ServeError::Bind(config.listen, e))?;
+        let store = store.with_file_limits(config.file_limits);
+        let shutdown = watch::channel(false).0;
+        let heavy = Arc::new(HeavyWork::new(
+            config.heavy_jobs,
+            config.heavy_queue,
+            shutdown.subscribe(),
+        ));
         let state = AppState(Arc::new(Shared {
-            cache: Cache::new(store.clone()),
+            cache: Cache::new(store.clone(), Arc::clone(&heavy)),
+            heavy,
             events: Hub::new(config.client_buffer),
             metrics: Metrics::new(),
             auth: Auth::new(config.key_cache, loopback),
             sessions: Sessions::new(config.session_ttl),
-            shutdown: watch::channel(false).0,
+            shutdown,
             store,
             config,
         }));

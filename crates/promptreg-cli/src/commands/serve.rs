@@ -11,11 +11,15 @@ use crate::report::Failure;
 
 pub fn run(args: &ServeArgs) -> Result<Output, Failure> {
     init_log(args.log_format);
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Failure::usage(format!("cannot start the server's runtime: {e}")))?
-        .block_on(serve(args))?;
+        .map_err(|e| Failure::usage(format!("cannot start the server's runtime: {e}")))?;
+    let served = runtime.block_on(serve(args));
+    // Every request has been answered; a heavy job whose request gave up
+    // may still run on a blocking thread, and need not delay the exit.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
     Ok(Output::text(String::new()))
 }
 
@@ -27,6 +31,7 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         listen: args.listen,
         body_limit: usize::try_from(args.max_body_size).unwrap_or(usize::MAX),
         request_timeout: Duration::from_secs(args.request_timeout),
+        file_limits: args.limits.limits(),
         ..Config::default()
     };
     let server = Server::bind(store.clone(), config)
