@@ -262,6 +262,8 @@ pub enum StoreCommand {
         /// Why, recorded with each new version
         #[arg(long, short, value_name = "TEXT", default_value = "")]
         message: String,
+        #[command(flatten)]
+        limits: FileLimitArgs,
     },
     /// Write the pack at a label (`--label`, default latest) into a new folder
     Pull {
@@ -373,6 +375,31 @@ pub struct ServeArgs {
     /// Serve the web page (which takes API keys) over plain HTTP beyond loopback
     #[arg(long)]
     pub web_over_plain_http: bool,
+    #[command(flatten)]
+    pub limits: FileLimitArgs,
+}
+
+/// How many files a pushed version may hold: `store push` and `serve`
+/// (for `POST …/versions`) enforce the same limits, with the store's
+/// defaults.
+#[derive(Debug, Args)]
+pub struct FileLimitArgs {
+    /// The most files of one prompt (its default and locale variants) a push may hold
+    #[arg(long, value_name = "N", default_value_t = promptreg_store::FileLimits::default().per_prompt)]
+    pub max_files_per_prompt: usize,
+    /// The most files of one pack (manifest, snippets, every prompt's files) a push may hold
+    #[arg(long, value_name = "N", default_value_t = promptreg_store::FileLimits::default().per_pack)]
+    pub max_files_per_pack: usize,
+}
+
+impl FileLimitArgs {
+    /// The limits, for the store.
+    pub fn limits(&self) -> promptreg_store::FileLimits {
+        promptreg_store::FileLimits {
+            per_prompt: self.max_files_per_prompt,
+            per_pack: self.max_files_per_pack,
+        }
+    }
 }
 
 /// How the server writes its log.

@@ -651,3 +651,23 @@ fn write_big_pack(dir: &Path, n: usize) {
         .unwrap();
     }
 }
+
+#[test]
+fn a_push_over_the_file_limits_names_the_limit_and_the_count_and_writes_nothing() {
+    for sb in sandboxes("file_limits") {
+        // `auditor` has its default and a Japanese variant.
+        let err = sb.fails(&["push", "goal-agent", "--max-files-per-prompt", "1"]);
+        assert!(
+            err.contains("prompt `auditor` has 2 files, more than the limit of 1 file per prompt"),
+            "{err}"
+        );
+        assert!(err.contains("--max-files-per-prompt"), "{err}");
+        let err = sb.fails(&["push", "goal-agent", "--max-files-per-pack", "3"]);
+        assert!(
+            err.contains("files, more than the limit of 3 files per pack"),
+            "{err}"
+        );
+        assert!(sb.fails(&["log", "goal-running"]).contains("is empty"));
+        sb.ok(&["push", "goal-agent"]);
+    }
+}

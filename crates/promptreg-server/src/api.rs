@@ -14,7 +14,7 @@ use crate::body::{
     Created, DiffResponse, ExplainResponse, Health, MoveLabel, Moves, NewVersion, Release,
     RenderRequest, RenderResponse, Rollback, VersionList, VersionSummary,
 };
-use crate::cache::Cached;
+use crate::cache::{Cached, Renderer};
 use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id};
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
@@ -277,7 +277,7 @@ pub(crate) async fn list_versions(
         (status = 403, description = "The key cannot write to this pack", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack, or the manifest does not declare the prompt", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::JsonBodyErrors,
-        (status = 422, description = "The prompt fails `check`: every diagnostic", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "The prompt fails `check` (`invalid-pack`: every diagnostic), or has more files than the server's limits (`too-many-files`)", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -316,6 +316,9 @@ pub(crate) async fn save_version(
     for (path, text) in new {
         files.insert(prompt_file_path(id, &path)?, text);
     }
+    // The store checks the pack on a blocking thread; the slot bounds how
+    // many such checks run at once.
+    let _slot = state.heavy.slot().await?;
     let report = state
         .store
         .push_prompt(pack, id, &files, &caller.actor(), message)
@@ -659,21 +662,16 @@ pub(crate) async fn prompt_history(
     Ok(Json(Moves::of(&moves)))
 }
 
-/// The renderer of the label asked for, and the locale.
+/// The renderer of the label asked for (built off the async workers),
+/// and the locale.
 async fn renderer_for(
     state: &AppState,
     pack: &str,
     request: &RenderRequest,
-) -> Result<
-    (
-        std::sync::Arc<(promptreg::pack::Pack, promptreg::PromptRegistry)>,
-        Locale,
-    ),
-    Problem,
-> {
+) -> Result<(Renderer, Locale), Problem> {
     let name = label(&request.label)?;
     let view = state.cache.label(pack, &name).await?;
-    let renderer = view.renderer()?;
+    let renderer = view.renderer_in(&state.heavy).await?;
     let locale = match &request.locale {
         Some(tag) => Locale::parse(tag)?,
         None => renderer.0.default_locale().clone(),
@@ -708,29 +706,45 @@ pub(crate) async fn render(
     let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
     caller.require(pack, Scope::Read)?;
     let (renderer, locale) = renderer_for(&state, pack, &request).await?;
-    let registry = &renderer.1;
-    let (text, messages) = if registry.snapshot().is_chat(id, &locale)? {
+    let id = id.to_owned();
+    // A render's cost grows with its prompt, its templates and its
+    // context: it runs off the async workers too.
+    state
+        .heavy
+        .run(move || rendered(&renderer.1, id, request, locale))
+        .await?
+        .map(Json)
+}
+
+/// The response to `POST …/render`: text, and messages for a chat prompt.
+fn rendered(
+    registry: &promptreg::PromptRegistry,
+    id: String,
+    request: RenderRequest,
+    locale: Locale,
+) -> Result<RenderResponse, Problem> {
+    let (text, messages) = if registry.snapshot().is_chat(&id, &locale)? {
         let messages =
-            registry.render_messages_in(id, &request.context, &locale, &request.histories())?;
+            registry.render_messages_in(&id, &request.context, &locale, &request.histories())?;
         let text =
             promptreg::messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())));
         (text, Some(messages))
     } else {
-        (registry.render_in(id, &request.context, &locale)?, None)
+        (registry.render_in(&id, &request.context, &locale)?, None)
     };
     let model = registry
-        .model_settings_in(id, &locale)
+        .model_settings_in(&id, &locale)
         .ok()
         .flatten()
         .map(|m| m.to_value());
-    Ok(Json(RenderResponse {
-        id: id.to_owned(),
+    Ok(RenderResponse {
+        id,
         label: request.label,
         locale: locale.as_str().to_owned(),
         text,
         messages,
         model,
-    }))
+    })
 }
 
 /// `POST /v1/packs/{pack}/prompts/{id}/explain`.
@@ -760,14 +774,20 @@ pub(crate) async fn explain(
     let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
     caller.require(pack, Scope::Read)?;
     let (renderer, locale) = renderer_for(&state, pack, &request).await?;
-    let rendered = match explained(&renderer.1, id, &request, &locale)? {
-        Explained::Chat(chat) => serde_json::to_value(&chat),
-        Explained::Text(text) => serde_json::to_value(&text),
-    };
-    Ok(Json(ExplainResponse {
-        label: request.label,
-        rendered: rendered.unwrap_or_default(),
-    }))
+    let id = id.to_owned();
+    state
+        .heavy
+        .run(move || {
+            let rendered = match explained(&renderer.1, &id, &request, &locale)? {
+                Explained::Chat(chat) => serde_json::to_value(&chat),
+                Explained::Text(text) => serde_json::to_value(&text),
+            };
+            Ok(Json(ExplainResponse {
+                label: request.label,
+                rendered: rendered.unwrap_or_default(),
+            }))
+        })
+        .await?
 }
 
 /// A render with the origin of every part: text, or chat messages.

@@ -8,10 +8,17 @@
 //! others wait on it. Dropping an entry replaces the cell, so a read that
 //! began before a change can only fill the old cell, never publish stale
 //! data under the new one.
+//!
+//! Only what the store confirmed stays: a cell whose read fails (an
+//! unknown pack or label) is taken out again, so requests for names that
+//! do not exist leave nothing behind. What stays is bounded: at most
+//! [`MAX_PACKS`] packs and [`MAX_LABELS`] label views, the least recently
+//! used going first.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use promptreg::PromptRegistry;
@@ -21,6 +28,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use crate::body::{Bundle, PackList, PromptList, PromptSummary, PromptVersion};
+use crate::heavy::HeavyWork;
 use crate::problem::Problem;
 
 /// A response body serialised once, with its strong ETag (quoted).
@@ -39,13 +47,17 @@ impl Cached {
     }
 }
 
+/// A label's pack installed in a registry, to render from.
+pub(crate) type Renderer = Arc<(Pack, PromptRegistry)>;
+
 /// One label of a pack, read in one consistent query.
 pub(crate) struct LabelView {
     pub(crate) bundle: Cached,
     prompts: HashMap<String, Arc<Cached>>,
     entries: Vec<EntryVersion>,
-    /// Built on the first render: the pack installed in a registry.
-    renderer: OnceLock<Result<Arc<(Pack, PromptRegistry)>, Problem>>,
+    /// Built on the first render: the pack installed in a registry, or
+    /// why it cannot be.
+    renderer: OnceCell<Result<Renderer, Problem>>,
     origin: String,
 }
 
@@ -55,60 +67,216 @@ impl LabelView {
         self.prompts.get(id).cloned()
     }
 
-    /// The pack at this label installed in a registry, to render from.
-    pub(crate) fn renderer(&self) -> Result<Arc<(Pack, PromptRegistry)>, Problem> {
-        self.renderer
-            .get_or_init(|| {
-                let files: PackFiles = self
-                    .entries
-                    .iter()
-                    .flat_map(|e| e.files.iter())
-                    .map(|(p, b)| (p.to_owned(), b.to_vec()))
-                    .collect();
-                let pack = files.to_pack(PathBuf::from(&self.origin))?;
-                let registry = PromptRegistry::new();
-                pack.install(&registry).map_err(Problem::from)?;
-                Ok(Arc::new((pack, registry)))
-            })
-            .clone()
+    /// The pack at this label installed in a registry, to render from:
+    /// built once, by `heavy`, off the async workers, while other requests
+    /// for it wait.
+    pub(crate) async fn renderer_in(
+        self: &Arc<Self>,
+        heavy: &HeavyWork,
+    ) -> Result<Renderer, Problem> {
+        self.built(heavy).await?.clone()
     }
 
-    fn kind(&self, id: &str) -> Option<String> {
-        if id == PACK_ENTRY {
-            return Some("pack".to_owned());
-        }
-        let renderer = self.renderer().ok()?;
-        let prompt = renderer.0.prompt(id)?;
-        let template = prompt
-            .default_prompt()
-            .is_some_and(|p| p.body().is_template());
-        Some(if template { "template" } else { "text" }.to_owned())
+    /// What building the renderer gave; the outer error is `heavy`'s
+    /// (busy, shutting down), which is not kept: a later request builds.
+    async fn built(
+        self: &Arc<Self>,
+        heavy: &HeavyWork,
+    ) -> Result<&Result<Renderer, Problem>, Problem> {
+        let view = Arc::clone(self);
+        self.renderer
+            .get_or_try_init(|| heavy.run(move || view.build()))
+            .await
     }
+
+    /// The renderer, built on the caller's thread if no request built it
+    /// yet. For callers that cannot await; [`renderer_in`](Self::renderer_in)
+    /// keeps the async workers free.
+    pub(crate) fn renderer(&self) -> Result<Renderer, Problem> {
+        if let Some(built) = self.renderer.get() {
+            return built.clone();
+        }
+        let built = self.build();
+        // Another request may have finished first: either result is the same.
+        let _ = self.renderer.set(built.clone());
+        built
+    }
+
+    /// The pack of this label's files, installed in a new registry.
+    fn build(&self) -> Result<Renderer, Problem> {
+        let files: PackFiles = self
+            .entries
+            .iter()
+            .flat_map(|e| e.files.iter())
+            .map(|(p, b)| (p.to_owned(), b.to_vec()))
+            .collect();
+        let pack = files.to_pack(PathBuf::from(&self.origin))?;
+        let registry = PromptRegistry::new();
+        pack.install(&registry).map_err(Problem::from)?;
+        Ok(Arc::new((pack, registry)))
+    }
+}
+
+/// Whether `id` of `renderer`'s pack is the manifest, a template or text.
+fn kind(renderer: Option<&Renderer>, id: &str) -> Option<String> {
+    if id == PACK_ENTRY {
+        return Some("pack".to_owned());
+    }
+    let prompt = renderer?.0.prompt(id)?;
+    let template = prompt
+        .default_prompt()
+        .is_some_and(|p| p.body().is_template());
+    Some(if template { "template" } else { "text" }.to_owned())
 }
 
 type Cell<T> = Arc<OnceCell<Arc<T>>>;
 
+/// A pack's cells, and when it was last used.
 #[derive(Default)]
 struct PackSlot {
     listing: Cell<Cached>,
-    labels: HashMap<String, Cell<LabelView>>,
+    labels: HashMap<String, LabelSlot>,
+    used: u64,
 }
+
+impl PackSlot {
+    /// Holds something the store confirmed.
+    fn is_filled(&self) -> bool {
+        self.listing.initialized() || self.labels.values().any(|l| l.cell.initialized())
+    }
+
+    /// Holds nothing the store confirmed, and no read is filling it.
+    fn is_unused(&self) -> bool {
+        self.labels.is_empty()
+            && Arc::strong_count(&self.listing) == 1
+            && !self.listing.initialized()
+    }
+}
+
+struct LabelSlot {
+    cell: Cell<LabelView>,
+    used: u64,
+}
+
+/// The packs held, with a clock for "least recently used".
+#[derive(Default)]
+struct Slots {
+    packs: HashMap<String, PackSlot>,
+    clock: u64,
+}
+
+impl Slots {
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// The slot of `pack`, made if needed, marked as used now.
+    fn pack(&mut self, pack: &str) -> &mut PackSlot {
+        let now = self.tick();
+        let slot = self.packs.entry(pack.to_owned()).or_default();
+        slot.used = now;
+        slot
+    }
+
+    /// Makes room after the store filled a cell: the least recently used
+    /// filled label views and packs go until `max` (packs, labels) hold.
+    /// Only filled cells count, so requests for names that do not exist
+    /// never push out what does.
+    fn settle(&mut self, (max_packs, max_labels): (usize, usize)) {
+        while self.filled_labels().count() > max_labels {
+            let oldest = self
+                .filled_labels()
+                .min()
+                .map(|(_, p, l)| (p.clone(), l.clone()));
+            let Some((pack, label)) = oldest else { break };
+            if let Some(slot) = self.packs.get_mut(&pack) {
+                slot.labels.remove(&label);
+            }
+            self.forget_pack_if_unused(&pack);
+        }
+        while self.packs.values().filter(|s| s.is_filled()).count() > max_packs {
+            let filled = self.packs.iter().filter(|(_, s)| s.is_filled());
+            let oldest = filled
+                .min_by_key(|(_, s)| s.used)
+                .map(|(name, _)| name.clone());
+            let Some(pack) = oldest else { break };
+            self.packs.remove(&pack);
+        }
+    }
+
+    /// Every label view the store filled: when it was used, its pack and
+    /// label.
+    fn filled_labels(&self) -> impl Iterator<Item = (u64, &String, &String)> {
+        self.packs.iter().flat_map(|(pack, slot)| {
+            slot.labels
+                .iter()
+                .filter(|(_, l)| l.cell.initialized())
+                .map(move |(label, l)| (l.used, pack, label))
+        })
+    }
+
+    #[cfg(test)]
+    fn label_count(&self) -> usize {
+        self.packs.values().map(|slot| slot.labels.len()).sum()
+    }
+
+    /// Takes out `cell` of `pack`'s `label` after a failed read, unless
+    /// something replaced it meanwhile; and the pack's slot when it holds
+    /// nothing else.
+    fn forget_label(&mut self, pack: &str, label: &str, cell: &Cell<LabelView>) {
+        let Some(slot) = self.packs.get_mut(pack) else {
+            return;
+        };
+        if slot
+            .labels
+            .get(label)
+            .is_some_and(|l| Arc::ptr_eq(&l.cell, cell) && !cell.initialized())
+        {
+            slot.labels.remove(label);
+        }
+        self.forget_pack_if_unused(pack);
+    }
+
+    fn forget_pack_if_unused(&mut self, pack: &str) {
+        if self.packs.get(pack).is_some_and(PackSlot::is_unused) {
+            self.packs.remove(pack);
+        }
+    }
+}
+
+/// The most packs whose listing and labels are kept.
+pub(crate) const MAX_PACKS: usize = 1_000;
+
+/// The most label views kept, over all packs. A view holds every file of
+/// its pack and, once rendered, the pack installed: the bound on memory is
+/// on these.
+pub(crate) const MAX_LABELS: usize = 1_000;
 
 /// Versions by number never change: kept until the cache holds this many.
 const MAX_VERSIONS: usize = 10_000;
 
 pub(crate) struct Cache {
     store: Store,
-    packs: Mutex<HashMap<String, PackSlot>>,
+    heavy: Arc<HeavyWork>,
+    slots: Mutex<Slots>,
+    /// [`MAX_PACKS`] and [`MAX_LABELS`], smaller in tests.
+    max: (usize, usize),
     pack_list: Mutex<Cell<Cached>>,
     versions: Mutex<HashMap<(String, String, u64), Arc<Cached>>>,
 }
 
 impl Cache {
-    pub(crate) fn new(store: Store) -> Cache {
+    pub(crate) fn new(store: Store, heavy: Arc<HeavyWork>) -> Cache {
+        Cache::bounded(store, heavy, MAX_PACKS, MAX_LABELS)
+    }
+
+    fn bounded(store: Store, heavy: Arc<HeavyWork>, packs: usize, labels: usize) -> Cache {
         Cache {
             store,
-            packs: Mutex::default(),
+            heavy,
+            slots: Mutex::default(),
+            max: (packs.max(1), labels.max(1)),
             pack_list: Mutex::default(),
             versions: Mutex::default(),
         }
@@ -116,8 +284,15 @@ impl Cache {
 
     /// Forgets what it holds of `pack` (and the list of packs).
     pub(crate) fn invalidate(&self, pack: &str) {
-        lock(&self.packs).remove(pack);
+        lock(&self.slots).packs.remove(pack);
         *lock(&self.pack_list) = Cell::default();
+    }
+
+    /// The packs and label views held (filled or being filled).
+    #[cfg(test)]
+    fn held(&self) -> (usize, usize) {
+        let slots = lock(&self.slots);
+        (slots.packs.len(), slots.label_count())
     }
 
     pub(crate) async fn packs(&self) -> Result<Arc<Cached>, Problem> {
@@ -133,26 +308,64 @@ impl Cache {
     }
 
     pub(crate) async fn label(&self, pack: &str, label: &Label) -> Result<Arc<LabelView>, Problem> {
-        let cell = {
-            let mut packs = lock(&self.packs);
-            // A read finds its cell without allocating; only the first
-            // read of a label makes one.
-            let held = packs
-                .get(pack)
-                .and_then(|slot| slot.labels.get(label.as_str()))
-                .cloned();
-            held.unwrap_or_else(|| {
-                let slot = packs.entry(pack.to_owned()).or_default();
-                slot.labels
-                    .entry(label.as_str().to_owned())
-                    .or_default()
-                    .clone()
-            })
+        let cell = self.label_cell(pack, label.as_str());
+        self.filled(
+            &cell,
+            || self.read_label(pack, label),
+            |slots| {
+                slots.forget_label(pack, label.as_str(), &cell);
+            },
+        )
+        .await
+    }
+
+    /// The value of `cell`, filled by `read` if empty; on a failed read,
+    /// `forget` takes the cell out, and a new value makes room for itself.
+    async fn filled<T, F>(
+        &self,
+        cell: &Cell<T>,
+        read: impl FnOnce() -> F,
+        forget: impl FnOnce(&mut Slots),
+    ) -> Result<Arc<T>, Problem>
+    where
+        F: Future<Output = Result<Arc<T>, Problem>>,
+    {
+        let was_empty = !cell.initialized();
+        match cell.get_or_try_init(read).await {
+            Ok(value) => {
+                if was_empty {
+                    lock(&self.slots).settle(self.max);
+                }
+                Ok(value.clone())
+            }
+            Err(problem) => {
+                forget(&mut lock(&self.slots));
+                Err(problem)
+            }
+        }
+    }
+
+    /// The cell of `pack`'s `label`: the one held, or a new one that the
+    /// first read fills while the others wait.
+    fn label_cell(&self, pack: &str, label: &str) -> Cell<LabelView> {
+        let mut slots = lock(&self.slots);
+        let now = slots.tick();
+        // A read finds its cell without allocating; only the first read
+        // of a label makes one.
+        if let Some(held) = slots.packs.get_mut(pack) {
+            held.used = now;
+            if let Some(held) = held.labels.get_mut(label) {
+                held.used = now;
+                return held.cell.clone();
+            }
+        }
+        let cell = Cell::default();
+        let slot = LabelSlot {
+            cell: cell.clone(),
+            used: now,
         };
-        let view = cell
-            .get_or_try_init(|| self.read_label(pack, label))
-            .await?;
-        Ok(view.clone())
+        slots.pack(pack).labels.insert(label.to_owned(), slot);
+        cell
     }
 
     async fn read_label(&self, pack: &str, label: &Label) -> Result<Arc<LabelView>, Problem> {
@@ -186,25 +399,31 @@ impl Cache {
             bundle: Cached::json(&bundle, &hex(&hasher.finalize())),
             prompts,
             entries,
-            renderer: OnceLock::new(),
+            renderer: OnceCell::new(),
             origin: format!("{}#{pack}@{label}", self.store.location()),
         }))
     }
 
     pub(crate) async fn listing(&self, pack: &str) -> Result<Arc<Cached>, Problem> {
-        let cell = lock(&self.packs)
-            .entry(pack.to_owned())
-            .or_default()
-            .listing
-            .clone();
-        let listed = cell.get_or_try_init(|| self.read_listing(pack)).await?;
-        Ok(listed.clone())
+        let cell = lock(&self.slots).pack(pack).listing.clone();
+        let listed = self.filled(&cell, || self.read_listing(pack), |_| {}).await;
+        if listed.is_err() {
+            drop(cell);
+            lock(&self.slots).forget_pack_if_unused(pack);
+        }
+        listed
     }
 
     async fn read_listing(&self, pack: &str) -> Result<Arc<Cached>, Problem> {
         let labels = self.store.prompts(pack).await?;
         let protected = self.store.protected_labels(pack).await?;
         let latest = self.label(pack, &Label::latest()).await.ok();
+        // A pack that cannot be built lists no kinds; a busy server says so
+        // rather than keep a listing without them.
+        let renderer = match &latest {
+            Some(view) => view.built(&self.heavy).await?.as_ref().ok().cloned(),
+            None => None,
+        };
         let mut prompts = Vec::with_capacity(labels.len());
         for (id, labels) in labels {
             let versions = self.store.log(pack, &id).await?.len() as u64;
@@ -218,7 +437,7 @@ impl Cache {
                 .and_then(|v| serde_json::from_value(v["locales"].clone()).ok())
                 .unwrap_or_default();
             prompts.push(PromptSummary {
-                kind: at_latest.and_then(|view| view.kind(&id)),
+                kind: at_latest.and_then(|_| kind(renderer.as_ref(), &id)),
                 id,
                 labels,
                 versions,
@@ -282,4 +501,87 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use promptreg_store::{Actor, Permission};
+    use tokio::sync::watch;
+
+    use super::*;
+
+    const MANIFEST: &str = "keys = [\"greeting\"]\n[user]\nprompts_dir = \".demo\"\n";
+
+    async fn store_with_packs(dir: &std::path::Path, names: &[&str]) -> Store {
+        let store = Store::open(dir.join("cache.db").to_str().unwrap())
+            .await
+            .unwrap();
+        for name in names {
+            let mut files = PackFiles::default();
+            files.insert("promptreg.toml", format!("name = \"{name}\"\n{MANIFEST}"));
+            files.insert("defaults/greeting.md", "Hello.");
+            store.push(&files, &writer(), "first").await.unwrap();
+        }
+        store
+    }
+
+    fn writer() -> Actor {
+        Actor::new("ada", [Permission::Write])
+    }
+
+    fn label(name: &str) -> Label {
+        Label::new(name).unwrap()
+    }
+
+    fn cache(store: Store, packs: usize, labels: usize) -> (Cache, watch::Sender<bool>) {
+        let (stop, shutdown) = watch::channel(false);
+        let heavy = Arc::new(HeavyWork::new(1, 1, shutdown));
+        (Cache::bounded(store, heavy, packs, labels), stop)
+    }
+
+    #[tokio::test]
+    async fn requests_for_unknown_packs_and_labels_leave_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with_packs(dir.path(), &["demo"]).await;
+        let (cache, _stop) = cache(store, MAX_PACKS, MAX_LABELS);
+        for n in 0..300 {
+            let pack = format!("nope-{n}");
+            assert!(cache.label(&pack, &Label::latest()).await.is_err());
+            assert!(cache.listing(&pack).await.is_err());
+            assert!(cache.label("demo", &label(&format!("l{n}"))).await.is_err());
+        }
+        assert_eq!(cache.held(), (0, 0));
+        cache.listing("demo").await.unwrap();
+        // The listing read `latest` of the pack, which the store confirmed.
+        assert_eq!(cache.held(), (1, 1));
+    }
+
+    #[tokio::test]
+    async fn known_labels_and_packs_are_bounded_the_least_recently_used_going_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with_packs(dir.path(), &["demo", "one", "two"]).await;
+        let names = ["a", "b", "c", "d", "e"];
+        for name in names {
+            for id in [PACK_ENTRY, "greeting"] {
+                store
+                    .move_label("demo", id, &label(name), 1, None, &writer(), "test")
+                    .await
+                    .unwrap();
+            }
+        }
+        let (cache, _stop) = cache(store, 2, 3);
+        let a = cache.label("demo", &label("a")).await.unwrap();
+        for name in names {
+            cache.label("demo", &label(name)).await.unwrap();
+            // `a` is read between the others: it stays.
+            cache.label("demo", &label("a")).await.unwrap();
+        }
+        assert_eq!(cache.held(), (1, 3));
+        let again = cache.label("demo", &label("a")).await.unwrap();
+        assert!(Arc::ptr_eq(&a, &again), "`a`, used most, was kept");
+        for pack in ["one", "two", "demo", "one"] {
+            cache.listing(pack).await.unwrap();
+        }
+        assert_eq!(cache.held().0, 2);
+    }
 }

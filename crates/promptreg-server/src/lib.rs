@@ -34,6 +34,7 @@ mod connection;
 mod events;
 mod extract;
 mod guard;
+mod heavy;
 mod listener;
 mod metrics;
 mod observe;

@@ -95,6 +95,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, &'static str) {
         ErrorKind::Conflict => (StatusCode::PRECONDITION_FAILED, "conflict"),
         ErrorKind::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
         ErrorKind::InvalidPack => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-pack"),
+        ErrorKind::TooManyFiles => (StatusCode::UNPROCESSABLE_ENTITY, "too-many-files"),
         ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "store-unavailable"),
         ErrorKind::ReadOnly => (StatusCode::SERVICE_UNAVAILABLE, "store-read-only"),
         ErrorKind::Unauthorized | ErrorKind::KeyRevoked => {
@@ -139,6 +140,13 @@ impl IntoResponse for Problem {
         response
             .headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        // A 503 is temporary (busy, a timeout, the store away): say when
+        // to try again.
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

@@ -21,7 +21,7 @@ pub(crate) enum KeyOrStore {
     Unauthorized(ProblemDetails),
     #[response(
         status = 503,
-        description = "The store cannot be reached",
+        description = "The store cannot be reached, or the server is busy (`busy`, `timeout`): retry after `Retry-After` seconds",
         content_type = "application/problem+json"
     )]
     Unavailable(ProblemDetails),
@@ -48,7 +48,7 @@ pub(crate) enum PackRead {
     Forbidden(ProblemDetails),
     #[response(
         status = 503,
-        description = "The store cannot be reached",
+        description = "The store cannot be reached, or the server is busy (`busy`, `timeout`): retry after `Retry-After` seconds",
         content_type = "application/problem+json"
     )]
     Unavailable(ProblemDetails),

@@ -14,7 +14,7 @@ use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware;
 use axum::routing::get;
-use promptreg_store::Store;
+use promptreg_store::{FileLimits, Store};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tower_http::request_id::{
@@ -26,6 +26,7 @@ use crate::auth::Auth;
 use crate::cache::Cache;
 use crate::connection::Timeouts;
 use crate::events::{self, Hub};
+use crate::heavy::HeavyWork;
 use crate::metrics::Metrics;
 use crate::observe::ObserveLayer;
 use crate::web::Sessions;
@@ -93,6 +94,18 @@ pub struct Config {
     /// over plain HTTP on an address other than loopback (no): without
     /// TLS, anyone on the network path could read the keys.
     pub web_over_plain_http: bool,
+    /// How many CPU-heavy jobs (building a label's pack to render from,
+    /// checking a pushed version, a render) run at once, on tokio's
+    /// blocking threads (the number of CPUs): however costly a pack, the
+    /// async workers stay free for health checks, reads and shutdown.
+    pub heavy_jobs: usize,
+    /// How many more heavy jobs may wait for a place (64); past them a
+    /// request is answered 503 `busy` with `Retry-After`, instead of
+    /// piling up work no one may wait for.
+    pub heavy_queue: usize,
+    /// How many files a pushed version may hold, per prompt and per pack
+    /// ([`FileLimits::default`]: 1,000 and 10,000).
+    pub file_limits: FileLimits,
 }
 
 impl Default for Config {
@@ -111,6 +124,9 @@ impl Default for Config {
             key_cache: Duration::from_secs(1),
             key_grace: Duration::from_secs(600),
             session_ttl: Duration::from_secs(8 * 3600),
+            heavy_jobs: std::thread::available_parallelism().map_or(1, usize::from),
+            heavy_queue: 64,
+            file_limits: FileLimits::default(),
             allowed_hosts: Vec::new(),
             behind_tls: false,
             web_over_plain_http: false,
@@ -179,6 +195,7 @@ pub(crate) struct AppState(Arc<Shared>);
 pub(crate) struct Shared {
     pub(crate) store: Store,
     pub(crate) cache: Cache,
+    pub(crate) heavy: Arc<HeavyWork>,
     pub(crate) events: Hub,
     pub(crate) metrics: Metrics,
     pub(crate) auth: Auth,
@@ -216,13 +233,21 @@ impl Server {
         }
         let last = store.last_event_id().await?;
         let listener = listen(&config).map_err(|e| ServeError::Bind(config.listen, e))?;
+        let store = store.with_file_limits(config.file_limits);
+        let shutdown = watch::channel(false).0;
+        let heavy = Arc::new(HeavyWork::new(
+            config.heavy_jobs,
+            config.heavy_queue,
+            shutdown.subscribe(),
+        ));
         let state = AppState(Arc::new(Shared {
-            cache: Cache::new(store.clone()),
+            cache: Cache::new(store.clone(), Arc::clone(&heavy)),
+            heavy,
             events: Hub::new(config.client_buffer),
             metrics: Metrics::new(),
             auth: Auth::new(config.key_cache, config.key_grace, loopback),
             sessions: Sessions::new(config.session_ttl, config.behind_tls),
-            shutdown: watch::channel(false).0,
+            shutdown,
             store,
             config,
         }));

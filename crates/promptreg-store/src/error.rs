@@ -30,6 +30,10 @@ pub enum ErrorKind {
     Forbidden,
     /// The pack fails `check`; [`Error::diagnostics`] lists every problem.
     InvalidPack,
+    /// A push holds more files per prompt or per pack than the store's
+    /// [`FileLimits`](crate::FileLimits); the message names the limit and
+    /// the count.
+    TooManyFiles,
     /// Reading or writing a pack folder failed.
     Io,
     /// The file is not a SQLite database.
@@ -64,6 +68,7 @@ impl ErrorKind {
             ErrorKind::Conflict => "conflict",
             ErrorKind::Forbidden => "forbidden",
             ErrorKind::InvalidPack => "invalid pack",
+            ErrorKind::TooManyFiles => "too many files",
             ErrorKind::Io => "i/o error",
             ErrorKind::NotAStore => "not a store",
             ErrorKind::ReadOnly => "read-only database",

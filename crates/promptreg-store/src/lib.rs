@@ -82,6 +82,7 @@ mod error;
 mod events;
 mod files;
 mod keys;
+mod limits;
 mod location;
 mod model;
 mod schema;
@@ -92,6 +93,7 @@ pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind};
 pub use files::{PACK_ENTRY, PackFiles};
 pub use keys::{ApiKey, Scope};
+pub use limits::FileLimits;
 pub use location::DEFAULT_DATABASE;
 pub use model::{
     Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Timestamp,

@@ -16,6 +16,7 @@ use crate::diff::PromptDiff;
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Feed, Written};
 use crate::files::{self, PACK_ENTRY, PackFiles};
+use crate::limits::FileLimits;
 use crate::location::Location;
 use crate::model::{
     Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef,
@@ -43,6 +44,8 @@ pub struct Store {
     location: Location,
     /// The newest event id, shared by the clones.
     feed: Arc<Feed>,
+    /// How many files a push may hold.
+    limits: FileLimits,
 }
 
 #[derive(Clone)]
@@ -73,6 +76,7 @@ impl Store {
                 backend,
                 location,
                 feed: Feed::new(0),
+                limits: FileLimits::default(),
             },
             Err(e) => return Err(OpError::Db(e)).map_err(|e| fail(&location, e)),
         };
@@ -87,6 +91,14 @@ impl Store {
     /// announces them instead. Applies to every clone of the store.
     pub fn with_event_poll(self, every: Duration) -> Store {
         self.feed.set_poll(every);
+        self
+    }
+
+    /// The most files a push to this store (this value; other clones keep
+    /// theirs) may hold, per prompt and per pack; [`FileLimits::default`]
+    /// until set.
+    pub fn with_file_limits(mut self, limits: FileLimits) -> Store {
+        self.limits = limits;
         self
     }
 
@@ -143,7 +155,9 @@ impl Store {
     /// # Errors
     ///
     /// [`ErrorKind::InvalidPack`] with the check's diagnostics (nothing is
-    /// written), [`ErrorKind::Forbidden`] without the write permission.
+    /// written), [`ErrorKind::TooManyFiles`] past the store's
+    /// [`FileLimits`], [`ErrorKind::Forbidden`] without the write
+    /// permission.
     pub async fn push(
         &self,
         files: &PackFiles,
@@ -151,10 +165,16 @@ impl Store {
         message: &str,
     ) -> Result<PushReport, Error> {
         actor.require(Permission::Write, "push")?;
+        let what = files.root().map_or_else(
+            || "the pack pushed".to_owned(),
+            |dir| format!("the pack in {}", dir.display()),
+        );
+        self.limits.check_pack(&what, files)?;
         let root = files
             .root()
             .map_or_else(|| PathBuf::from("pack"), Into::into);
         let pack = files.to_pack(root)?;
+        self.limits.check_prompts(&pack)?;
         let entries = files.entries(&pack);
         let written = on_backend!(self, push(pack.name(), &entries, true, actor, message))?;
         Ok(self.published(written))
@@ -170,7 +190,8 @@ impl Store {
     /// # Errors
     ///
     /// [`ErrorKind::InvalidPack`] with the check's diagnostics, or naming
-    /// a file that is not one of `prompt`'s; [`ErrorKind::UnknownPrompt`]
+    /// a file that is not one of `prompt`'s; [`ErrorKind::TooManyFiles`]
+    /// past the store's [`FileLimits`]; [`ErrorKind::UnknownPrompt`]
     /// when the manifest does not declare `prompt`; [`ErrorKind::Forbidden`]
     /// without the write permission.
     pub async fn push_prompt(
@@ -205,45 +226,33 @@ impl Store {
     }
 
     /// The entry of `prompt` after replacing its files at `latest` with
-    /// `files`, once the whole pack passes `check`.
+    /// `files`, once the whole pack passes `check`. Building the packs is
+    /// CPU work in proportion to their files: it runs on tokio's blocking
+    /// threads, not on the caller's async worker.
     async fn merged_prompt(
         &self,
         pack: &str,
         prompt: &str,
         files: &PackFiles,
     ) -> Result<files::Entry, Error> {
+        // Counted before anything is read or built.
+        self.limits.check_prompt(prompt, files.len())?;
         let base = self.checkout(pack, &Label::latest()).await?;
-        let root = PathBuf::from(format!("{}#{pack}@{LATEST}", self.location));
-        let old = base.to_pack(root.clone())?;
-        let old_paths = files::entry_paths(&base, &old, prompt);
-        let mut merged: PackFiles = base
-            .iter()
-            .filter(|(path, _)| !old_paths.iter().any(|p| p == path))
-            .map(|(path, bytes)| (path.to_owned(), bytes.to_vec()))
-            .collect();
-        for (path, bytes) in files.iter() {
-            merged.insert(path, bytes);
+        let merge = PromptMerge {
+            pack: pack.to_owned(),
+            prompt: prompt.to_owned(),
+            root: PathBuf::from(format!("{}#{pack}@{LATEST}", self.location)),
+            limits: self.limits,
+        };
+        let files = files.clone();
+        match tokio::task::spawn_blocking(move || merge.entry(&base, &files)).await {
+            Ok(entry) => entry,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(Error::new(
+                ErrorKind::Unavailable,
+                "the check of the pushed files was cancelled: the process is shutting down; retry",
+            )),
         }
-        let new = merged.to_pack(root)?;
-        let entry = merged
-            .entries(&new)
-            .into_iter()
-            .find(|e| e.name == prompt && !e.files.is_empty())
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::UnknownPrompt,
-                    format!("pack `{pack}` does not declare a prompt `{prompt}` with these files: its manifest lists the prompts it has"),
-                )
-            })?;
-        if let Some((stray, _)) = files.iter().find(|(p, _)| !entry.files.contains_key(*p)) {
-            return Err(Error::new(
-                ErrorKind::InvalidPack,
-                format!(
-                    "`{stray}` is not a file of prompt `{prompt}`: its files are `defaults/{prompt}.md` and `defaults/{prompt}.<locale>.md`; nothing was written"
-                ),
-            ));
-        }
-        Ok(entry)
     }
 
     /// Every entry of `pack` at `label` (prompts and [`PACK_ENTRY`]), with
@@ -828,6 +837,53 @@ fn refuse_latest(label: &Label) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// What [`Store::merged_prompt`] checks off the async workers: one
+/// prompt's new files over the pack at `latest`.
+struct PromptMerge {
+    pack: String,
+    prompt: String,
+    root: PathBuf,
+    limits: FileLimits,
+}
+
+impl PromptMerge {
+    fn entry(&self, base: &PackFiles, files: &PackFiles) -> Result<files::Entry, Error> {
+        let (pack, prompt) = (&self.pack, &self.prompt);
+        let old = base.to_pack(self.root.clone())?;
+        let old_paths: BTreeSet<String> =
+            files::entry_paths(base, &old, prompt).into_iter().collect();
+        let mut merged: PackFiles = base
+            .iter()
+            .filter(|(path, _)| !old_paths.contains(*path))
+            .map(|(path, bytes)| (path.to_owned(), bytes.to_vec()))
+            .collect();
+        for (path, bytes) in files.iter() {
+            merged.insert(path, bytes);
+        }
+        self.limits.check_pack(&format!("pack `{pack}`"), &merged)?;
+        let new = merged.to_pack(self.root.clone())?;
+        let entry = merged
+            .entries(&new)
+            .into_iter()
+            .find(|e| e.name == *prompt && !e.files.is_empty())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::UnknownPrompt,
+                    format!("pack `{pack}` does not declare a prompt `{prompt}` with these files: its manifest lists the prompts it has"),
+                )
+            })?;
+        if let Some((stray, _)) = files.iter().find(|(p, _)| !entry.files.contains_key(*p)) {
+            return Err(Error::new(
+                ErrorKind::InvalidPack,
+                format!(
+                    "`{stray}` is not a file of prompt `{prompt}`: its files are `defaults/{prompt}.md` and `defaults/{prompt}.<locale>.md`; nothing was written"
+                ),
+            ));
+        }
+        Ok(entry)
+    }
 }
 
 fn quoted(names: &[String]) -> String {

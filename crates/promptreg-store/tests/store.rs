@@ -6,7 +6,8 @@ use common::{admin, databases, demo, writer};
 use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
 use promptreg_store::{
-    Actor, Change, ErrorKind, Label, PACK_ENTRY, PackFiles, Permission, Store, VersionRef,
+    Actor, Change, ErrorKind, FileLimits, Label, PACK_ENTRY, PackFiles, Permission, Store,
+    VersionRef,
 };
 
 fn label(name: &str) -> Label {
@@ -752,5 +753,51 @@ async fn one_version_comes_with_its_address() {
         let log = store.log("demo", "greeting").await.unwrap();
         assert_eq!((v.number, &v.digest), (1, &log[0].digest), "{}", db.name);
         assert_eq!(v.files.len(), 2, "{}", db.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_over_the_file_limits_is_refused_and_writes_nothing() {
+    for db in databases("file_limits").await {
+        let limits = FileLimits {
+            per_prompt: 3,
+            per_pack: 6,
+        };
+        let store = db.open().await.with_file_limits(limits);
+        // The manifest, greeting (2 files) and farewell.
+        let mut files = demo();
+        files.insert("defaults/greeting.de.md", "Hallo!");
+        store.push(&files, &writer(), "first").await.unwrap();
+        files.insert("defaults/greeting.es.md", "Hola.");
+        let err = store.push(&files, &writer(), "more").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TooManyFiles, "{}", db.name);
+        let message = err.to_string();
+        assert!(
+            message.contains(
+                "prompt `greeting` has 4 files, more than the limit of 3 files per prompt"
+            ),
+            "{message}"
+        );
+        let mut files = demo();
+        files.insert("defaults/greeting.de.md", "Hallo!");
+        files.insert("defaults/farewell.de.md", "Tschüss.");
+        files.insert("defaults/farewell.fr.md", "Au revoir.");
+        let err = store.push(&files, &writer(), "more").await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the pack pushed has 7 files, more than the limit of 6 files per pack"),
+            "{err}"
+        );
+        // One prompt at a time is held to the same limits.
+        let mut greeting = PackFiles::default();
+        for locale in ["", ".fr", ".de", ".es"] {
+            greeting.insert(format!("defaults/greeting{locale}.md"), "Hi.");
+        }
+        let err = store
+            .push_prompt("demo", "greeting", &greeting, &writer(), "more")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TooManyFiles);
+        assert_eq!(store.log("demo", "greeting").await.unwrap().len(), 1);
     }
 }

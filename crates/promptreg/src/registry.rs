@@ -69,6 +69,7 @@ impl Shared {
         let mut sources = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut next = Snapshot::clone(&self.current());
         change(&mut next, &mut sources)?;
+        next.index_changed();
         self.state.store(Arc::new(next));
         Ok(())
     }

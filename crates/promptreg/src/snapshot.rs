@@ -68,9 +68,13 @@ struct Entry {
     models: Map<Box<str>, ModelVariant>,
     /// The locale keys of `overrides`, `pins` and `models` by language and script
     /// (`zh-Hant`), likeliest region first, then by tag: the same-script
-    /// step of locale matching, computed when a variant is set so a render
-    /// only looks it up.
+    /// step of locale matching, computed before the snapshot is published
+    /// so a render only looks it up.
     by_script: Map<Box<str>, Box<[Box<str>]>>,
+    /// A variant changed since `by_script` was computed. A change marks it
+    /// and [`Snapshot::index_changed`] recomputes it once: a pack of n
+    /// variants indexes them once, not n times.
+    scripts_stale: bool,
     appenders: Vec<Appender>,
 }
 
@@ -140,16 +144,18 @@ impl Entry {
         self.pins.clear();
         self.models.clear();
         self.by_script.clear();
+        self.scripts_stale = false;
         self.appenders.clear();
     }
 
-    /// Recomputes the same-script index after a variant changed.
+    /// Recomputes the same-script index after variants changed.
     fn index_scripts(&mut self) {
         let locales = self.overrides.values().map(|v| &v.locale);
         let locales = locales
             .chain(self.pins.values().map(|v| &v.locale))
             .chain(self.models.values().map(|v| &v.locale));
         self.by_script = script_index(locales);
+        self.scripts_stale = false;
     }
 }
 
@@ -753,6 +759,10 @@ impl Snapshot {
         locale: &Locale,
         get: impl Fn(&str) -> Option<T>,
     ) -> Option<(T, LocaleStep)> {
+        debug_assert!(
+            !entry.scripts_stale,
+            "a snapshot is read before `index_changed` ran"
+        );
         match_locale(locale, &self.fallback, &entry.by_script, get)
     }
 
@@ -903,7 +913,7 @@ impl Snapshot {
             provenance,
         };
         entry.overrides.insert(key, variant);
-        entry.index_scripts();
+        entry.scripts_stale = true;
     }
 
     /// Replaces the messages of `id` for `locale` (the whole list).
@@ -923,7 +933,7 @@ impl Snapshot {
             provenance,
         };
         entry.overrides.insert(key, variant);
-        entry.index_scripts();
+        entry.scripts_stale = true;
     }
 
     /// Sets the text of pinned block `pin` for `locale`. When `id` has a
@@ -976,7 +986,7 @@ impl Snapshot {
             blocks.resize(index + 1, None);
         }
         blocks[index] = Some(renderer);
-        entry.index_scripts();
+        entry.scripts_stale = true;
     }
 
     /// Sets the model settings of `id` for `locale`, replacing the
@@ -990,7 +1000,7 @@ impl Snapshot {
         let key = locale.key().into();
         let entry = self.entry_mut(id);
         entry.models.insert(key, ModelVariant { locale, settings });
-        entry.index_scripts();
+        entry.scripts_stale = true;
     }
 
     /// Removes the model settings of `id` for exactly `locale`.
@@ -999,7 +1009,7 @@ impl Snapshot {
         if let Some(entry) = self.entries.get_mut(id) {
             let entry = Arc::make_mut(entry);
             entry.models.remove(locale.key());
-            entry.index_scripts();
+            entry.scripts_stale = true;
         }
     }
 
@@ -1019,7 +1029,7 @@ impl Snapshot {
         if let Some(entry) = self.entries.get_mut(id) {
             let entry = Arc::make_mut(entry);
             entry.overrides.remove(locale.key());
-            entry.index_scripts();
+            entry.scripts_stale = true;
         }
     }
 
@@ -1030,7 +1040,7 @@ impl Snapshot {
         if let Some(entry) = self.entries.get_mut(id) {
             let entry = Arc::make_mut(entry);
             entry.pins.remove(locale.key());
-            entry.index_scripts();
+            entry.scripts_stale = true;
         }
     }
 
@@ -1078,6 +1088,17 @@ impl Snapshot {
     #[cfg_attr(not(feature = "config"), allow(dead_code))]
     pub(crate) fn set_layer(&mut self, layer: Option<Arc<dyn Layer>>) {
         self.layer = layer;
+    }
+
+    /// Recomputes the same-script index of every entry whose variants
+    /// changed, once each: the last step of a change, before the snapshot
+    /// is published and read (`Shared::try_update`).
+    pub(crate) fn index_changed(&mut self) {
+        for entry in self.entries.values_mut() {
+            if entry.scripts_stale {
+                Arc::make_mut(entry).index_scripts();
+            }
+        }
     }
 }
 

@@ -725,3 +725,52 @@ fn a_snippet_with_variants_only_is_a_load_error() {
         Some("create snippets/sign-off.md")
     );
 }
+
+/// Where a render of `p` in `locale` finds its body: the variant's locale
+/// and the step, or `None` for the default.
+fn lookup(registry: &PromptRegistry, locale: &str) -> Option<(String, promptreg::LocaleStep)> {
+    let found = registry.snapshot().locale_lookup("p", locale).unwrap();
+    found.matched.map(|m| (m.locale.to_string(), m.step))
+}
+
+#[test]
+fn same_script_matching_holds_among_thousands_of_variants_and_after_removing_some() {
+    use promptreg::LocaleStep::{Exact, SameScript};
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().join("pack");
+    support::write(
+        &root.join("promptreg.toml"),
+        "name = \"t\"\nkeys = [\"p\"]\n[user]\nprompts_dir = \".t\"\n",
+    );
+    support::write(&root.join("defaults/p.md"), "default");
+    let mut locales: Vec<String> = (0..3000).map(|n| format!("en-US-v{n:05}")).collect();
+    locales.extend(["pt-AO", "pt-MZ", "pt-BR", "zh-TW", "zh-HK"].map(str::to_owned));
+    for locale in &locales {
+        support::write(&root.join(format!("defaults/p.{locale}.md")), locale);
+    }
+    let registry = PromptRegistry::new();
+    Pack::load(&root).unwrap().install(&registry).unwrap();
+    let at = |tag: &str, step| Some((tag.to_owned(), step));
+    assert_eq!(lookup(&registry, "pt-PT"), at("pt-BR", SameScript));
+    assert_eq!(lookup(&registry, "zh-MO"), at("zh-TW", SameScript));
+    // `US` is the likely region of `en`: the first of them by tag.
+    assert_eq!(lookup(&registry, "en-GB"), at("en-US-v00000", SameScript));
+    assert_eq!(lookup(&registry, "en-US-v02999"), at("en-US-v02999", Exact));
+    assert_eq!(registry.render_in("p", &(), "zh-MO").unwrap(), "zh-TW");
+
+    // Removing variants reindexes what is left.
+    for gone in ["pt-BR", "zh-TW", "en-US-v00000"] {
+        std::fs::remove_file(root.join(format!("defaults/p.{gone}.md"))).unwrap();
+    }
+    registry.reload().unwrap();
+    assert_eq!(lookup(&registry, "pt-PT"), at("pt-AO", SameScript));
+    assert_eq!(lookup(&registry, "zh-MO"), at("zh-HK", SameScript));
+    assert_eq!(lookup(&registry, "en-GB"), at("en-US-v00001", SameScript));
+    assert_eq!(registry.render_in("p", &(), "zh-MO").unwrap(), "zh-HK");
+    for gone in ["pt-AO", "pt-MZ", "zh-HK"] {
+        std::fs::remove_file(root.join(format!("defaults/p.{gone}.md"))).unwrap();
+    }
+    registry.reload().unwrap();
+    assert_eq!(lookup(&registry, "pt-PT"), None);
+    assert_eq!(registry.render_in("p", &(), "zh-MO").unwrap(), "default");
+}

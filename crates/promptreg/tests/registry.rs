@@ -1057,3 +1057,61 @@ fn model_settings_follow_locale_matching_and_reset_clears_a_locales() {
     assert_eq!(plain.model_settings("plain").unwrap(), None);
     assert_eq!(plain.render_traced("plain", &()).unwrap().model, None);
 }
+
+#[test]
+fn overrides_set_one_by_one_match_as_the_same_overrides_installed_at_once() {
+    let locales: Vec<String> = [
+        "zh-HK",
+        "pt-MZ",
+        "pt-AO",
+        "zh-TW",
+        "pt-BR",
+        "sr-Latn-RS",
+        "sr-ME",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .chain((0..200).map(|n| format!("en-US-v{n:05}")))
+    .collect();
+    let one_by_one = registry_with("narrator", "default");
+    for locale in &locales {
+        one_by_one
+            .set_override("narrator", locale, locale.as_str())
+            .unwrap();
+    }
+    let mut files = vec![
+        (
+            "promptreg.toml".to_owned(),
+            "name = \"t\"\nkeys = [\"narrator\"]\n[user]\nprompts_dir = \".t\"\n".to_owned(),
+        ),
+        ("defaults/narrator.md".to_owned(), "default".to_owned()),
+    ];
+    files.extend(
+        locales
+            .iter()
+            .map(|l| (format!("defaults/narrator.{l}.md"), l.clone())),
+    );
+    let at_once = PromptRegistry::new();
+    promptreg::pack::Pack::from_files("t", files)
+        .unwrap()
+        .install(&at_once)
+        .unwrap();
+    at_once.set_fallback_locale("en").unwrap();
+    for probe in [
+        "pt-PT",
+        "zh-MO",
+        "zh-SG",
+        "sr-Latn-BA",
+        "sr-Cyrl-BA",
+        "en-GB",
+        "en-US-v00123",
+        "fr",
+    ] {
+        assert_eq!(
+            matched(&one_by_one, probe),
+            matched(&at_once, probe),
+            "{probe}"
+        );
+    }
+    assert_eq!(matched(&one_by_one, "zh-MO").0, "zh-TW");
+}

@@ -13,11 +13,15 @@ use crate::session::Session;
 
 pub fn run(session: &Session, args: &ServeArgs) -> Result<Output, Failure> {
     init_log(args.log_format, colours_the_log(session.args.color));
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Failure::usage(format!("cannot start the server's runtime: {e}")))?
-        .block_on(serve(args))?;
+        .map_err(|e| Failure::usage(format!("cannot start the server's runtime: {e}")))?;
+    let served = runtime.block_on(serve(args));
+    // Every request has been answered; a heavy job whose request gave up
+    // may still run on a blocking thread, and need not delay the exit.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
     Ok(Output::text(String::new()))
 }
 
@@ -37,6 +41,7 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         allowed_hosts: args.allowed_hosts.clone(),
         behind_tls: args.behind_tls,
         web_over_plain_http: args.web_over_plain_http,
+        file_limits: args.limits.limits(),
         ..Config::default()
     };
     let server = Server::bind(store.clone(), config)

@@ -40,7 +40,11 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
         store,
     };
     match &args.command {
-        StoreCommand::Push { dir, message } => cmd.push(dir, message).await,
+        StoreCommand::Push {
+            dir,
+            message,
+            limits,
+        } => cmd.push(dir, message, limits.limits()).await,
         StoreCommand::Pull { dir } => {
             let label = session.args.label.as_deref().unwrap_or("latest");
             cmd.pull(dir, label).await
@@ -95,10 +99,17 @@ impl Command<'_> {
         }
     }
 
-    async fn push(&self, dir: &std::path::Path, message: &str) -> Result<Output, Failure> {
+    async fn push(
+        &self,
+        dir: &std::path::Path,
+        message: &str,
+        limits: promptreg_store::FileLimits,
+    ) -> Result<Output, Failure> {
         let files = promptreg_store::PackFiles::read(dir).map_err(failure)?;
         let report = self
             .store
+            .clone()
+            .with_file_limits(limits)
             .push(&files, &self.actor(), message)
             .await
             .map_err(failure)?;
