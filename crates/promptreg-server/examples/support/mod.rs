@@ -33,6 +33,11 @@ impl Bench {
     /// its own [`text`]) and `production` points at 1, served on an
     /// ephemeral port.
     pub fn start(versions: u64) -> Bench {
+        Bench::start_with(versions, Config::default())
+    }
+
+    /// As [`Bench::start`], with `config` (its address is replaced).
+    pub fn start_with(versions: u64, config: Config) -> Bench {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -47,7 +52,7 @@ impl Bench {
             publish(&store, versions).await;
             let config = Config {
                 listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-                ..Config::default()
+                ..config
             };
             let server = Server::bind(store, config).await.expect("the server");
             let addr = server.local_addr();
