@@ -441,8 +441,7 @@ pub(crate) async fn move_to(
             &caller.actor(),
             reason,
         )
-        .await
-        .map_err(|e| conflict(e, pack, id))?;
+        .await?;
     state.cache.invalidate(pack);
     Ok(moved)
 }
@@ -517,11 +516,6 @@ fn precondition_failed(
     };
     Problem::new(StatusCode::PRECONDITION_FAILED, "conflict", detail)
         .with_current(serde_json::json!(current.map(|(n, _)| n)))
-}
-
-/// A store conflict (the label moved between the check and the write) as 412.
-fn conflict(e: promptreg_store::Error, _pack: &str, _id: &str) -> Problem {
-    Problem::from(e)
 }
 
 /// `POST /v1/packs/{pack}/prompts/{id}/labels/{label}/rollback`.

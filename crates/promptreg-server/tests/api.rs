@@ -612,3 +612,30 @@ async fn health_readiness_and_metrics() {
     let request_id = server.get("/healthz").await.headers()["x-request-id"].clone();
     assert!(!request_id.is_empty());
 }
+
+/// Twenty new versions of one prompt at once: each is created, numbered
+/// after the others, without a 412 (a create has no precondition).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_creates_of_one_prompt_are_all_numbered() {
+    for db in databases("server_concurrent_creates").await {
+        let server = std::sync::Arc::new(TestServer::start(published(&db).await, config()).await);
+        let creates = (0..20).map(|i| {
+            let server = server.clone();
+            tokio::spawn(async move {
+                let body =
+                    json!({ "files": { "defaults/farewell.md": format!("Bye number {i}.\n") } });
+                let response = server
+                    .post("/v1/packs/demo/prompts/farewell/versions", body)
+                    .await;
+                json(response, 201).await["version"].as_u64().unwrap()
+            })
+        });
+        let mut numbers = Vec::new();
+        for create in creates.collect::<Vec<_>>() {
+            numbers.push(create.await.unwrap());
+        }
+        numbers.sort_unstable();
+        // Version 1 was pushed first.
+        assert_eq!(numbers, (2..=21).collect::<Vec<u64>>(), "{}", db.name);
+    }
+}

@@ -123,6 +123,10 @@ pub(crate) const EVENTS_CHANNEL: &str = "promptreg_events";
 
 pub(crate) const SQLITE: Dialect = Dialect {
     id: "INTEGER PRIMARY KEY",
+    /// Run first in every transaction that changes a pack (bound to the
+    /// pack's id), so that two writers of one pack take turns: the second
+    /// reads what the first wrote, and numbers its versions after them.
+    pub(crate) lock_pack: Option<&'static str>,
     bytes: "BLOB",
     begin_write: "BEGIN IMMEDIATE",
     migration_lock: None,
@@ -137,6 +141,8 @@ pub(crate) const POSTGRES: Dialect = Dialect {
     bytes: "BYTEA",
     begin_write: "BEGIN",
     // An arbitrary constant: "promptrg" in ASCII.
+    // `BEGIN IMMEDIATE` already makes writers take turns.
+    lock_pack: None,
     migration_lock: Some("SELECT pg_advisory_xact_lock(8101238574758242407)"),
     // An identity value is taken when a row is inserted, not when it
     // commits: without a lock, a transaction holding id 7 could commit after
@@ -157,3 +163,10 @@ impl Dialect {
         sql.replace("{id}", self.id).replace("{bytes}", self.bytes)
     }
 }
+    // Without it, two pushes of one prompt both read version N as the
+    // newest and both insert N + 1: the second fails on the unique number.
+    // The row lock makes the second wait for the first's commit; under READ
+    // COMMITTED its next statements then see the first's versions. Taken
+    // before the events lock in every transaction, so the two never
+    // deadlock.
+    lock_pack: Some("SELECT pack_id FROM packs WHERE pack_id = $1 FOR UPDATE"),

@@ -688,68 +688,14 @@ fn fail(location: &Location, e: OpError) -> Error {
     }
 }
 
-/// A database error in the user's words, naming the store.
+/// A database error in the user's words, naming the store. The database's
+/// own message is only the error's source: it may name tables and
+/// constraints, which mean nothing to a user and are not shown.
 fn database_error(location: &Location, e: sqlx::Error) -> Error {
     let (kind, detail) = match &e {
         sqlx::Error::Database(db) => {
             let code = db.code().unwrap_or_default();
-            match (location, code.as_ref()) {
-                // SQLITE_NOTADB
-                (Location::Sqlite { .. }, "26") => (
-                    ErrorKind::NotAStore,
-                    format!(
-                        "{location} is not a promptreg store: it is not a SQLite database ({}); pass --database with the store's file or URL",
-                        db.message()
-                    ),
-                ),
-                // SQLITE_READONLY and its extended codes
-                (Location::Sqlite { .. }, c)
-                    if c == "8" || c.parse::<u32>().is_ok_and(|c| c & 0xff == 8) =>
-                {
-                    (
-                        ErrorKind::ReadOnly,
-                        format!(
-                            "{location} is read-only ({}): nothing was written; make the file writable or use another --database",
-                            db.message()
-                        ),
-                    )
-                }
-                // PostgreSQL: read_only_sql_transaction, insufficient_privilege
-                (Location::Postgres(_), "25006" | "42501") => (
-                    ErrorKind::ReadOnly,
-                    format!(
-                        "{location} refuses writes ({}): nothing was written",
-                        db.message()
-                    ),
-                ),
-                _ if db.is_unique_violation() => (
-                    ErrorKind::Conflict,
-                    format!(
-                        "another writer changed the store {location} at the same time ({}): nothing was written; run the command again",
-                        db.message()
-                    ),
-                ),
-                // SQLITE_BUSY: another process holds the write lock too long.
-                (Location::Sqlite { .. }, "5" | "517") => (
-                    ErrorKind::Unavailable,
-                    format!(
-                        "{location} is locked by another writer ({}): nothing was written; retrying is safe",
-                        db.message()
-                    ),
-                ),
-                // Connection failures: class 08, shutdown 57P*
-                (Location::Postgres(_), c) if c.starts_with("08") || c.starts_with("57P") => (
-                    ErrorKind::Unavailable,
-                    format!(
-                        "lost the connection to {location} ({}): the operation was all or nothing; retrying is safe",
-                        db.message()
-                    ),
-                ),
-                _ => (
-                    ErrorKind::Database,
-                    format!("database error in {location}: {}", db.message()),
-                ),
-            }
+            database_refusal(location, code.as_ref(), db.is_unique_violation())
         }
         sqlx::Error::Io(_)
         | sqlx::Error::PoolTimedOut
@@ -789,6 +735,59 @@ fn connect_sqlite(path: &std::path::Path, url: Option<&str>) -> Result<Backend, 
         .acquire_timeout(WAIT)
         .connect_lazy_with(options);
     Ok(Backend::Sqlite(pool))
+/// The kind and message of an error the database answered with `code`.
+fn database_refusal(location: &Location, code: &str, unique: bool) -> (ErrorKind, String) {
+    let sqlite = matches!(location, Location::Sqlite { .. });
+    match code {
+        // SQLITE_NOTADB
+        "26" if sqlite => (
+            ErrorKind::NotAStore,
+            format!(
+                "{location} is not a promptreg store: it is not a SQLite database; pass --database with the store's file or URL"
+            ),
+        ),
+        // SQLITE_READONLY and its extended codes
+        c if sqlite && (c == "8" || c.parse::<u32>().is_ok_and(|c| c & 0xff == 8)) => (
+            ErrorKind::ReadOnly,
+            format!(
+                "{location} is read-only: nothing was written; make the file writable or use another --database"
+            ),
+        ),
+        // PostgreSQL: read_only_sql_transaction, insufficient_privilege
+        "25006" | "42501" if !sqlite => (
+            ErrorKind::ReadOnly,
+            format!("{location} refuses writes (SQLSTATE {code}): nothing was written"),
+        ),
+        // Writers of one pack take turns (`Dialect::lock_pack`), so a unique
+        // violation, a serialisation failure or a deadlock is a race the
+        // store lost, not the user's conflict: retrying succeeds.
+        _ if unique || (!sqlite && matches!(code, "40001" | "40P01")) => (
+            ErrorKind::Unavailable,
+            format!(
+                "another writer changed the store {location} at the same time: nothing was written; retrying is safe"
+            ),
+        ),
+        // SQLITE_BUSY: another process holds the write lock too long.
+        "5" | "517" if sqlite => (
+            ErrorKind::Unavailable,
+            format!(
+                "{location} is locked by another writer: nothing was written; retrying is safe"
+            ),
+        ),
+        // Connection failures: class 08, shutdown 57P*
+        c if !sqlite && (c.starts_with("08") || c.starts_with("57P")) => (
+            ErrorKind::Unavailable,
+            format!(
+                "lost the connection to {location}: the operation was all or nothing; retrying is safe"
+            ),
+        ),
+        _ => (
+            ErrorKind::Database,
+            format!("database error in {location} (code {code}): nothing was written"),
+        ),
+    }
+}
+
 }
 
 /// Takes SQLite's write lock and gives it back, waiting at most
