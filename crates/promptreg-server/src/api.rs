@@ -15,7 +15,7 @@ use crate::body::{
     RenderRequest, RenderResponse, Rollback, VersionList, VersionSummary,
 };
 use crate::cache::Cached;
-use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id};
+use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id, shown};
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
 
@@ -352,7 +352,7 @@ pub(crate) fn prompt_file_path(id: &str, path: &str) -> Result<String, Problem> 
                 "invalid-file-path",
                 format!(
                     "`{}` is not a file of prompt `{id}`: its files are `defaults/{id}.md` and `defaults/{id}.<locale>.md`",
-                    path.chars().take(200).flat_map(char::escape_default).collect::<String>()
+                    shown(path, 200)
                 ),
             )
         })?;
@@ -893,7 +893,7 @@ pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
 
 /// Unknown routes: a problem, not an empty 404.
 pub(crate) async fn not_found(uri: axum::http::Uri) -> Problem {
-    let path: String = uri.path().chars().take(200).collect();
+    let path = shown(uri.path(), 200);
     Problem::new(
         StatusCode::NOT_FOUND,
         "unknown-route",
@@ -906,7 +906,7 @@ pub(crate) async fn method_not_allowed(
     method: axum::http::Method,
     uri: axum::http::Uri,
 ) -> Problem {
-    let path: String = uri.path().chars().take(200).collect();
+    let path = shown(uri.path(), 200);
     Problem::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method-not-allowed",

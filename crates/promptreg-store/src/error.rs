@@ -30,6 +30,11 @@ pub enum ErrorKind {
     Forbidden,
     /// The pack fails `check`; [`Error::diagnostics`] lists every problem.
     InvalidPack,
+    /// A message, reason or file text the store does not keep: a NUL byte,
+    /// or a message or reason longer than
+    /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES). The message names
+    /// the field (`the reason`, ``file `defaults/a.md` ``).
+    InvalidInput,
     /// Reading or writing a pack folder failed.
     Io,
     /// The file is not a SQLite database.
@@ -64,6 +69,7 @@ impl ErrorKind {
             ErrorKind::Conflict => "conflict",
             ErrorKind::Forbidden => "forbidden",
             ErrorKind::InvalidPack => "invalid pack",
+            ErrorKind::InvalidInput => "invalid input",
             ErrorKind::Io => "i/o error",
             ErrorKind::NotAStore => "not a store",
             ErrorKind::ReadOnly => "read-only database",

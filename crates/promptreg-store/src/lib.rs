@@ -86,6 +86,7 @@ mod location;
 mod model;
 mod schema;
 mod store;
+mod text;
 
 pub use diff::{FileDiff, PromptDiff, file_locale};
 pub use error::{Error, ErrorKind};
@@ -98,3 +99,4 @@ pub use model::{
     VersionInfo, VersionRef,
 };
 pub use store::Store;
+pub use text::MAX_MESSAGE_BYTES;

@@ -20,6 +20,7 @@ use crate::location::Location;
 use crate::model::{
     Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef,
 };
+use crate::text;
 
 /// How long an operation waits for SQLite's write lock.
 const WAIT: Duration = Duration::from_secs(10);
@@ -143,7 +144,10 @@ impl Store {
     /// # Errors
     ///
     /// [`ErrorKind::InvalidPack`] with the check's diagnostics (nothing is
-    /// written), [`ErrorKind::Forbidden`] without the write permission.
+    /// written), [`ErrorKind::InvalidInput`] for a NUL byte in a file or
+    /// the message, or a message longer than
+    /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES);
+    /// [`ErrorKind::Forbidden`] without the write permission.
     pub async fn push(
         &self,
         files: &PackFiles,
@@ -151,6 +155,8 @@ impl Store {
         message: &str,
     ) -> Result<PushReport, Error> {
         actor.require(Permission::Write, "push")?;
+        text::check_message("message", message)?;
+        text::check_files(files)?;
         let root = files
             .root()
             .map_or_else(|| PathBuf::from("pack"), Into::into);
@@ -171,8 +177,9 @@ impl Store {
     ///
     /// [`ErrorKind::InvalidPack`] with the check's diagnostics, or naming
     /// a file that is not one of `prompt`'s; [`ErrorKind::UnknownPrompt`]
-    /// when the manifest does not declare `prompt`; [`ErrorKind::Forbidden`]
-    /// without the write permission.
+    /// when the manifest does not declare `prompt`;
+    /// [`ErrorKind::InvalidInput`] as [`push`](Self::push) says;
+    /// [`ErrorKind::Forbidden`] without the write permission.
     pub async fn push_prompt(
         &self,
         pack: &str,
@@ -182,6 +189,7 @@ impl Store {
         message: &str,
     ) -> Result<PushReport, Error> {
         actor.require(Permission::Write, "push")?;
+        text::check_message("message", message)?;
         let entry = self.merged_prompt(pack, prompt, files).await?;
         let written = on_backend!(self, push(pack, &[entry], false, actor, message))?;
         Ok(self.published(written))
@@ -212,6 +220,7 @@ impl Store {
         prompt: &str,
         files: &PackFiles,
     ) -> Result<files::Entry, Error> {
+        text::check_files(files)?;
         let base = self.checkout(pack, &Label::latest()).await?;
         let root = PathBuf::from(format!("{}#{pack}@{LATEST}", self.location));
         let old = base.to_pack(root.clone())?;
@@ -410,7 +419,10 @@ impl Store {
     /// [`ErrorKind::Conflict`] naming the version the label points at
     /// (see [`Error::current_version`]); [`ErrorKind::Forbidden`] for a
     /// protected label without [`Permission::Admin`];
-    /// [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move.
+    /// [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move;
+    /// [`ErrorKind::InvalidInput`] for a reason holding a NUL byte or
+    /// longer than [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES) (so for
+    /// every move below).
     #[allow(clippy::too_many_arguments)]
     pub async fn move_label(
         &self,
@@ -424,6 +436,7 @@ impl Store {
     ) -> Result<LabelMove, Error> {
         actor.require(Permission::Write, &format!("move label `{label}`"))?;
         refuse_latest(label)?;
+        text::check_message("reason", reason)?;
         let to = self.resolve(pack, prompt, &VersionRef::Number(to)).await?;
         let id = self.pack_id(pack).await?;
         let moved = raw!(
@@ -450,6 +463,7 @@ impl Store {
     ) -> Result<LabelMove, Error> {
         actor.require(Permission::Write, &format!("roll back label `{label}`"))?;
         refuse_latest(label)?;
+        text::check_message("reason", reason)?;
         let id = self.prompt_of(pack, prompt).await?;
         let moved = raw!(self, rollback(id, prompt, label, actor, reason));
         Ok(self.published(self.explain_conflict(moved, id).await?))
@@ -468,6 +482,7 @@ impl Store {
     ) -> Result<Vec<LabelMove>, Error> {
         actor.require(Permission::Write, &format!("release to `{to}`"))?;
         refuse_latest(to)?;
+        text::check_message("reason", reason)?;
         let id = self.pack_id(pack).await?;
         let moved = raw!(self, release(id, from, to, actor, reason));
         Ok(self.published(self.explain_conflict(moved, id).await?))
@@ -720,21 +735,6 @@ fn database_error(location: &Location, e: sqlx::Error) -> Error {
     Error::new(kind, detail).with_source(e)
 }
 
-fn connect_sqlite(path: &std::path::Path, url: Option<&str>) -> Result<Backend, sqlx::Error> {
-    let options = match url {
-        Some(url) => SqliteConnectOptions::from_str(url)?,
-        None => SqliteConnectOptions::new().filename(path),
-    };
-    let options = options
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(WAIT)
-        .foreign_keys(true);
-    let pool = SqlitePoolOptions::new()
-        .max_connections(4)
-        .acquire_timeout(WAIT)
-        .connect_lazy_with(options);
-    Ok(Backend::Sqlite(pool))
 /// The kind and message of an error the database answered with `code`.
 fn database_refusal(location: &Location, code: &str, unique: bool) -> (ErrorKind, String) {
     let sqlite = matches!(location, Location::Sqlite { .. });
@@ -788,6 +788,21 @@ fn database_refusal(location: &Location, code: &str, unique: bool) -> (ErrorKind
     }
 }
 
+fn connect_sqlite(path: &std::path::Path, url: Option<&str>) -> Result<Backend, sqlx::Error> {
+    let options = match url {
+        Some(url) => SqliteConnectOptions::from_str(url)?,
+        None => SqliteConnectOptions::new().filename(path),
+    };
+    let options = options
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .busy_timeout(WAIT)
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .acquire_timeout(WAIT)
+        .connect_lazy_with(options);
+    Ok(Backend::Sqlite(pool))
 }
 
 /// Takes SQLite's write lock and gives it back, waiting at most
