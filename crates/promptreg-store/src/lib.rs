@@ -90,7 +90,7 @@ mod text;
 
 pub use diff::{FileDiff, PromptDiff, file_locale};
 pub use error::{Error, ErrorKind};
-pub use events::{DEFAULT_EVENT_POLL, Event, EventKind};
+pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
 pub use files::{PACK_ENTRY, PackFiles};
 pub use keys::{ApiKey, Scope};
 pub use location::DEFAULT_DATABASE;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sqlx::{Pool, Transaction};
 
 use crate::error::{Error, ErrorKind};
-use crate::events::{Event, EventKind, Written};
+use crate::events::{Event, EventKind, ReleasedPrompt, Written};
 use crate::files::Entry;
 use crate::model::{
     Actor, Change, EntryVersion, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
@@ -743,15 +743,16 @@ pub(crate) async fn release(
             );
         }
     }
+    // One event however many prompts moved: readers of the event stream
+    // keep up with a release of any size.
     let mut events = Vec::new();
     if !moves.is_empty() {
         events.push(EventKind::Released {
             label: to.as_str().to_owned(),
-            prompts: moves.iter().map(|m| m.prompt.clone()).collect(),
+            moves: moves.iter().map(ReleasedPrompt::from).collect(),
             actor: actor.name.clone(),
             reason,
         });
-        events.extend(moves.iter().map(EventKind::from));
     }
     let last_event = commit(tx, pack_id, &events, now).await?;
     Ok(Written {
@@ -775,8 +776,8 @@ pub(crate) async fn protect(
         "DELETE FROM protected_labels WHERE pack_id = $1 AND label = $2"
     };
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
-    let changed = sqlx::query(sql)
     lock_pack(&mut tx, pack_id).await?;
+    let changed = sqlx::query(sql)
         .bind(pack_id)
         .bind(label.as_str())
         .execute(&mut *tx)
