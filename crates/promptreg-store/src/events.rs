@@ -68,8 +68,9 @@ pub enum EventKind {
         /// Who pushed it.
         author: String,
     },
-    /// A label of `prompt` moved: by hand, by a rollback, by a release, or
-    /// (`latest`) by a push.
+    /// A label of `prompt` moved: by hand, by a rollback, or (`latest`) by
+    /// a push; by a release only in events recorded before schema version
+    /// 3 (a release is one [`EventKind::Released`] now).
     LabelMoved {
         /// The prompt id.
         prompt: String,
