@@ -405,6 +405,32 @@ fn bad_input_is_one_clear_error_with_exit_code_2() {
     }
 }
 
+/// What the store does not keep: a NUL byte in a file (which `check`
+/// refuses on disk) and a message past the limit; nothing is written.
+#[test]
+fn a_nul_byte_or_an_overlong_message_is_refused_by_push() {
+    for sb in sandboxes("push_text") {
+        let file = sb.path("goal-agent/defaults/goal-running.md");
+        let text = fs::read(&file).unwrap();
+        fs::write(&file, [&text[..], b"Run.\0\n"].concat()).unwrap();
+        let err = sb.fails(&["push", "goal-agent"]);
+        let named = format!(
+            "goal-agent/defaults/goal-running.md` holds a NUL byte at byte offset {}",
+            text.len() + 4
+        );
+        assert!(err.contains(&named), "{}: {err}", sb.name);
+        fs::write(&file, &text).unwrap();
+        let long = "m".repeat(5000);
+        let err = sb.fails(&["push", "goal-agent", "-m", &long]);
+        assert!(
+            err.contains("the message is 5000 bytes long, more than the 4096"),
+            "{}: {err}",
+            sb.name
+        );
+        assert!(sb.fails(&["log", "goal-running"]).contains("is empty"));
+    }
+}
+
 #[test]
 fn a_file_that_is_not_a_database_is_named() {
     let sb = sandbox("sqlite", None);

@@ -15,7 +15,7 @@ use crate::body::{
     RenderRequest, RenderResponse, Rollback, VersionList, VersionSummary,
 };
 use crate::cache::{Cached, Renderer};
-use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id};
+use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id, shown};
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
 
@@ -355,7 +355,7 @@ pub(crate) fn prompt_file_path(id: &str, path: &str) -> Result<String, Problem> 
                 "invalid-file-path",
                 format!(
                     "`{}` is not a file of prompt `{id}`: its files are `defaults/{id}.md` and `defaults/{id}.<locale>.md`",
-                    path.chars().take(200).flat_map(char::escape_default).collect::<String>()
+                    shown(path, 200)
                 ),
             )
         })?;
@@ -444,8 +444,7 @@ pub(crate) async fn move_to(
             &caller.actor(),
             reason,
         )
-        .await
-        .map_err(|e| conflict(e, pack, id))?;
+        .await?;
     state.cache.invalidate(pack);
     Ok(moved)
 }
@@ -520,11 +519,6 @@ fn precondition_failed(
     };
     Problem::new(StatusCode::PRECONDITION_FAILED, "conflict", detail)
         .with_current(serde_json::json!(current.map(|(n, _)| n)))
-}
-
-/// A store conflict (the label moved between the check and the write) as 412.
-fn conflict(e: promptreg_store::Error, _pack: &str, _id: &str) -> Problem {
-    Problem::from(e)
 }
 
 /// `POST /v1/packs/{pack}/prompts/{id}/labels/{label}/rollback`.
@@ -919,7 +913,7 @@ pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
 
 /// Unknown routes: a problem, not an empty 404.
 pub(crate) async fn not_found(uri: axum::http::Uri) -> Problem {
-    let path: String = uri.path().chars().take(200).collect();
+    let path = shown(uri.path(), 200);
     Problem::new(
         StatusCode::NOT_FOUND,
         "unknown-route",
@@ -932,7 +926,7 @@ pub(crate) async fn method_not_allowed(
     method: axum::http::Method,
     uri: axum::http::Uri,
 ) -> Problem {
-    let path: String = uri.path().chars().take(200).collect();
+    let path = shown(uri.path(), 200);
     Problem::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method-not-allowed",

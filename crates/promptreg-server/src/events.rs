@@ -6,6 +6,8 @@
 //! broadcasts them. Each client reads the broadcast through a ring of
 //! bounded size: the follower never waits for a client, and a client that
 //! falls a whole ring behind gets a final `reconnect` event and is dropped.
+//! A release is one event, so a release of any size takes one place in the
+//! ring.
 //! It comes back with `Last-Event-ID` and is replayed what it missed from
 //! the store, in order.
 
@@ -160,6 +162,8 @@ pub(crate) struct EventsQuery {
     ),
     responses(
         (status = 200, description = "Server-sent events: `id` is the event's id, `event` its type, `data` its JSON. \
+            A release is one `released` event whose `moves` list every prompt it moved (`prompt`, `from`, `to`); \
+            a single move, by hand, by a rollback or by a push (`latest`), is a `label_moved`. \
             A final `reconnect` event (no id) asks the client to reconnect with `Last-Event-ID`: \
             it fell too far behind, or the server is shutting down.", content_type = "text/event-stream", body = String),
         (status = 400, description = "Invalid Last-Event-ID", body = ProblemDetails, content_type = "application/problem+json"),

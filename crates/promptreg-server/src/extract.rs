@@ -91,7 +91,7 @@ pub(crate) fn pack_name(name: &str) -> Result<&str, Problem> {
             "invalid-pack-name",
             format!(
                 "invalid pack name `{}`: a pack name is ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit",
-                shown(name)
+                shown(name, 64)
             ),
         )
     })?;
@@ -112,10 +112,16 @@ pub(crate) fn label(name: &str) -> Result<Label, Problem> {
     Label::new(name).map_err(Problem::from)
 }
 
-/// At most 64 characters of a name, for a message.
-fn shown(name: &str) -> String {
-    name.chars()
-        .take(64)
+/// A name from a request, for a message: at most `max` characters (an
+/// ellipsis standing for the rest), escaped.
+pub(crate) fn shown(name: &str, max: usize) -> String {
+    let escaped: String = name
+        .chars()
+        .take(max)
         .flat_map(char::escape_default)
-        .collect()
+        .collect();
+    match name.chars().nth(max) {
+        Some(_) => escaped + "…",
+        None => escaped,
+    }
 }

@@ -11,6 +11,15 @@ use utoipa::ToSchema;
 /// The media type of every error response.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
+/// The longest `detail` sent, in characters: a message quotes names and
+/// values from the request, which may be megabytes long; the rest is cut
+/// with an ellipsis.
+pub const MAX_DETAIL_CHARS: usize = 1000;
+
+/// The most diagnostics one response lists; `more` counts the rest, as
+/// the CLI counts the problems of a file past its limit.
+pub const MAX_DIAGNOSTICS: usize = 50;
+
 /// An error response: RFC 9457 problem details, boxed so results stay small.
 #[derive(Debug, Clone)]
 pub struct Problem(Box<ProblemDetails>);
@@ -38,6 +47,10 @@ pub struct ProblemDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub diagnostics: Option<Value>,
+    /// For `invalid-pack`: how many diagnostics past the first 50 are not
+    /// listed (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more: Option<usize>,
 }
 
 impl Problem {
@@ -47,10 +60,11 @@ impl Problem {
             kind: format!("urn:promptreg:problem:{code}"),
             title: status.canonical_reason().unwrap_or("Error").to_owned(),
             status: status.as_u16(),
-            detail: detail.into(),
+            detail: bounded(detail.into()),
             code: code.to_owned(),
             current: None,
             diagnostics: None,
+            more: None,
         }))
     }
 
@@ -72,9 +86,21 @@ impl Problem {
         self
     }
 
+    /// Lists the first [`MAX_DIAGNOSTICS`] diagnostics, and counts the rest
+    /// in `more` and in the detail.
     fn with_diagnostics(mut self, diagnostics: &[promptreg::Diagnostic]) -> Problem {
-        if !diagnostics.is_empty() {
-            self.0.diagnostics = serde_json::to_value(diagnostics).ok();
+        if diagnostics.is_empty() {
+            return self;
+        }
+        let listed = &diagnostics[..diagnostics.len().min(MAX_DIAGNOSTICS)];
+        self.0.diagnostics = serde_json::to_value(listed).ok();
+        let more = diagnostics.len() - listed.len();
+        if more > 0 {
+            self.0.more = Some(more);
+            self.0.detail = format!(
+                "{} ({MAX_DIAGNOSTICS} diagnostics listed, and {more} more)",
+                self.0.detail
+            );
         }
         self
     }
@@ -96,6 +122,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, &'static str) {
         ErrorKind::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
         ErrorKind::InvalidPack => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-pack"),
         ErrorKind::TooManyFiles => (StatusCode::UNPROCESSABLE_ENTITY, "too-many-files"),
+        ErrorKind::InvalidInput => (StatusCode::BAD_REQUEST, "invalid-input"),
         ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "store-unavailable"),
         ErrorKind::ReadOnly => (StatusCode::SERVICE_UNAVAILABLE, "store-read-only"),
         ErrorKind::Unauthorized | ErrorKind::KeyRevoked => {
@@ -104,6 +131,14 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, &'static str) {
         ErrorKind::InvalidKey => (StatusCode::BAD_REQUEST, "invalid-key"),
         ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, "unknown-key"),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, "store-error"),
+    }
+}
+
+/// `detail` cut to [`MAX_DETAIL_CHARS`].
+fn bounded(detail: String) -> String {
+    match promptreg::abbreviate(&detail, MAX_DETAIL_CHARS) {
+        std::borrow::Cow::Borrowed(_) => detail,
+        std::borrow::Cow::Owned(cut) => cut,
     }
 }
 

@@ -612,3 +612,155 @@ async fn health_readiness_and_metrics() {
     let request_id = server.get("/healthz").await.headers()["x-request-id"].clone();
     assert!(!request_id.is_empty());
 }
+
+/// Twenty new versions of one prompt at once: each is created, numbered
+/// after the others, without a 412 (a create has no precondition).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_creates_of_one_prompt_are_all_numbered() {
+    for db in databases("server_concurrent_creates").await {
+        let server = std::sync::Arc::new(TestServer::start(published(&db).await, config()).await);
+        let creates = (0..20).map(|i| {
+            let server = server.clone();
+            tokio::spawn(async move {
+                let body =
+                    json!({ "files": { "defaults/farewell.md": format!("Bye number {i}.\n") } });
+                let response = server
+                    .post("/v1/packs/demo/prompts/farewell/versions", body)
+                    .await;
+                json(response, 201).await["version"].as_u64().unwrap()
+            })
+        });
+        let mut numbers = Vec::new();
+        for create in creates.collect::<Vec<_>>() {
+            numbers.push(create.await.unwrap());
+        }
+        numbers.sort_unstable();
+        // Version 1 was pushed first.
+        assert_eq!(numbers, (2..=21).collect::<Vec<u64>>(), "{}", db.name);
+    }
+}
+
+/// Text the store does not keep is a 400 naming the field, on both
+/// backends: a NUL byte in a file, a message or a reason, and a message or
+/// reason past 4 KiB. Nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nul_bytes_and_overlong_messages_are_refused_naming_the_field() {
+    for db in databases("server_text").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let create = "/v1/packs/demo/prompts/farewell/versions";
+        let long = "m".repeat(4097);
+        for (path, body, named) in [
+            (
+                create,
+                json!({ "files": { "defaults/farewell.md": "Bye\u{0}.\n" } }),
+                "file `defaults/farewell.md` holds a NUL byte at byte offset 3",
+            ),
+            (
+                create,
+                json!({ "files": { "defaults/farewell.md": "Bye.\n" }, "message": "a\u{0}b" }),
+                "the message holds a NUL byte",
+            ),
+            (
+                create,
+                json!({ "files": { "defaults/farewell.md": "Bye.\n" }, "message": long }),
+                "the message is 4097 bytes long",
+            ),
+            (
+                "/v1/packs/demo/releases",
+                json!({ "from": "latest", "to": "staging", "reason": "x\u{0}" }),
+                "the reason holds a NUL byte",
+            ),
+            (
+                "/v1/packs/demo/prompts/farewell/labels/production/rollback",
+                json!({ "reason": long }),
+                "the reason is 4097 bytes long",
+            ),
+        ] {
+            let problem = json(server.post(path, body).await, 400).await;
+            assert_eq!(problem["code"], "invalid-input", "{}: {problem}", db.name);
+            let detail = problem["detail"].as_str().unwrap();
+            assert!(detail.contains(named), "{}: {detail}", db.name);
+        }
+        let moved = server
+            .client
+            .put(server.url("/v1/packs/demo/prompts/farewell/labels/staging"))
+            .header("if-none-match", "*")
+            .json(&json!({ "version": 1, "reason": "why\u{0}" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            json(moved, 400).await["code"],
+            "invalid-input",
+            "{}",
+            db.name
+        );
+        assert_eq!(server.store.log("demo", "farewell").await.unwrap().len(), 1);
+        assert!(
+            server
+                .store
+                .history("demo", None)
+                .await
+                .unwrap()
+                .iter()
+                .all(|m| m.label != "staging")
+        );
+    }
+}
+
+/// A bogus name or value of half a megabyte is quoted in part, with an
+/// ellipsis; a refused version lists at most 50 diagnostics and counts the
+/// rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_responses_are_bounded() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    let huge = "x".repeat(500_000);
+    let long = &huge[..20_000];
+    let release = server
+        .post(
+            "/v1/packs/demo/releases",
+            json!({ "from": "latest", "to": format!("Bad{huge}") }),
+        )
+        .await;
+    for response in [
+        server.get(&format!("/v1/packs/..{long}/prompts")).await,
+        server
+            .get(&format!("/v1/packs/demo/labels/Bad{long}"))
+            .await,
+        server.get(&format!("/v1/{long}")).await,
+        release,
+    ] {
+        let text = response.text().await.unwrap();
+        assert!(text.len() < 2_000, "{} bytes: {}", text.len(), &text[..300]);
+        let problem: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            problem["detail"].as_str().unwrap().contains('…'),
+            "{problem}"
+        );
+    }
+
+    let variables: String = (0..120).map(|i| format!("{{{{ v{i} }}}} ")).collect();
+    // A warning per undeclared variable, and an error in the French file.
+    let noisy = format!("---\ntemplate: true\n---\n{variables}\n");
+    let wrong = "---\nmodel:\n  temperature: hot\n---\nAu revoir.\n";
+    let refused = server
+        .post(
+            "/v1/packs/demo/prompts/farewell/versions",
+            json!({ "files": { "defaults/farewell.md": noisy, "defaults/farewell.fr.md": wrong } }),
+        )
+        .await;
+    let problem = json(refused, 422).await;
+    assert_eq!(
+        problem["diagnostics"].as_array().unwrap().len(),
+        50,
+        "{problem}"
+    );
+    let more = problem["more"].as_u64().unwrap();
+    assert!(more > 0, "{problem}");
+    let counted = format!("and {more} more");
+    assert!(
+        problem["detail"].as_str().unwrap().contains(&counted),
+        "{problem}"
+    );
+}

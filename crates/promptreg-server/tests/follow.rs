@@ -491,3 +491,40 @@ async fn the_cache_is_used_whatever_its_date() {
         assert_eq!(farewell(&registry), "Goodbye.", "{date:?}");
     }
 }
+
+/// A release is one `released` event, with no `label_moved` per prompt:
+/// the follower syncs on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_reaches_the_registry() {
+    for db in databases("follow_release").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let cache = tempfile::tempdir().unwrap();
+        let registry = PromptRegistry::new();
+        registry
+            .register_default("farewell", "Local farewell.")
+            .unwrap();
+        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+        until(&registry, "first sync and the stream", || {
+            let status = follower.status();
+            status.source == Source::Server && status.connected
+        })
+        .await;
+
+        let mut files = PackFiles::default();
+        files.insert("defaults/farewell.md", "Released.\n");
+        let store = &server.store;
+        store
+            .push_prompt("demo", "farewell", &files, &writer(), "")
+            .await
+            .unwrap();
+        let production = Label::new("production").unwrap();
+        store
+            .release("demo", &Label::latest(), &production, &writer(), "")
+            .await
+            .unwrap();
+        until(&registry, "the release", || {
+            farewell(&registry) == "Released."
+        })
+        .await;
+    }
+}

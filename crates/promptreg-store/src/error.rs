@@ -34,6 +34,11 @@ pub enum ErrorKind {
     /// [`FileLimits`](crate::FileLimits); the message names the limit and
     /// the count.
     TooManyFiles,
+    /// A message, reason or file text the store does not keep: a NUL byte,
+    /// or a message or reason longer than
+    /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES). The message names
+    /// the field (`the reason`, ``file `defaults/a.md` ``).
+    InvalidInput,
     /// Reading or writing a pack folder failed.
     Io,
     /// The file is not a SQLite database.
@@ -69,6 +74,7 @@ impl ErrorKind {
             ErrorKind::Forbidden => "forbidden",
             ErrorKind::InvalidPack => "invalid pack",
             ErrorKind::TooManyFiles => "too many files",
+            ErrorKind::InvalidInput => "invalid input",
             ErrorKind::Io => "i/o error",
             ErrorKind::NotAStore => "not a store",
             ErrorKind::ReadOnly => "read-only database",

@@ -9,10 +9,13 @@
 //!
 //! Label moves carry the same fields as the history's [`LabelMove`]s: a
 //! push appends a [`EventKind::VersionCreated`] per new version and a
-//! [`EventKind::LabelMoved`] per move of `latest`; a rollback is a
-//! `LabelMoved`; a release is one [`EventKind::Released`] naming every
-//! prompt it moved, then a `LabelMoved` per prompt, so a client following
-//! one prompt needs only the `LabelMoved` events. A write that changes
+//! [`EventKind::LabelMoved`] per move of `latest`; a move by hand or a
+//! rollback is a `LabelMoved`; a release is one [`EventKind::Released`]
+//! carrying every move it made, however many prompts the pack has, so a
+//! release reaches a reader as one event. (Releases recorded before
+//! schema version 3 are a `Released` without versions, then a
+//! `LabelMoved` per prompt; they are read back as they were written.) A
+//! write that changes
 //! nothing (the same push again, a release with nothing to move, a label
 //! protected twice) appends nothing. API keys are not pack changes and
 //! have no events.
@@ -65,8 +68,9 @@ pub enum EventKind {
         /// Who pushed it.
         author: String,
     },
-    /// A label of `prompt` moved: by hand, by a rollback, by a release, or
-    /// (`latest`) by a push.
+    /// A label of `prompt` moved: by hand, by a rollback, or (`latest`) by
+    /// a push; by a release only in events recorded before schema version
+    /// 3 (a release is one [`EventKind::Released`] now).
     LabelMoved {
         /// The prompt id.
         prompt: String,
@@ -81,13 +85,13 @@ pub enum EventKind {
         /// Why, as in the history.
         reason: String,
     },
-    /// A release moved `label` on `prompts` at once; a
-    /// [`EventKind::LabelMoved`] for each follows.
+    /// A release moved `label` on several prompts at once, in one
+    /// transaction.
     Released {
         /// The label moved.
         label: String,
-        /// The prompts it moved on, sorted.
-        prompts: Vec<String>,
+        /// Every prompt it moved, sorted by prompt.
+        moves: Vec<ReleasedPrompt>,
         /// Who released.
         actor: String,
         /// Why: `release FROM`.
@@ -107,6 +111,30 @@ pub enum EventKind {
         /// Who lifted the protection.
         actor: String,
     },
+}
+
+/// One prompt a release moved, and where its label pointed before and
+/// after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReleasedPrompt {
+    /// The prompt id (or [`PACK_ENTRY`](crate::PACK_ENTRY)).
+    pub prompt: String,
+    /// Where the label pointed before (`None`: it did not exist, or the
+    /// release was recorded before releases carried versions).
+    pub from: Option<u64>,
+    /// Where it points now (`None` only for a release recorded before
+    /// releases carried versions: the `label_moved` events after it do).
+    pub to: Option<u64>,
+}
+
+impl From<&LabelMove> for ReleasedPrompt {
+    fn from(m: &LabelMove) -> Self {
+        ReleasedPrompt {
+            prompt: m.prompt.clone(),
+            from: m.from,
+            to: m.to,
+        }
+    }
 }
 
 impl From<&LabelMove> for EventKind {

@@ -87,10 +87,11 @@ mod location;
 mod model;
 mod schema;
 mod store;
+mod text;
 
 pub use diff::{FileDiff, PromptDiff, file_locale};
 pub use error::{Error, ErrorKind};
-pub use events::{DEFAULT_EVENT_POLL, Event, EventKind};
+pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
 pub use files::{PACK_ENTRY, PackFiles};
 pub use keys::{ApiKey, Scope};
 pub use limits::FileLimits;
@@ -100,3 +101,4 @@ pub use model::{
     VersionInfo, VersionRef,
 };
 pub use store::Store;
+pub use text::MAX_MESSAGE_BYTES;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sqlx::{Pool, Transaction};
 
 use crate::error::{Error, ErrorKind};
-use crate::events::{Event, EventKind, Written};
+use crate::events::{Event, EventKind, ReleasedPrompt, Written};
 use crate::files::Entry;
 use crate::model::{
     Actor, Change, EntryVersion, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
@@ -114,6 +114,7 @@ pub(crate) async fn push(
         .bind(pack)
         .fetch_one(&mut *tx)
         .await?;
+    lock_pack(&mut tx, pack_id).await?;
     let known: Vec<(String, String, i64)> =
         sqlx::query_as("SELECT entry, digest, number FROM versions WHERE pack_id = $1")
             .bind(pack_id)
@@ -205,6 +206,15 @@ pub(crate) async fn push(
         value: report,
         last_event,
     })
+}
+
+/// Makes the other writers of the pack wait until this transaction ends
+/// (see `Dialect::lock_pack`).
+async fn lock_pack(tx: &mut Tx, pack_id: i64) -> Result<(), OpError> {
+    if let Some(lock) = DIALECT.lock_pack {
+        sqlx::query(lock).bind(pack_id).execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 async fn insert_version(
@@ -591,6 +601,7 @@ pub(crate) async fn move_label(
     reason: &str,
 ) -> Result<Written<LabelMove>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
+    lock_pack(&mut tx, pack_id).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
     let moved = set_label(
         &mut tx,
@@ -647,6 +658,7 @@ pub(crate) async fn rollback(
     why: &str,
 ) -> Result<Written<LabelMove>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
+    lock_pack(&mut tx, pack_id).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
     let last: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(
         "SELECT from_number, to_number FROM label_history \
@@ -705,6 +717,7 @@ pub(crate) async fn release(
     why: &str,
 ) -> Result<Written<Vec<LabelMove>>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
+    lock_pack(&mut tx, pack_id).await?;
     check_protection(&mut tx, pack_id, to, actor).await?;
     let source = labels_named(&mut tx, pack_id, from.as_str()).await?;
     let target = labels_named(&mut tx, pack_id, to.as_str()).await?;
@@ -730,15 +743,16 @@ pub(crate) async fn release(
             );
         }
     }
+    // One event however many prompts moved: readers of the event stream
+    // keep up with a release of any size.
     let mut events = Vec::new();
     if !moves.is_empty() {
         events.push(EventKind::Released {
             label: to.as_str().to_owned(),
-            prompts: moves.iter().map(|m| m.prompt.clone()).collect(),
+            moves: moves.iter().map(ReleasedPrompt::from).collect(),
             actor: actor.name.clone(),
             reason,
         });
-        events.extend(moves.iter().map(EventKind::from));
     }
     let last_event = commit(tx, pack_id, &events, now).await?;
     Ok(Written {
@@ -762,6 +776,7 @@ pub(crate) async fn protect(
         "DELETE FROM protected_labels WHERE pack_id = $1 AND label = $2"
     };
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
+    lock_pack(&mut tx, pack_id).await?;
     let changed = sqlx::query(sql)
         .bind(pack_id)
         .bind(label.as_str())

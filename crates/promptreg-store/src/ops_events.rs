@@ -99,13 +99,17 @@ async fn insert_event(
     .bind(reason)
     .fetch_one(&mut **tx)
     .await?;
-    if let EventKind::Released { prompts, .. } = event {
-        for prompt in prompts {
-            sqlx::query("INSERT INTO event_prompts (event_id, prompt) VALUES ($1, $2)")
-                .bind(id)
-                .bind(prompt)
-                .execute(&mut **tx)
-                .await?;
+    if let EventKind::Released { moves, .. } = event {
+        for moved in moves {
+            sqlx::query(
+                "INSERT INTO event_prompts (event_id, prompt, from_number, to_number) VALUES ($1, $2, $3, $4)",
+            )
+            .bind(id)
+            .bind(&moved.prompt)
+            .bind(moved.from.map(|n| n as i64))
+            .bind(moved.to.map(|n| n as i64))
+            .execute(&mut **tx)
+            .await?;
         }
     }
     Ok(id)
@@ -154,34 +158,38 @@ pub(crate) async fn events_since(
     };
     rows.into_iter()
         .map(|row| {
-            let prompts = released.remove(&row.0).unwrap_or_default();
-            event_of(row, prompts)
+            let moves = released.remove(&row.0).unwrap_or_default();
+            event_of(row, moves)
         })
         .collect()
 }
 
-/// The prompts of the releases among events `after + 1 ..= last`.
+/// The moves of the releases among events `after + 1 ..= last`.
 async fn released_prompts(
     pool: &Pool<Db>,
     after: i64,
     last: i64,
-) -> Result<BTreeMap<i64, Vec<String>>, OpError> {
-    let rows: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT event_id, prompt FROM event_prompts WHERE event_id > $1 AND event_id <= $2 \
-         ORDER BY event_id, prompt",
+) -> Result<BTreeMap<i64, Vec<ReleasedPrompt>>, OpError> {
+    let rows: Vec<(i64, String, Option<i64>, Option<i64>)> = sqlx::query_as(
+        "SELECT event_id, prompt, from_number, to_number FROM event_prompts \
+         WHERE event_id > $1 AND event_id <= $2 ORDER BY event_id, prompt",
     )
     .bind(after)
     .bind(last)
     .fetch_all(pool)
     .await?;
-    let mut out: BTreeMap<i64, Vec<String>> = BTreeMap::new();
-    for (id, prompt) in rows {
-        out.entry(id).or_default().push(prompt);
+    let mut out: BTreeMap<i64, Vec<ReleasedPrompt>> = BTreeMap::new();
+    for (id, prompt, from, to) in rows {
+        out.entry(id).or_default().push(ReleasedPrompt {
+            prompt,
+            from: from.map(|n| n as u64),
+            to: to.map(|n| n as u64),
+        });
     }
     Ok(out)
 }
 
-fn event_of(row: EventRow, prompts: Vec<String>) -> Result<Event, OpError> {
+fn event_of(row: EventRow, moves: Vec<ReleasedPrompt>) -> Result<Event, OpError> {
     let (id, pack, at, kind, prompt, label, from, to, actor, reason) = row;
     let number = |n: Option<i64>| n.map(|n| n as u64);
     let damaged = |what: &str| {
@@ -206,7 +214,7 @@ fn event_of(row: EventRow, prompts: Vec<String>) -> Result<Event, OpError> {
         },
         "released" => EventKind::Released {
             label: label.ok_or_else(|| damaged("has no label"))?,
-            prompts,
+            moves,
             actor,
             reason: reason.unwrap_or_default(),
         },

@@ -91,6 +91,13 @@ CREATE TABLE api_keys (
     revoked_by TEXT
 );
 "#,
+    r#"
+-- A release is one `released` event carrying every move it made: where the
+-- label pointed on each prompt before and after. Events written before
+-- this migration leave both NULL; a `label_moved` per prompt follows them.
+ALTER TABLE event_prompts ADD COLUMN from_number BIGINT;
+ALTER TABLE event_prompts ADD COLUMN to_number BIGINT;
+"#,
 ];
 
 /// The schema version this binary writes and understands.
@@ -116,6 +123,10 @@ pub(crate) struct Dialect {
     pub(crate) lock_events: Option<&'static str>,
     /// Announces the newest event id to other processes at commit.
     pub(crate) notify_events: Option<&'static str>,
+    /// Run first in every transaction that changes a pack (bound to the
+    /// pack's id), so that two writers of one pack take turns: the second
+    /// reads what the first wrote, and numbers its versions after them.
+    pub(crate) lock_pack: Option<&'static str>,
 }
 
 /// The channel of `notify_events`; its payload is the newest event id.
@@ -130,6 +141,8 @@ pub(crate) const SQLITE: Dialect = Dialect {
     lock_events: None,
     // Other processes poll the file.
     notify_events: None,
+    // `BEGIN IMMEDIATE` already makes writers take turns.
+    lock_pack: None,
 };
 
 pub(crate) const POSTGRES: Dialect = Dialect {
@@ -150,10 +163,85 @@ pub(crate) const POSTGRES: Dialect = Dialect {
     // commit.
     lock_events: Some("LOCK TABLE events IN EXCLUSIVE MODE"),
     notify_events: Some("SELECT pg_notify($1, $2)"),
+    // Without it, two pushes of one prompt both read version N as the
+    // newest and both insert N + 1: the second fails on the unique number.
+    // The row lock makes the second wait for the first's commit; under READ
+    // COMMITTED its next statements then see the first's versions. Taken
+    // before the events lock in every transaction, so the two never
+    // deadlock.
+    lock_pack: Some("SELECT pack_id FROM packs WHERE pack_id = $1 FOR UPDATE"),
 };
 
 impl Dialect {
     pub(crate) fn migration(&self, sql: &str) -> String {
         sql.replace("{id}", self.id).replace("{bytes}", self.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+
+    use super::*;
+    use crate::{EventKind, ReleasedPrompt, Store};
+
+    /// A database made at schema version 2 opens, is migrated, and reads
+    /// its old release back as written: a `released` without versions,
+    /// then a `label_moved` per prompt.
+    #[tokio::test]
+    async fn a_release_recorded_at_schema_version_2_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = SqlitePool::connect_with(options).await.unwrap();
+        sqlx::raw_sql(SCHEMA_TABLE).execute(&pool).await.unwrap();
+        for migration in &MIGRATIONS[..2] {
+            sqlx::raw_sql(&SQLITE.migration(migration))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        sqlx::raw_sql(
+            "INSERT INTO promptreg_schema VALUES (1, 0), (2, 0);
+             INSERT INTO packs (name, created_at) VALUES ('demo', 0);
+             INSERT INTO events (pack_id, at, kind, label, actor, reason)
+                 VALUES (1, 0, 'released', 'production', 'root', 'release latest');
+             INSERT INTO event_prompts (event_id, prompt) VALUES (1, 'greeting');
+             INSERT INTO events (pack_id, at, kind, prompt, label, to_number, actor, reason)
+                 VALUES (1, 0, 'label_moved', 'greeting', 'production', 1, 'root', 'release latest');",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+
+        let store = Store::open(path.to_str().unwrap()).await.unwrap();
+        let events = store.events_since(0, 10).await.unwrap();
+        let kinds: Vec<&EventKind> = events.iter().map(|e| &e.change).collect();
+        assert_eq!(
+            kinds,
+            [
+                &EventKind::Released {
+                    label: "production".into(),
+                    moves: vec![ReleasedPrompt {
+                        prompt: "greeting".into(),
+                        from: None,
+                        to: None,
+                    }],
+                    actor: "root".into(),
+                    reason: "release latest".into(),
+                },
+                &EventKind::LabelMoved {
+                    prompt: "greeting".into(),
+                    label: "production".into(),
+                    from: None,
+                    to: Some(1),
+                    actor: "root".into(),
+                    reason: "release latest".into(),
+                },
+            ]
+        );
     }
 }

@@ -21,6 +21,7 @@ use crate::location::Location;
 use crate::model::{
     Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef,
 };
+use crate::text;
 
 /// How long an operation waits for SQLite's write lock.
 const WAIT: Duration = Duration::from_secs(10);
@@ -156,8 +157,10 @@ impl Store {
     ///
     /// [`ErrorKind::InvalidPack`] with the check's diagnostics (nothing is
     /// written), [`ErrorKind::TooManyFiles`] past the store's
-    /// [`FileLimits`], [`ErrorKind::Forbidden`] without the write
-    /// permission.
+    /// [`FileLimits`], [`ErrorKind::InvalidInput`] for a NUL byte in a file
+    /// or the message, or a message longer than
+    /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES);
+    /// [`ErrorKind::Forbidden`] without the write permission.
     pub async fn push(
         &self,
         files: &PackFiles,
@@ -165,6 +168,8 @@ impl Store {
         message: &str,
     ) -> Result<PushReport, Error> {
         actor.require(Permission::Write, "push")?;
+        text::check_message("message", message)?;
+        text::check_files(files)?;
         let what = files.root().map_or_else(
             || "the pack pushed".to_owned(),
             |dir| format!("the pack in {}", dir.display()),
@@ -192,8 +197,9 @@ impl Store {
     /// [`ErrorKind::InvalidPack`] with the check's diagnostics, or naming
     /// a file that is not one of `prompt`'s; [`ErrorKind::TooManyFiles`]
     /// past the store's [`FileLimits`]; [`ErrorKind::UnknownPrompt`]
-    /// when the manifest does not declare `prompt`; [`ErrorKind::Forbidden`]
-    /// without the write permission.
+    /// when the manifest does not declare `prompt`;
+    /// [`ErrorKind::InvalidInput`] as [`push`](Self::push) says;
+    /// [`ErrorKind::Forbidden`] without the write permission.
     pub async fn push_prompt(
         &self,
         pack: &str,
@@ -203,6 +209,7 @@ impl Store {
         message: &str,
     ) -> Result<PushReport, Error> {
         actor.require(Permission::Write, "push")?;
+        text::check_message("message", message)?;
         let entry = self.merged_prompt(pack, prompt, files).await?;
         let written = on_backend!(self, push(pack, &[entry], false, actor, message))?;
         Ok(self.published(written))
@@ -237,6 +244,7 @@ impl Store {
     ) -> Result<files::Entry, Error> {
         // Counted before anything is read or built.
         self.limits.check_prompt(prompt, files.len())?;
+        text::check_files(files)?;
         let base = self.checkout(pack, &Label::latest()).await?;
         let merge = PromptMerge {
             pack: pack.to_owned(),
@@ -419,7 +427,10 @@ impl Store {
     /// [`ErrorKind::Conflict`] naming the version the label points at
     /// (see [`Error::current_version`]); [`ErrorKind::Forbidden`] for a
     /// protected label without [`Permission::Admin`];
-    /// [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move.
+    /// [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move;
+    /// [`ErrorKind::InvalidInput`] for a reason holding a NUL byte or
+    /// longer than [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES) (so for
+    /// every move below).
     #[allow(clippy::too_many_arguments)]
     pub async fn move_label(
         &self,
@@ -433,6 +444,7 @@ impl Store {
     ) -> Result<LabelMove, Error> {
         actor.require(Permission::Write, &format!("move label `{label}`"))?;
         refuse_latest(label)?;
+        text::check_message("reason", reason)?;
         let to = self.resolve(pack, prompt, &VersionRef::Number(to)).await?;
         let id = self.pack_id(pack).await?;
         let moved = raw!(
@@ -459,6 +471,7 @@ impl Store {
     ) -> Result<LabelMove, Error> {
         actor.require(Permission::Write, &format!("roll back label `{label}`"))?;
         refuse_latest(label)?;
+        text::check_message("reason", reason)?;
         let id = self.prompt_of(pack, prompt).await?;
         let moved = raw!(self, rollback(id, prompt, label, actor, reason));
         Ok(self.published(self.explain_conflict(moved, id).await?))
@@ -477,6 +490,7 @@ impl Store {
     ) -> Result<Vec<LabelMove>, Error> {
         actor.require(Permission::Write, &format!("release to `{to}`"))?;
         refuse_latest(to)?;
+        text::check_message("reason", reason)?;
         let id = self.pack_id(pack).await?;
         let moved = raw!(self, release(id, from, to, actor, reason));
         Ok(self.published(self.explain_conflict(moved, id).await?))
@@ -697,68 +711,14 @@ fn fail(location: &Location, e: OpError) -> Error {
     }
 }
 
-/// A database error in the user's words, naming the store.
+/// A database error in the user's words, naming the store. The database's
+/// own message is only the error's source: it may name tables and
+/// constraints, which mean nothing to a user and are not shown.
 fn database_error(location: &Location, e: sqlx::Error) -> Error {
     let (kind, detail) = match &e {
         sqlx::Error::Database(db) => {
             let code = db.code().unwrap_or_default();
-            match (location, code.as_ref()) {
-                // SQLITE_NOTADB
-                (Location::Sqlite { .. }, "26") => (
-                    ErrorKind::NotAStore,
-                    format!(
-                        "{location} is not a promptreg store: it is not a SQLite database ({}); pass --database with the store's file or URL",
-                        db.message()
-                    ),
-                ),
-                // SQLITE_READONLY and its extended codes
-                (Location::Sqlite { .. }, c)
-                    if c == "8" || c.parse::<u32>().is_ok_and(|c| c & 0xff == 8) =>
-                {
-                    (
-                        ErrorKind::ReadOnly,
-                        format!(
-                            "{location} is read-only ({}): nothing was written; make the file writable or use another --database",
-                            db.message()
-                        ),
-                    )
-                }
-                // PostgreSQL: read_only_sql_transaction, insufficient_privilege
-                (Location::Postgres(_), "25006" | "42501") => (
-                    ErrorKind::ReadOnly,
-                    format!(
-                        "{location} refuses writes ({}): nothing was written",
-                        db.message()
-                    ),
-                ),
-                _ if db.is_unique_violation() => (
-                    ErrorKind::Conflict,
-                    format!(
-                        "another writer changed the store {location} at the same time ({}): nothing was written; run the command again",
-                        db.message()
-                    ),
-                ),
-                // SQLITE_BUSY: another process holds the write lock too long.
-                (Location::Sqlite { .. }, "5" | "517") => (
-                    ErrorKind::Unavailable,
-                    format!(
-                        "{location} is locked by another writer ({}): nothing was written; retrying is safe",
-                        db.message()
-                    ),
-                ),
-                // Connection failures: class 08, shutdown 57P*
-                (Location::Postgres(_), c) if c.starts_with("08") || c.starts_with("57P") => (
-                    ErrorKind::Unavailable,
-                    format!(
-                        "lost the connection to {location} ({}): the operation was all or nothing; retrying is safe",
-                        db.message()
-                    ),
-                ),
-                _ => (
-                    ErrorKind::Database,
-                    format!("database error in {location}: {}", db.message()),
-                ),
-            }
+            database_refusal(location, code.as_ref(), db.is_unique_violation())
         }
         sqlx::Error::Io(_)
         | sqlx::Error::PoolTimedOut
@@ -781,6 +741,59 @@ fn database_error(location: &Location, e: sqlx::Error) -> Error {
         ),
     };
     Error::new(kind, detail).with_source(e)
+}
+
+/// The kind and message of an error the database answered with `code`.
+fn database_refusal(location: &Location, code: &str, unique: bool) -> (ErrorKind, String) {
+    let sqlite = matches!(location, Location::Sqlite { .. });
+    match code {
+        // SQLITE_NOTADB
+        "26" if sqlite => (
+            ErrorKind::NotAStore,
+            format!(
+                "{location} is not a promptreg store: it is not a SQLite database; pass --database with the store's file or URL"
+            ),
+        ),
+        // SQLITE_READONLY and its extended codes
+        c if sqlite && (c == "8" || c.parse::<u32>().is_ok_and(|c| c & 0xff == 8)) => (
+            ErrorKind::ReadOnly,
+            format!(
+                "{location} is read-only: nothing was written; make the file writable or use another --database"
+            ),
+        ),
+        // PostgreSQL: read_only_sql_transaction, insufficient_privilege
+        "25006" | "42501" if !sqlite => (
+            ErrorKind::ReadOnly,
+            format!("{location} refuses writes (SQLSTATE {code}): nothing was written"),
+        ),
+        // Writers of one pack take turns (`Dialect::lock_pack`), so a unique
+        // violation, a serialisation failure or a deadlock is a race the
+        // store lost, not the user's conflict: retrying succeeds.
+        _ if unique || (!sqlite && matches!(code, "40001" | "40P01")) => (
+            ErrorKind::Unavailable,
+            format!(
+                "another writer changed the store {location} at the same time: nothing was written; retrying is safe"
+            ),
+        ),
+        // SQLITE_BUSY: another process holds the write lock too long.
+        "5" | "517" if sqlite => (
+            ErrorKind::Unavailable,
+            format!(
+                "{location} is locked by another writer: nothing was written; retrying is safe"
+            ),
+        ),
+        // Connection failures: class 08, shutdown 57P*
+        c if !sqlite && (c.starts_with("08") || c.starts_with("57P")) => (
+            ErrorKind::Unavailable,
+            format!(
+                "lost the connection to {location}: the operation was all or nothing; retrying is safe"
+            ),
+        ),
+        _ => (
+            ErrorKind::Database,
+            format!("database error in {location} (code {code}): nothing was written"),
+        ),
+    }
 }
 
 fn connect_sqlite(path: &std::path::Path, url: Option<&str>) -> Result<Backend, sqlx::Error> {

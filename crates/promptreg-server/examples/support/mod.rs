@@ -1,5 +1,7 @@
 //! What the latency examples share: a server on loopback over a fresh
-//! SQLite store, label moves through the API, percentiles.
+//! SQLite store, label moves through the API, percentiles. Each example
+//! uses a part of it.
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -38,6 +40,18 @@ impl Bench {
 
     /// As [`Bench::start`], with `config` (its address is replaced).
     pub fn start_with(versions: u64, config: Config) -> Bench {
+        Bench::serving(config, move |store| async move {
+            publish(&store, versions).await
+        })
+    }
+
+    /// A fresh store filled by `fill`, served with `config` on an
+    /// ephemeral port.
+    pub fn serving<F, Fut>(config: Config, fill: F) -> Bench
+    where
+        F: FnOnce(Store) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -49,7 +63,7 @@ impl Bench {
             let store = Store::open(&database.to_string_lossy())
                 .await
                 .expect("the store");
-            publish(&store, versions).await;
+            fill(store.clone()).await;
             let config = Config {
                 listen: SocketAddr::from(([127, 0, 0, 1], 0)),
                 ..config

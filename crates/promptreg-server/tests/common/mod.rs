@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use promptreg_server::{Config, Server};
 use promptreg_store::{Label, Store};
-pub use store_common::{TestDb, admin, databases, demo, postgres, sqlite, writer};
+pub use store_common::{TestDb, admin, big_pack, databases, demo, postgres, sqlite, writer};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 

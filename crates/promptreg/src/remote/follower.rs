@@ -363,15 +363,17 @@ impl Run {
         }
     }
 
-    /// A move of the followed label in the followed pack.
+    /// A move of the followed label in the followed pack: one prompt's
+    /// (`label_moved`), or a release's, which moves many in one event.
     fn is_relevant(&self, event: &SseEvent) -> bool {
+        if !matches!(event.kind.as_str(), "label_moved" | "released") {
+            return false;
+        }
         let Ok(data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
             return false;
         };
         let field = |name: &str| data.get(name).and_then(|v| v.as_str());
-        event.kind == "label_moved"
-            && field("pack") == Some(&self.remote.pack)
-            && field("label") == Some(&self.remote.label)
+        field("pack") == Some(&self.remote.pack) && field("label") == Some(&self.remote.label)
     }
 
     /// Asks for the bundle with the ETag held; publishes a new one that
