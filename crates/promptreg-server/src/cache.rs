@@ -89,19 +89,6 @@ impl LabelView {
             .await
     }
 
-    /// The renderer, built on the caller's thread if no request built it
-    /// yet. For callers that cannot await; [`renderer_in`](Self::renderer_in)
-    /// keeps the async workers free.
-    pub(crate) fn renderer(&self) -> Result<Renderer, Problem> {
-        if let Some(built) = self.renderer.get() {
-            return built.clone();
-        }
-        let built = self.build();
-        // Another request may have finished first: either result is the same.
-        let _ = self.renderer.set(built.clone());
-        built
-    }
-
     /// The pack of this label's files, installed in a new registry.
     fn build(&self) -> Result<Renderer, Problem> {
         let files: PackFiles = self

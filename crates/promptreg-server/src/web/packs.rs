@@ -66,7 +66,7 @@ pub(crate) async fn prompts(
     require_read(pack)?;
     let listing = json(&*state.cache.listing(pack).await?);
     let latest = state.cache.label(pack, &Label::latest()).await?;
-    let renderer = latest.renderer()?;
+    let renderer = latest.renderer_in(&state.heavy).await?;
     let rows: Vec<Row> = listing["prompts"]
         .as_array()
         .into_iter()

@@ -72,7 +72,7 @@ pub(crate) async fn show(
         }
     }
     let renderer = renderer_at(&state, pack, id, &at).await?;
-    let (pack_files, registry) = (&renderer.0, &renderer.1);
+    let pack_files = &renderer.0;
     let locale_text = input
         .locale
         .clone()
@@ -82,7 +82,21 @@ pub(crate) async fn show(
         .prompt(id)
         .and_then(|p| p.default_prompt())
         .is_some_and(|p| p.is_chat());
-    let outcome = run(registry, id, &locale_text, &context_text, &history_text);
+    // A render grows with the prompt: off the async workers, as the API's.
+    let job = (
+        renderer.clone(),
+        id.to_owned(),
+        locale_text.clone(),
+        (context_text.clone(), history_text.clone()),
+    );
+    let outcome = state
+        .heavy
+        .run(move || {
+            let (renderer, id, locale, (context, history)) = job;
+            run(&renderer.1, &id, &locale, &context, &history)
+        })
+        .await
+        .and_then(|outcome| outcome);
     let (text, messages, error) = match outcome {
         Ok(Explained::Text(r)) => {
             let pieces = r
@@ -182,7 +196,12 @@ async fn renderer_at(
     at: &str,
 ) -> Result<Arc<(Pack, PromptRegistry)>, PageError> {
     match version_ref(at)? {
-        VersionRef::Label(label) => Ok(state.cache.label(pack, &label).await?.renderer()?),
+        VersionRef::Label(label) => Ok(state
+            .cache
+            .label(pack, &label)
+            .await?
+            .renderer_in(&state.heavy)
+            .await?),
         number => {
             let (_, files) = state.store.files(pack, id, &number).await?;
             let built = pack_with(state, pack, id, &files).await?;
