@@ -26,6 +26,7 @@ pub(crate) fn did_you_mean<'a>(
 /// one of `a`, `b`` and `unknown variant `x`, …`, which parsers that give
 /// no structured error (TOML, some YAML) pass on as text. A number type
 /// under another language's name (`integer`, `float`) gets `number`.
+#[cfg(feature = "config")]
 pub(crate) fn for_serde_message(message: &str) -> Option<String> {
     let rest = message
         .split_once("unknown field `")
@@ -54,6 +55,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "config")]
     fn reads_serde_messages() {
         let field =
             "unknown field `defualt_locale`, expected one of `name`, `default_locale`, `user`";

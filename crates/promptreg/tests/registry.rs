@@ -1058,6 +1058,7 @@ fn model_settings_follow_locale_matching_and_reset_clears_a_locales() {
     assert_eq!(plain.render_traced("plain", &()).unwrap().model, None);
 }
 
+#[cfg(feature = "packs")]
 #[test]
 fn overrides_set_one_by_one_match_as_the_same_overrides_installed_at_once() {
     let locales: Vec<String> = [
