@@ -180,7 +180,17 @@ async fn signing_in_and_out_and_a_revoked_key_ends_its_session() {
 
         let away = browser.get("/packs/shop").await;
         assert_eq!(away.status, StatusCode::SEE_OTHER, "{}", db.name);
-        assert_eq!(away.location.as_deref(), Some("/sign-in"));
+        assert_eq!(
+            away.location.as_deref(),
+            Some("/sign-in?next=%2Fpacks%2Fshop")
+        );
+        // The hint is a command that works.
+        let form = browser.get("/sign-in").await;
+        assert!(
+            form.body.contains("--scope read|write|admin --admin"),
+            "{}",
+            form.body
+        );
 
         let wrong = browser.sign_in("prk_not-a-key").await;
         assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
@@ -229,7 +239,10 @@ async fn signing_in_and_out_and_a_revoked_key_ends_its_session() {
         store.revoke_key("editor", &admin()).await.unwrap();
         let revoked = browser.get("/packs/shop").await;
         assert_eq!(revoked.status, StatusCode::SEE_OTHER);
-        assert_eq!(revoked.location.as_deref(), Some("/sign-in"));
+        assert_eq!(
+            revoked.location.as_deref(),
+            Some("/sign-in?next=%2Fpacks%2Fshop")
+        );
         assert_eq!(
             browser.sign_in(&secret).await.status,
             StatusCode::UNAUTHORIZED
@@ -252,6 +265,43 @@ async fn a_session_expires() {
     assert_eq!(browser.get("/").await.status, StatusCode::OK);
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(browser.get("/").await.location.as_deref(), Some("/sign-in"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_lands_on_the_page_asked_for_and_never_on_another_site() {
+    let db = common::sqlite();
+    let store = published(&db).await;
+    let secret = key(&store, "editor", Scope::Write).await;
+    let server = TestServer::start(store, config()).await;
+    for (next, lands) in [
+        ("/packs/shop/history", "/packs/shop/history"),
+        ("//evil.example/", "/"),
+        ("https://evil.example/", "/"),
+        ("/\\evil.example", "/"),
+    ] {
+        let mut browser = Browser::new(&server);
+        let encoded: String = url_encoded(next);
+        let form = browser.get(&format!("/sign-in?next={encoded}")).await;
+        assert_eq!(form.field("next"), if lands == "/" { "/" } else { next });
+        let token = form.csrf();
+        let signed = browser
+            .post(
+                "/sign-in",
+                &[("csrf", &token), ("key", &secret), ("next", next)],
+            )
+            .await;
+        assert_eq!(signed.location.as_deref(), Some(lands), "{next}");
+    }
+}
+
+/// `text` percent-encoded for a query string.
+fn url_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
+use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -143,7 +143,8 @@ pub(crate) async fn visit(State(state): State<AppState>, request: Request, next:
             response
         }
         Err(Refused::SignIn) => {
-            let mut response = see_other("/sign-in");
+            let asked = request.uri().path_and_query().map_or("/", |p| p.as_str());
+            let mut response = see_other(&sign_in_then(asked));
             if cookie(request.headers(), COOKIE).is_some() {
                 let clear = state.sessions.set_cookie(COOKIE, "", 0);
                 response.headers_mut().append(header::SET_COOKIE, clear);
@@ -212,13 +213,46 @@ async fn local_caller(state: &AppState, id: &str) -> Result<Caller, Refused> {
     }
 }
 
+/// Where the visitor goes after signing in: `next`, when it is a path of
+/// this site (never another site: `//host` and `/\\host` are refused),
+/// else the start page.
+fn next_page(next: &str) -> &str {
+    let own_path = next.starts_with('/')
+        && !next.starts_with("//")
+        && !next.starts_with("/sign-in")
+        && next.len() <= 2048
+        && !next.chars().any(|c| c.is_control() || c == '\\');
+    if own_path { next } else { "/" }
+}
+
+/// The sign-in page, to come back to `asked` afterwards.
+fn sign_in_then(asked: &str) -> String {
+    match next_page(asked) {
+        "/" => "/sign-in".to_owned(),
+        next => {
+            let encoded: String = form_urlencoded::byte_serialize(next.as_bytes()).collect();
+            format!("/sign-in?next={encoded}")
+        }
+    }
+}
+
+/// `?next=PATH`: the page asked for before signing in.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct SignInQuery {
+    #[serde(default)]
+    next: String,
+}
+
 /// `GET /sign-in`.
-pub(crate) async fn sign_in_page(State(state): State<AppState>) -> Response {
-    sign_in_form(&state, StatusCode::OK, None)
+pub(crate) async fn sign_in_page(
+    State(state): State<AppState>,
+    Query(query): Query<SignInQuery>,
+) -> Response {
+    sign_in_form(&state, StatusCode::OK, None, next_page(&query.next))
 }
 
 /// The sign-in form with a fresh CSRF token in a cookie of its own.
-fn sign_in_form(state: &AppState, status: StatusCode, error: Option<&str>) -> Response {
+fn sign_in_form(state: &AppState, status: StatusCode, error: Option<&str>, next: &str) -> Response {
     let token = match csrf::token() {
         Ok(token) => token,
         Err(e) => return e.into_response(),
@@ -226,7 +260,7 @@ fn sign_in_form(state: &AppState, status: StatusCode, error: Option<&str>) -> Re
     let mut response = with_status(
         status,
         "sign_in.html",
-        context! { sign_in_token => token.clone(), error },
+        context! { sign_in_token => token.clone(), error, next },
     );
     let value =
         state
@@ -257,7 +291,7 @@ pub(crate) async fn sign_in(
                 Ok(id) => id,
                 Err(e) => return e.into_response(),
             };
-            let mut response = see_other("/");
+            let mut response = see_other(next_page(fields.get("next")));
             let value = state
                 .sessions
                 .set_cookie(COOKIE, &id, state.sessions.max_age());
@@ -272,6 +306,7 @@ pub(crate) async fn sign_in(
             &state,
             StatusCode::UNAUTHORIZED,
             Some("This key is not valid"),
+            next_page(fields.get("next")),
         ),
         Err(p) => PageError::from(p).into_response(),
     }
@@ -292,4 +327,27 @@ pub(crate) async fn sign_out(
         .headers_mut()
         .append(header::SET_COOKIE, state.sessions.set_cookie(COOKIE, "", 0));
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{next_page, sign_in_then};
+
+    #[test]
+    fn only_paths_of_this_site_are_pages_to_come_back_to() {
+        assert_eq!(next_page("/packs/shop?x=1"), "/packs/shop?x=1");
+        for elsewhere in [
+            "https://evil.example/",
+            "//evil.example/",
+            "/\\evil.example",
+            "evil",
+            "/sign-in?next=/x",
+            "/a\nb",
+            "",
+        ] {
+            assert_eq!(next_page(elsewhere), "/", "{elsewhere:?}");
+        }
+        assert_eq!(sign_in_then("/packs/a b"), "/sign-in?next=%2Fpacks%2Fa+b");
+        assert_eq!(sign_in_then("/"), "/sign-in");
+    }
 }
