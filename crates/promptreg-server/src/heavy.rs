@@ -113,28 +113,38 @@ mod tests {
 
     use super::*;
 
-    /// A job that runs until `release` is sent, after saying it started.
-    fn held(started: mpsc::Sender<()>, release: mpsc::Receiver<()>) -> impl FnOnce() + Send {
-        move || {
-            let _ = started.send(());
-            let _ = release.recv();
-        }
+    /// Occupies the one place of `pool` with a job that runs until the
+    /// returned sender says so; returns once the job runs.
+    async fn occupy(
+        pool: &Arc<HeavyWork>,
+    ) -> (
+        tokio::task::JoinHandle<Result<(), Problem>>,
+        mpsc::Sender<()>,
+    ) {
+        let (started, has_started) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let job = tokio::spawn({
+            let pool = Arc::clone(pool);
+            async move {
+                pool.run(move || {
+                    let _ = started.send(());
+                    let _ = released.recv();
+                })
+                .await
+            }
+        });
+        tokio::task::spawn_blocking(move || has_started.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        (job, release)
     }
 
     #[tokio::test]
     async fn past_the_running_and_waiting_jobs_a_request_is_busy_and_the_rest_complete() {
         let (_stop, shutdown) = watch::channel(false);
         let pool = Arc::new(HeavyWork::new(1, 1, shutdown));
-        let (started, has_started) = mpsc::channel();
-        let (release, released) = mpsc::channel();
-        let first = tokio::spawn({
-            let pool = Arc::clone(&pool);
-            async move { pool.run(held(started, released)).await }
-        });
-        tokio::task::spawn_blocking(move || has_started.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let (first, release) = occupy(&pool).await;
         let second = tokio::spawn({
             let pool = Arc::clone(&pool);
             async move { pool.run(|| 2).await }
@@ -160,16 +170,7 @@ mod tests {
     async fn at_shutdown_waiting_work_is_refused_and_running_work_finishes() {
         let (stop, shutdown) = watch::channel(false);
         let pool = Arc::new(HeavyWork::new(1, 4, shutdown));
-        let (started, has_started) = mpsc::channel();
-        let (release, released) = mpsc::channel();
-        let running = tokio::spawn({
-            let pool = Arc::clone(&pool);
-            async move { pool.run(held(started, released)).await }
-        });
-        tokio::task::spawn_blocking(move || has_started.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let (running, release) = occupy(&pool).await;
         let waiting = tokio::spawn({
             let pool = Arc::clone(&pool);
             async move { pool.run(|| ()).await }

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TestServer, config, json, published};
+use common::{TestServer, config, content_length, json, published};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -44,14 +44,7 @@ async fn get(stream: &mut TcpStream, host: &str, path: &str) -> String {
         received.extend_from_slice(&buf[..n]);
         let text = String::from_utf8_lossy(&received);
         if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let length: usize = head
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length: ")
-                        .map(|v| v.trim().parse().unwrap())
-                })
-                .expect("a content-length");
+            let length = content_length(head).expect("a content-length");
             if body.len() >= length {
                 return text.into_owned();
             }

@@ -80,13 +80,7 @@ fn through(url: &str, addr: SocketAddr) -> (String, SocketAddr) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_database_going_away_gives_503_and_the_server_recovers_by_itself() {
-    let Some(db) = common::postgres("server_away").await else {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "PostgreSQL is required under CI=true"
-        );
-        eprintln!("database away: PostgreSQL skipped (PROMPTREG_TEST_DATABASE_URL is not set)");
+    let Some(db) = common::postgres_only("server_away").await else {
         return;
     };
     published(&db).await;
@@ -278,14 +272,7 @@ async fn a_client_that_stops_reading_a_large_response_is_cut_off_after_the_write
         "{}",
         &text[..text.len().min(200)]
     );
-    let length: usize = text
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length: ")
-                .map(|v| v.trim().parse().unwrap())
-        })
-        .expect("a content-length");
+    let length = common::content_length(&text).expect("a content-length");
     let body = text.split_once("\r\n\r\n").map_or(0, |(_, b)| b.len());
     assert!(body < length, "the whole body arrived: {body} bytes");
 
@@ -295,13 +282,7 @@ async fn a_client_that_stops_reading_a_large_response_is_cut_off_after_the_write
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_database_away_cached_reads_with_a_key_do_not_wait_for_it() {
-    let Some(db) = common::postgres("server_away_keyed").await else {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "PostgreSQL is required under CI=true"
-        );
-        eprintln!("database away: PostgreSQL skipped (PROMPTREG_TEST_DATABASE_URL is not set)");
+    let Some(db) = common::postgres_only("server_away_keyed").await else {
         return;
     };
     let store = published(&db).await;

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use promptreg_server::{Config, Server};
 use promptreg_store::{Label, Store};
-pub use store_common::{TestDb, admin, big_pack, databases, demo, postgres, sqlite, writer};
+pub use store_common::{
+    TestDb, admin, big_pack, databases, demo, postgres, postgres_only, sqlite, writer,
+};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -103,6 +105,15 @@ pub async fn published(db: &TestDb) -> Store {
             .unwrap();
     }
     store
+}
+
+/// The `Content-Length` of a raw HTTP response's head.
+pub fn content_length(head: &str) -> Option<usize> {
+    head.lines().find_map(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("content-length: ")
+            .and_then(|v| v.trim().parse().ok())
+    })
 }
 
 /// The JSON of a response, after checking its status.

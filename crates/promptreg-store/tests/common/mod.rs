@@ -41,6 +41,22 @@ pub async fn databases(test: &str) -> Vec<TestDb> {
     dbs
 }
 
+/// PostgreSQL alone, for a test only it can run: `None` (the test is
+/// skipped, and says so) without `PROMPTREG_TEST_DATABASE_URL`, which
+/// `CI=true` requires.
+pub async fn postgres_only(test: &str) -> Option<TestDb> {
+    let db = postgres(test).await;
+    if db.is_none() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "{DATABASE_URL_VAR} is not set under CI=true: `{test}` must run on PostgreSQL"
+        );
+        eprintln!("{test}: PostgreSQL skipped ({DATABASE_URL_VAR} is not set)");
+    }
+    db
+}
+
 pub fn sqlite() -> TestDb {
     let dir = tempfile::tempdir().unwrap();
     let url = dir.path().join("promptreg.db").to_str().unwrap().to_owned();
