@@ -57,7 +57,7 @@ if [ -z "$address" ]; then
     exit 1
 fi
 
-schemathesis="$PWD/$venv/bin/schemathesis"
+schemathesis="$venv/bin/schemathesis"
 # From the temporary folder: schemathesis keeps a cache where it runs.
 cd "$work"
 "$schemathesis" run "http://$address/v1/openapi.json" \

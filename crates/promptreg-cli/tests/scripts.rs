@@ -31,7 +31,13 @@ fn no_script_assumes_target_is_beside_the_workspace() {
         let text = std::fs::read_to_string(&script).unwrap();
         for (n, line) in text.lines().enumerate() {
             let code = line.split('#').next().unwrap_or_default();
-            for assumed in ["target/debug", "target/release", "PWD/target", "=target/"] {
+            for assumed in [
+                "target/debug",
+                "target/release",
+                "PWD/target",
+                "=target/",
+                "$PWD/$",
+            ] {
                 assert!(
                     !code.contains(assumed),
                     "{}:{}: `{assumed}`: ask scripts/target-dir.sh instead\n{line}",
