@@ -37,14 +37,7 @@ impl Session {
         };
         existing_dir("--home", args.home.as_deref())?;
         existing_dir("--cwd", args.cwd.as_deref())?;
-        let color = match args.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
-            }
-        };
+        let color = colours(args.color, std::io::stdout().is_terminal());
         Ok(Session {
             args,
             home,
@@ -114,6 +107,18 @@ impl Session {
         match &self.args.locale {
             Some(tag) => Ok(Locale::parse(tag)?),
             None => Ok(pack.default_locale().clone()),
+        }
+    }
+}
+
+/// Whether output goes out in colour: `auto` means a terminal (`is_terminal`)
+/// without `NO_COLOR`.
+pub fn colours(choice: ColorChoice, is_terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && is_terminal
         }
     }
 }

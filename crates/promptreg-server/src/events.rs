@@ -20,7 +20,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::Stream;
-use promptreg_store::{Event, Store};
+use promptreg_store::Event;
 use serde_json::json;
 use tokio::sync::{broadcast, watch};
 
@@ -206,7 +206,6 @@ pub(crate) async fn stream(
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     recheck.reset();
     let feed = Feed {
-        store: state.store.clone(),
         state: state.clone(),
         secret,
         recheck,
@@ -228,7 +227,6 @@ pub(crate) async fn stream(
 
 /// One client's position in the stream.
 struct Feed {
-    store: Store,
     state: AppState,
     /// The caller's key; `None` for the local user of a store without keys.
     secret: Option<String>,
@@ -263,7 +261,7 @@ impl Feed {
                 continue;
             }
             if self.replaying {
-                match self.store.events_since(self.last, PAGE).await {
+                match self.state.store.events_since(self.last, PAGE).await {
                     Ok(batch) if batch.is_empty() => self.replaying = false,
                     Ok(batch) => self
                         .pending

@@ -7,12 +7,16 @@ use promptreg_server::{Config, Server, shutdown_signal};
 use promptreg_store::Store;
 
 use super::Output;
-use crate::cli::{ColorChoice, LogFormat, ServeArgs};
+use crate::cli::{LogFormat, ServeArgs};
 use crate::report::Failure;
-use crate::session::Session;
+use crate::session::{Session, colours};
 
 pub fn run(session: &Session, args: &ServeArgs) -> Result<Output, Failure> {
-    init_log(args.log_format, colours_the_log(session.args.color));
+    // The log goes to standard error: colour only when that is a terminal.
+    init_log(
+        args.log_format,
+        colours(session.args.color, std::io::stderr().is_terminal()),
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -57,19 +61,6 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         .run(shutdown_signal())
         .await
         .map_err(|e| Failure::usage(e.to_string()))
-}
-
-/// Whether the log on standard error is coloured: `--color auto` means a
-/// terminal only (and no `NO_COLOR`), as for every other command.
-fn colours_the_log(choice: ColorChoice) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stderr().is_terminal()
-        }
-    }
 }
 
 /// The request log on standard error; `RUST_LOG` filters it (`info` by default).
