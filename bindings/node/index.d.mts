@@ -1,0 +1,2 @@
+// The declarations of the ES module entry: those of the CommonJS entry.
+export * from './index.js';
