@@ -290,7 +290,7 @@ pub enum StoreCommand {
         #[arg(long, value_name = "TEXT", default_value = "")]
         reason: String,
     },
-    /// Move a label back to the version it pointed at before its last move
+    /// Move a label one step back in its history (again: one more step back)
     Rollback {
         /// The prompt id
         id: String,

@@ -294,6 +294,13 @@ fn labels_conflicts_rollback_diff_and_history() {
             back.contains("production: v2 -> v1  ada  rollback from 2: too long"),
             "{back}"
         );
+        // A second rollback would go back past the version the label was
+        // created on.
+        let past = sb.fails(&["rollback", id, "production"]);
+        assert!(
+            past.contains("back at version 1, where it was created"),
+            "{past}"
+        );
 
         let history = sb.ok(&["history", id]);
         let moves: Vec<&str> = history
@@ -337,6 +344,27 @@ fn protected_labels_need_admin_and_releases_move_everything() {
         sb.ok(&["pull", "prod", "--label", "production"]);
         let again = sb.ok(&["release", "latest", "production", "--admin"]);
         assert!(again.contains("nothing moved"), "{again}");
+    }
+}
+
+#[test]
+fn a_label_on_one_prompt_is_read_on_that_prompt_and_a_pull_at_it_says_why_not() {
+    for sb in sandboxes("one_prompt_label") {
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["label", "goal-running", "staging", "1", "--expect", "none"]);
+        let log = sb.ok(&["log", "goal-running"]);
+        assert!(log.contains("staging"), "{log}");
+        let diff = sb.ok(&["diff", "goal-running", "staging", "latest"]);
+        assert!(!diff.is_empty());
+        let err = sb.fails(&["pull", "copy", "--label", "staging"]);
+        assert!(
+            err.contains("only `goal-running` carries")
+                && err.contains("promptreg store release latest staging"),
+            "{err}"
+        );
+        assert!(!sb.path("copy").exists(), "a refused pull writes nothing");
+        let err = sb.fails(&["pull", "copy", "--label", "nowhere"]);
+        assert!(err.contains("nothing carries it"), "{err}");
     }
 }
 
@@ -387,7 +415,7 @@ fn bad_input_is_one_clear_error_with_exit_code_2() {
             (&["diff", "goal-running", "0", "1"], "invalid version `0`"),
             (
                 &["rollback", "goal-running", "production"],
-                "no previous version",
+                "`goal-running` has no label `production` to roll back",
             ),
             (
                 &["log", "goal-running", "--name", "web-agent"],

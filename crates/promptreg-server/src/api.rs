@@ -531,11 +531,11 @@ fn precondition_failed(
     ),
     request_body(content = Option<Rollback>, description = "Optional (no body, or `null`): why, for the history"),
     responses(
-        (status = 200, description = "The label is back where its last move took it from", body = crate::body::Move),
+        (status = 200, description = "The label is one step back in its history: where its newest move that no rollback undid took it from", body = crate::body::Move),
         (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::KeyOrStore,
         (status = 403, description = "The key cannot write, or the label is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 404, description = "No such pack or prompt, or nothing to roll back to", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 404, description = "No such pack, prompt or label, or the label is back where it was created", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "The label moved meanwhile", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),

@@ -453,15 +453,16 @@ impl Cache {
     ) -> Result<Arc<Cached>, Problem> {
         let number = match version {
             VersionRef::Label(label) => {
-                let view = self.label(pack, label).await?;
-                if let Some(found) = view.prompt(id) {
+                // The pack's view at the label holds the prompt when the
+                // manifest carries the label too; a label on the prompt
+                // alone is read by the number it points at. The store
+                // names what is missing: the prompt or the label.
+                if let Ok(view) = self.label(pack, label).await
+                    && let Some(found) = view.prompt(id)
+                {
                     return Ok(found);
                 }
-                // The store names what is missing: the prompt or the label.
-                self.store.resolve(pack, id, version).await?;
-                return Err(Problem::not_found(format!(
-                    "`{id}` in pack `{pack}` has no version at label `{label}`"
-                )));
+                self.store.resolve(pack, id, version).await?
             }
             VersionRef::Number(n) => *n,
         };

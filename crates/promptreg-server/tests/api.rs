@@ -262,6 +262,32 @@ async fn a_label_moves_with_if_match_and_a_stale_one_is_refused_naming_the_curre
             .await
             .unwrap();
         assert_eq!(new_label.status(), 200, "{}", db.name);
+        // The label is on this prompt only: readable on it, as the hint of
+        // the 428 says, while the pack at that label is not (no manifest
+        // there), and its error names the prompt that carries it.
+        let at_staging = json(
+            server
+                .get("/v1/packs/demo/prompts/farewell?label=staging")
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(at_staging["version"], 1, "{}: {at_staging}", db.name);
+        let bundle = json(server.get("/v1/packs/demo/labels/staging").await, 404).await;
+        let detail = bundle["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("only `farewell` carries")
+                && detail.contains("promptreg store release latest staging"),
+            "{}: {detail}",
+            db.name
+        );
+        json(
+            server
+                .get("/v1/packs/demo/prompts/greeting?label=staging")
+                .await,
+            404,
+        )
+        .await;
 
         let back = json(
             server
@@ -285,16 +311,41 @@ async fn a_label_moves_with_if_match_and_a_stale_one_is_refused_naming_the_curre
         let last = history["moves"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(last["reason"], "rollback from 3: v3 is rude", "{}", db.name);
 
-        // The body is optional; a second rollback undoes the first.
-        let again = server
+        // The body is optional; a second rollback goes one more step back,
+        // and a third finds the label where it was created.
+        let rollback = || {
+            server
+                .client
+                .post(server.url("/v1/packs/demo/prompts/farewell/labels/production/rollback"))
+                .send()
+        };
+        let again = json(rollback().await.unwrap(), 200).await;
+        assert_eq!(again["reason"], "rollback from 2", "{}", db.name);
+        assert_eq!(again["to"], 1, "{}", db.name);
+        let past_first = json(rollback().await.unwrap(), 404).await;
+        assert!(
+            past_first["detail"]
+                .as_str()
+                .unwrap()
+                .contains("where it was created"),
+            "{}: {past_first}",
+            db.name
+        );
+        let unknown = server
             .client
-            .post(server.url("/v1/packs/demo/prompts/farewell/labels/production/rollback"))
+            .post(server.url("/v1/packs/demo/prompts/farewell/labels/canary/rollback"))
             .send()
             .await
             .unwrap();
-        let again = json(again, 200).await;
-        assert_eq!(again["reason"], "rollback from 2", "{}", db.name);
-        assert_eq!(again["to"], 3, "{}", db.name);
+        let unknown = json(unknown, 404).await;
+        assert!(
+            unknown["detail"]
+                .as_str()
+                .unwrap()
+                .contains("has no label `canary`"),
+            "{}: {unknown}",
+            db.name
+        );
     }
 }
 

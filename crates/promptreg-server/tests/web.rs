@@ -713,6 +713,18 @@ async fn moving_and_rolling_back_a_label_show_in_the_history_with_actor_and_reas
             "{}",
             after.body
         );
+        // One more step back would pass the version it was created on.
+        let confirm = browser
+            .get(&format!("{base}/labels/production/rollback"))
+            .await;
+        let past = browser
+            .post(
+                &format!("{base}/labels/production/rollback"),
+                &[("csrf", &confirm.csrf()), ("reason", "")],
+            )
+            .await;
+        assert_eq!(past.status, StatusCode::NOT_FOUND, "{}", past.body);
+        assert!(past.body.contains("where it was created"), "{}", past.body);
 
         let history = browser.get("/packs/shop/history").await;
         assert!(history.body.contains("key:release-manager"));

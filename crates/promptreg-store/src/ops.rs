@@ -660,26 +660,45 @@ pub(crate) async fn rollback(
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
-    let last: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(
-        "SELECT from_number, to_number FROM label_history \
-         WHERE pack_id = $1 AND entry = $2 AND label = $3 ORDER BY move_id DESC LIMIT 1",
+    let moves: Vec<(i64, Option<i64>, Option<i64>, Option<i64>)> = sqlx::query_as(
+        "SELECT move_id, from_number, to_number, undoes FROM label_history \
+         WHERE pack_id = $1 AND entry = $2 AND label = $3 ORDER BY move_id DESC",
     )
     .bind(pack_id)
     .bind(entry)
     .bind(label.as_str())
-    .fetch_optional(&mut *tx)
+    .fetch_all(&mut *tx)
     .await?;
-    let Some((Some(previous), current)) = last else {
+    let undone = match last_standing_move(&moves) {
+        Some(found) => found,
+        None if moves.is_empty() => {
+            return Err(Error::new(
+                ErrorKind::UnknownVersion,
+                format!("`{entry}` has no label `{label}` to roll back (`promptreg store log {entry}` lists its labels)"),
+            )
+            .into());
+        }
+        None => {
+            return Err(Error::new(
+                ErrorKind::UnknownVersion,
+                format!("label `{label}` of `{entry}` has no earlier move to roll back (see `promptreg store history {entry}`)"),
+            )
+            .into());
+        }
+    };
+    let (move_id, from, to) = undone;
+    let Some(previous) = from else {
+        let first = to.map_or("no version".to_owned(), |n| format!("version {n}"));
         return Err(Error::new(
             ErrorKind::UnknownVersion,
-            format!("label `{label}` of `{entry}` has no previous version to roll back to (see `promptreg store history {entry}`)"),
+            format!("label `{label}` of `{entry}` is back at {first}, where it was created: there is nothing before it to roll back to (`promptreg store history {entry}` shows its moves)"),
         )
         .into());
     };
     let reason = recorded_reason(
         format!(
             "rollback from {}",
-            current.map_or("nothing".to_owned(), |n| n.to_string())
+            to.map_or("nothing".to_owned(), |n| n.to_string())
         ),
         why,
     );
@@ -688,14 +707,44 @@ pub(crate) async fn rollback(
         pack_id,
         entry,
         label.as_str(),
-        current,
+        to,
         Some(previous),
         actor,
         &reason,
         Timestamp::now(),
     )
     .await?;
+    // The move just written is the newest of this label (the pack is
+    // locked): it undoes `move_id`.
+    sqlx::query(
+        "UPDATE label_history SET undoes = $1 WHERE move_id = \
+         (SELECT MAX(move_id) FROM label_history WHERE pack_id = $2 AND entry = $3 AND label = $4)",
+    )
+    .bind(move_id)
+    .bind(pack_id)
+    .bind(entry)
+    .bind(label.as_str())
+    .execute(&mut *tx)
+    .await?;
     commit_move(tx, pack_id, moved).await
+}
+
+/// The newest move of a label that is not undone (its id, from, to),
+/// given the label's moves newest first (`move_id`, `from_number`,
+/// `to_number`, `undoes`): rollbacks are skipped with the moves they undid,
+/// so rollbacks walk the history back one step each.
+fn last_standing_move(
+    moves: &[(i64, Option<i64>, Option<i64>, Option<i64>)],
+) -> Option<(i64, Option<i64>, Option<i64>)> {
+    let mut undone = BTreeSet::new();
+    for &(move_id, from, to, undoes) in moves {
+        if let Some(undid) = undoes {
+            undone.insert(undid);
+        } else if !undone.contains(&move_id) {
+            return Some((move_id, from, to));
+        }
+    }
+    None
 }
 
 /// The reason the history records for a move the store makes itself:

@@ -98,6 +98,12 @@ CREATE TABLE api_keys (
 ALTER TABLE event_prompts ADD COLUMN from_number BIGINT;
 ALTER TABLE event_prompts ADD COLUMN to_number BIGINT;
 "#,
+    r#"
+-- A rollback names the move it undid, so the next rollback goes one step
+-- further back instead of undoing the rollback. Moves written before this
+-- migration undo nothing.
+ALTER TABLE label_history ADD COLUMN undoes BIGINT;
+"#,
 ];
 
 /// The schema version this binary writes and understands.

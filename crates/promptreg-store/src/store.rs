@@ -454,13 +454,15 @@ impl Store {
         Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
-    /// Moves `label` of `prompt` back to the version its last move took it
-    /// from (so a second rollback undoes the first). The history records
+    /// Moves `label` of `prompt` one step back in its history: to where
+    /// its newest move that no rollback undid took it from. Rollbacks walk
+    /// back (v3, v2, v1), they do not undo each other. The history records
     /// `rollback from N`, then `reason` when it is not blank.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::UnknownVersion`] when the label has no previous version.
+    /// [`ErrorKind::UnknownVersion`] when the prompt has no such label, or
+    /// the label is back where it was created.
     pub async fn rollback(
         &self,
         pack: &str,
@@ -541,12 +543,8 @@ impl Store {
         let id = self.pack_id(pack).await?;
         let rows = on_backend!(self, checkout(id, label.as_str()))?;
         if !rows.iter().any(|(entry, ..)| entry == PACK_ENTRY) {
-            return Err(Error::new(
-                ErrorKind::UnknownVersion,
-                format!(
-                    "pack `{pack}` has no version at label `{label}` (its manifest does not carry it): move the label on `{PACK_ENTRY}`, or release to it"
-                ),
-            ));
+            let carried: BTreeSet<&str> = rows.iter().map(|(entry, ..)| entry.as_str()).collect();
+            return Err(no_manifest_at(pack, label, &carried));
         }
         Ok(rows
             .into_iter()
@@ -840,6 +838,34 @@ fn connect_postgres(url: &str) -> Result<Backend, sqlx::Error> {
         .acquire_timeout(CONNECT_WAIT)
         .connect_lazy_with(options);
     Ok(Backend::Postgres(pool))
+}
+
+/// Why `pack` cannot be read at `label`: its manifest does not carry it.
+/// A pack at a label is its manifest and snippets at that label with the
+/// prompts that carry it, so without the manifest there is no such pack;
+/// the prompts that carry the label are still readable one by one.
+fn no_manifest_at(pack: &str, label: &Label, carried: &BTreeSet<&str>) -> Error {
+    let message = if carried.is_empty() {
+        format!(
+            "pack `{pack}` has no label `{label}`: nothing carries it (`promptreg store log ID` lists a prompt's labels)"
+        )
+    } else {
+        const SHOWN: usize = 5;
+        let mut names: Vec<String> = carried
+            .iter()
+            .take(SHOWN)
+            .map(|p| format!("`{p}`"))
+            .collect();
+        if carried.len() > SHOWN {
+            names.push(format!("{} more", carried.len() - SHOWN));
+        }
+        format!(
+            "pack `{pack}` has no manifest at label `{label}`, which only {} carr{} (a pack at a label needs its manifest `{PACK_ENTRY}` there): release to the label (`promptreg store release latest {label}`) or move it on `{PACK_ENTRY}`; a prompt that carries it can still be read on its own (`promptreg store log ID`)",
+            names.join(", "),
+            if carried.len() == 1 { "ies" } else { "y" },
+        )
+    };
+    Error::new(ErrorKind::UnknownVersion, message)
 }
 
 fn refuse_latest(label: &Label) -> Result<(), Error> {

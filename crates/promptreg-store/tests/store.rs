@@ -266,38 +266,56 @@ async fn labels_move_only_from_the_version_expected() {
 }
 
 #[tokio::test]
-async fn rollback_returns_to_the_previous_version_of_the_label() {
+async fn rollbacks_walk_back_the_label_history_one_step_each() {
     for db in databases("rollback").await {
         let store = db.open().await;
-        store.push(&demo(), &writer(), "").await.unwrap();
-        let mut v2 = demo();
-        v2.insert("defaults/greeting.md", "Hi.\n");
-        store.push(&v2, &writer(), "").await.unwrap();
-        let prod = label("production");
-        let err = store
-            .rollback("demo", "greeting", &prod, &writer(), "")
-            .await
-            .unwrap_err();
+        let (prod, writer) = (label("production"), writer());
+        store.push(&demo(), &writer, "").await.unwrap();
+        for text in ["Hi.\n", "Hey.\n"] {
+            let mut next = demo();
+            next.insert("defaults/greeting.md", text);
+            store.push(&next, &writer, "").await.unwrap();
+        }
+        let rollback = |why: &'static str| store.rollback("demo", "greeting", &prod, &writer, why);
+        let err = rollback("").await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::UnknownVersion, "{}", db.name);
-        store
-            .move_label("demo", "greeting", &prod, 1, None, &writer(), "")
-            .await
-            .unwrap();
-        let err = store
-            .rollback("demo", "greeting", &prod, &writer(), "")
-            .await
-            .unwrap_err();
-        assert!(err.to_string().contains("no previous version"), "{err}");
-        store
-            .move_label("demo", "greeting", &prod, 2, Some(1), &writer(), "")
-            .await
-            .unwrap();
-        let back = store
-            .rollback("demo", "greeting", &prod, &writer(), " v2 greets rudely ")
-            .await
-            .unwrap();
+        assert!(
+            err.to_string().contains("has no label `production`"),
+            "{}: {err}",
+            db.name
+        );
+        let moves = [(1, None), (2, Some(1)), (3, Some(2))];
+        for (to, expect) in moves {
+            store
+                .move_label("demo", "greeting", &prod, to, expect, &writer, "")
+                .await
+                .unwrap();
+        }
+
+        let back = rollback(" v3 greets rudely ").await.unwrap();
+        assert_eq!((back.from, back.to), (Some(3), Some(2)), "{}", db.name);
+        assert_eq!(back.reason, "rollback from 3: v3 greets rudely");
+        let back = rollback("").await.unwrap();
         assert_eq!((back.from, back.to), (Some(2), Some(1)), "{}", db.name);
-        assert_eq!(back.reason, "rollback from 2: v2 greets rudely");
+        let err = rollback("").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion, "{}", db.name);
+        assert!(
+            err.to_string()
+                .contains("back at version 1, where it was created"),
+            "{}: {err}",
+            db.name
+        );
+
+        // A move after rollbacks is one more step; rolling it back returns
+        // to where it came from, and the walk goes on below it.
+        store
+            .move_label("demo", "greeting", &prod, 3, Some(1), &writer, "")
+            .await
+            .unwrap();
+        let back = rollback("").await.unwrap();
+        assert_eq!((back.from, back.to), (Some(3), Some(1)), "{}", db.name);
+        assert!(rollback("").await.is_err(), "{}", db.name);
+
         let history = store.history("demo", Some("greeting")).await.unwrap();
         let prod_moves: Vec<_> = history
             .iter()
@@ -306,7 +324,15 @@ async fn rollback_returns_to_the_previous_version_of_the_label() {
             .collect();
         assert_eq!(
             prod_moves,
-            [(None, Some(1)), (Some(1), Some(2)), (Some(2), Some(1))],
+            [
+                (None, Some(1)),
+                (Some(1), Some(2)),
+                (Some(2), Some(3)),
+                (Some(3), Some(2)),
+                (Some(2), Some(1)),
+                (Some(1), Some(3)),
+                (Some(3), Some(1)),
+            ],
             "{}",
             db.name
         );
