@@ -67,7 +67,8 @@ pub struct LoadReport {
 /// A problem in a configuration, a pack or a settings file, and where.
 #[napi(object)]
 pub struct Diagnostic {
-    /// `error` (stops a load) or `warning`.
+    /// `error` (stops a load), `warning`, or `note` (checks skipped because
+    /// of an error reported already).
     pub severity: String,
     /// A stable kebab-case name (`unknown-prompt-key`, `invalid-mode`).
     pub code: String,

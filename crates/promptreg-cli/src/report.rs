@@ -217,6 +217,7 @@ fn report(d: &Diagnostic) -> Report {
     let severity = match d.severity {
         Severity::Error => miette::Severity::Error,
         Severity::Warning => miette::Severity::Warning,
+        Severity::Note => miette::Severity::Advice,
     };
     let snippet = d.excerpt.as_ref().zip(d.file.as_ref());
     let message = match (snippet, &d.key_path) {

@@ -9,10 +9,14 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-/// How serious a diagnostic is; serialises as `"warning"` or `"error"`.
+/// How serious a diagnostic is; serialises as `"note"`, `"warning"` or
+/// `"error"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Not a problem: what a check did not do, and why (checks skipped
+    /// because of an error reported already). Counts as neither.
+    Note,
     /// Worth fixing; does not stop a load.
     Warning,
     /// Stops a load; the previous configuration stays in force.
@@ -22,6 +26,7 @@ pub enum Severity {
 impl fmt::Display for Severity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         })
@@ -79,6 +84,9 @@ pub enum DiagnosticCode {
     /// Stands for the diagnostics of one file past the first
     /// [`MAX_DIAGNOSTICS_PER_FILE`], which are not reported one by one.
     MoreProblems,
+    /// Checks that were not made because of an error reported already (the
+    /// locale variants of a default file that fails to load); a note.
+    SkippedChecks,
     /// Two files define the same prompt (or the same locale variant).
     DuplicateId,
     /// A default file for a prompt id the manifest does not declare.
@@ -170,6 +178,7 @@ impl DiagnosticCode {
             DiagnosticCode::TemplateSyntax => "template-syntax",
             DiagnosticCode::UndeclaredVariable => "undeclared-variable",
             DiagnosticCode::MoreProblems => "more-problems",
+            DiagnosticCode::SkippedChecks => "skipped-checks",
             DiagnosticCode::DuplicateId => "duplicate-id",
             DiagnosticCode::UndeclaredId => "undeclared-id",
             DiagnosticCode::OutsideProject => "outside-project",
@@ -510,15 +519,15 @@ pub(crate) fn cap_per_file(diagnostics: &mut Vec<Diagnostic>, file: &Path) {
     }
     let rest = diagnostics.split_off(MAX_DIAGNOSTICS_PER_FILE);
     let errors = rest.iter().filter(|d| d.is_error()).count();
+    let warnings = rest.iter().filter(|d| d.is_warning()).count();
     let severity = if errors > 0 {
         Severity::Error
     } else {
         Severity::Warning
     };
     let message = format!(
-        "{} more problems in this file are not shown ({errors} errors, {} warnings)",
+        "{} more problems in this file are not shown ({errors} errors, {warnings} warnings)",
         rest.len(),
-        rest.len() - errors
     );
     diagnostics.push(
         Diagnostic::new(severity, DiagnosticCode::MoreProblems, message)
@@ -565,6 +574,11 @@ impl Diagnostic {
     /// A warning diagnostic.
     pub fn warning(code: DiagnosticCode, message: impl Into<String>) -> Self {
         Self::new(Severity::Warning, code, message)
+    }
+
+    /// A note: not a problem, but what a check left out.
+    pub fn note(code: DiagnosticCode, message: impl Into<String>) -> Self {
+        Self::new(Severity::Note, code, message)
     }
 
     fn new(severity: Severity, code: DiagnosticCode, message: impl Into<String>) -> Self {
@@ -635,9 +649,14 @@ impl Diagnostic {
         self
     }
 
-    /// Whether this is an error (not a warning).
+    /// Whether this is an error (not a warning or a note).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
+    }
+
+    /// Whether it is a warning.
+    pub fn is_warning(&self) -> bool {
+        self.severity == Severity::Warning
     }
 }
 

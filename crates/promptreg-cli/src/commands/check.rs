@@ -22,7 +22,7 @@ pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
         diagnostics.extend(check(pack.spec(), &session.load_options(&pack)));
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = diagnostics.len() - errors;
+    let warnings = diagnostics.iter().filter(|d| d.is_warning()).count();
     let failed = errors > 0 || (args.deny_warnings && warnings > 0);
     let code = if failed { FINDINGS } else { 0 };
     if session.args.json {

@@ -673,9 +673,22 @@ fn build(
         prompts: prompt_digests(&classified),
     };
     let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
+    // A variant is checked against its default: when the default fails,
+    // those checks would only echo its errors, so they wait for it.
+    let mut failed_defaults = BTreeSet::new();
+    let mut skipped = Vec::new();
     for file in classified {
+        if file.locale.is_some() && failed_defaults.contains(&file.id) {
+            skipped.push(file.path);
+            continue;
+        }
+        let (id, is_default) = (file.id.clone(), file.locale.is_none());
         add_file(&mut prompts, file, &snippets, &mut diagnostics);
+        if is_default && prompts.get(&id).is_none_or(|p| p.default.is_none()) {
+            failed_defaults.insert(id);
+        }
     }
+    diagnostics.extend(skipped_variants_note(&skipped));
     let missing_defaults = missing_defaults(root, &manifest, &manifest_text, &with_default_file);
     diagnostics.extend(missing_defaults.values().cloned());
     if diagnostics.has_errors() {
@@ -697,6 +710,27 @@ fn build(
         missing_defaults,
     };
     (Some(pack), diagnostics)
+}
+
+/// One note naming the variant files not checked because their default
+/// file failed, if any.
+fn skipped_variants_note(skipped: &[&Path]) -> Option<Diagnostic> {
+    let (first, rest) = skipped.split_first()?;
+    let message = match rest.len() {
+        0 => format!(
+            "1 locale variant not checked ({}): its default file has errors",
+            first.display()
+        ),
+        n => format!(
+            "{} locale variants not checked ({} and {n} more): their default files have errors",
+            n + 1,
+            first.display()
+        ),
+    };
+    Some(
+        Diagnostic::note(DiagnosticCode::SkippedChecks, message)
+            .suggest(Some("fix the errors above and check again".to_owned())),
+    )
 }
 
 /// The manifest and its text, when it exists and is valid.
