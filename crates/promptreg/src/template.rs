@@ -367,16 +367,29 @@ fn environment() -> Environment<'static> {
 }
 
 /// A syntax error of `source` (the part of `path` after `line_offset`
-/// lines) as a diagnostic at its line.
+/// lines) as a diagnostic at its line and column, with an excerpt around
+/// that place (on a long line, the window around it).
 fn syntax_error(e: &minijinja::Error, path: &Path, source: &str, line_offset: usize) -> Diagnostic {
-    let line = e.line().unwrap_or(1) + line_offset;
     let mut d = Diagnostic::error(
         DiagnosticCode::TemplateSyntax,
         format!("template {}", describe(e)),
     )
     .in_file(path);
-    d.position = Some(Position { line, column: 1 });
-    d.with_excerpt(&LineIndex::new(source), line_offset)
+    let lines = LineIndex::new(source);
+    let Some(range) = e.range() else {
+        let line = e.line().unwrap_or(1) + line_offset;
+        d.position = Some(Position { line, column: 1 });
+        return d.with_excerpt(&lines, line_offset);
+    };
+    // The span is in `source`, not in the file: its position and excerpt
+    // are shifted by the lines before it, and no file span is recorded.
+    let mut position = lines.position(range.start);
+    position.line += line_offset;
+    let mut excerpt = lines.excerpt(range);
+    excerpt.first_line += line_offset;
+    d.position = Some(position);
+    d.excerpt = Some(excerpt);
+    d
 }
 
 /// Checks that `source` compiles on its own, as a snippet file does.
@@ -780,6 +793,31 @@ mod tests {
         let err = Template::compile(Path::new("t.md"), "ok\n{% if %}", 3, vec![]).unwrap_err();
         assert_eq!(err.code, DiagnosticCode::TemplateSyntax);
         assert_eq!(err.position.unwrap().line, 5);
+    }
+
+    #[test]
+    fn a_syntax_error_names_its_column_and_shows_its_place_on_a_long_line() {
+        let long = format!(
+            "{} {{{{ name }}}} and {{% endfi %}} {}",
+            "a".repeat(300),
+            "b".repeat(300)
+        );
+        let err =
+            Template::compile(Path::new("t.md"), &format!("ok\n{long}"), 3, vec![]).unwrap_err();
+        let at = long.find("endfi").unwrap();
+        let position = err.position.unwrap();
+        assert_eq!(position.line, 5);
+        assert!(
+            (at - 3..=at + 1).contains(&(position.column - 1)),
+            "column {} for `endfi` at byte {at}",
+            position.column
+        );
+        let excerpt = err.excerpt.unwrap();
+        assert_eq!(excerpt.first_line, 4);
+        assert!(
+            excerpt.text[excerpt.span.clone()].contains("endfi"),
+            "{excerpt:?}"
+        );
     }
 
     #[test]
