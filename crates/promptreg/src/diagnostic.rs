@@ -73,6 +73,9 @@ pub enum DiagnosticCode {
     /// the wrong type or out of range, or a response format whose schema
     /// is not a JSON Schema.
     ModelSettings,
+    /// A model setting key that neither OpenAI nor Anthropic takes, and the
+    /// pack does not list in `extra_model_keys`: most often a typo.
+    UnknownModelSetting,
     /// A chat file's messages: an unknown role, an empty message, a
     /// history placeholder without a name, text before the first role
     /// heading, rules attached to a message it does not have.
@@ -174,6 +177,7 @@ impl DiagnosticCode {
             DiagnosticCode::Manifest => "manifest",
             DiagnosticCode::FrontMatter => "front-matter",
             DiagnosticCode::ModelSettings => "model-settings",
+            DiagnosticCode::UnknownModelSetting => "unknown-model-setting",
             DiagnosticCode::Chat => "chat",
             DiagnosticCode::TemplateSyntax => "template-syntax",
             DiagnosticCode::UndeclaredVariable => "undeclared-variable",

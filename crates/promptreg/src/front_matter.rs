@@ -245,19 +245,39 @@ impl<'a> Document<'a> {
         .filter_map(|(key, value)| not_an_object(key, value.as_ref()?));
         let settings = self.meta.model.as_ref().and_then(Value::as_object);
         let problems = shapes.chain(settings.map(model_check::check).unwrap_or_default());
-        let lines = LineIndex::new(self.text);
+        let error = |message| Diagnostic::error(DiagnosticCode::ModelSettings, message);
         problems
-            .map(|problem| {
-                let d = Diagnostic::error(DiagnosticCode::ModelSettings, problem.message)
-                    .in_file(path)
-                    .key_path(problem.path.join("."))
-                    .suggest(Some(problem.suggestion));
-                match self.nested_key_span(&problem.path) {
-                    Some(span) => d.at(&lines, span),
-                    None => d,
-                }
-            })
+            .map(|problem| self.setting_diagnostic(path, problem, error))
             .collect()
+    }
+
+    /// A warning for every model setting key no provider convention knows
+    /// and `extra_keys` does not list.
+    pub(crate) fn settings_warnings(&self, path: &Path, extra_keys: &[String]) -> Vec<Diagnostic> {
+        let Some(settings) = self.meta.model.as_ref().and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        let warning = |message| Diagnostic::warning(DiagnosticCode::UnknownModelSetting, message);
+        model_check::unknown_keys(settings, extra_keys)
+            .into_iter()
+            .map(|problem| self.setting_diagnostic(path, problem, warning))
+            .collect()
+    }
+
+    fn setting_diagnostic(
+        &self,
+        path: &Path,
+        problem: model_check::SettingProblem,
+        new: impl Fn(String) -> Diagnostic,
+    ) -> Diagnostic {
+        let d = new(problem.message)
+            .in_file(path)
+            .key_path(problem.path.join("."))
+            .suggest(Some(problem.suggestion));
+        match self.nested_key_span(&problem.path) {
+            Some(span) => d.at(&LineIndex::new(self.text), span),
+            None => d,
+        }
     }
 
     /// The model settings, if the front matter gives any.

@@ -26,6 +26,86 @@ const SCHEMA_TYPES: [&str; 7] = [
     "object", "array", "string", "number", "integer", "boolean", "null",
 ];
 
+/// The request fields a prompt's model settings may carry, by provider
+/// convention: OpenAI's Chat Completions and Responses APIs, and
+/// Anthropic's Messages API (the conversation itself, `messages`, `input`
+/// and `system`, is the prompt and not a setting). Another key is likely
+/// a typo (`modle`, `max_token`) and gets a warning, unless the pack lists
+/// it in `extra_model_keys`.
+pub(crate) const KNOWN_KEYS: &[&str] = &[
+    // Shared by both.
+    "model",
+    "max_tokens",
+    "metadata",
+    "service_tier",
+    "stream",
+    "temperature",
+    "tool_choice",
+    "tools",
+    "top_p",
+    // OpenAI: Chat Completions.
+    "audio",
+    "frequency_penalty",
+    "function_call",
+    "functions",
+    "logit_bias",
+    "logprobs",
+    "max_completion_tokens",
+    "modalities",
+    "n",
+    "parallel_tool_calls",
+    "prediction",
+    "presence_penalty",
+    "prompt_cache_key",
+    "reasoning_effort",
+    "response_format",
+    "safety_identifier",
+    "seed",
+    "stop",
+    "store",
+    "stream_options",
+    "top_logprobs",
+    "user",
+    "verbosity",
+    "web_search_options",
+    // OpenAI: Responses.
+    "background",
+    "include",
+    "max_output_tokens",
+    "max_tool_calls",
+    "prompt_cache_retention",
+    "reasoning",
+    "text",
+    "truncation",
+    // Anthropic: Messages.
+    "container",
+    "mcp_servers",
+    "stop_sequences",
+    "thinking",
+    "top_k",
+];
+
+/// A warning for every top-level key of `settings` that is neither a known
+/// request field nor one of `extra` (the pack's `extra_model_keys`).
+pub(crate) fn unknown_keys(settings: &Map<String, Value>, extra: &[String]) -> Vec<SettingProblem> {
+    settings
+        .keys()
+        .filter(|key| !KNOWN_KEYS.contains(&key.as_str()) && !extra.contains(key))
+        .map(|key| {
+            let list = "list it in `extra_model_keys` in promptreg.toml";
+            let suggestion = match crate::suggest::did_you_mean(key, KNOWN_KEYS.iter().copied()) {
+                Some(hint) => format!("{hint} Or, if your provider takes it, {list}"),
+                None => format!("if your provider takes it, {list}"),
+            };
+            SettingProblem {
+                path: vec!["model".to_owned(), key.clone()],
+                message: format!("`{key}` is not a model setting OpenAI or Anthropic knows"),
+                suggestion,
+            }
+        })
+        .collect()
+}
+
 /// Every problem of `settings`, the value of front matter key `model`.
 pub(crate) fn check(settings: &Map<String, Value>) -> Vec<SettingProblem> {
     let mut problems = Vec::new();

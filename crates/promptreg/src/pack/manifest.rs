@@ -7,6 +7,7 @@
 //! key_patterns = ["tool-*"]
 //! default_locale = "en"
 //! fallback_locale = "en"
+//! extra_model_keys = ["safe_prompt"]
 //!
 //! [user]
 //! prompts_dir = ".pi/pi-goal-xx/prompts/"
@@ -46,6 +47,8 @@ struct RawManifest {
     key_patterns: Vec<String>,
     default_locale: Option<Spanned<String>>,
     fallback_locale: Option<Spanned<String>>,
+    #[serde(default)]
+    extra_model_keys: Vec<String>,
     user: UserSection,
     #[serde(default)]
     legacy: LegacySection,
@@ -79,6 +82,9 @@ pub(crate) struct Manifest {
     pub(crate) default_locale: Locale,
     pub(crate) fallback_locale: Locale,
     pub(crate) spec: ConfigSpec,
+    /// Model setting keys the pack's provider takes beyond OpenAI's and
+    /// Anthropic's request fields: not warned about.
+    pub(crate) extra_model_keys: Vec<String>,
     /// Where each declared key is written, for diagnostics about it.
     pub(crate) key_spans: BTreeMap<PromptId, std::ops::Range<usize>>,
 }
@@ -123,6 +129,7 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
         key_spans: key_spans(&raw.keys),
         name: raw.name,
         description: raw.description,
+        extra_model_keys: raw.extra_model_keys,
         default_locale: default_locale?,
         fallback_locale: fallback_locale?,
         spec: spec?,

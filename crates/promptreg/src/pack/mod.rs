@@ -672,6 +672,10 @@ fn build(
         manifest: crate::config::digest(&(&manifest_text, snippet_texts)),
         prompts: prompt_digests(&classified),
     };
+    let read_with = PackWide {
+        snippets: &snippets,
+        extra_model_keys: &manifest.extra_model_keys,
+    };
     let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
     // A variant is checked against its default: when the default fails,
     // those checks would only echo its errors, so they wait for it.
@@ -683,7 +687,7 @@ fn build(
             continue;
         }
         let (id, is_default) = (file.id.clone(), file.locale.is_none());
-        add_file(&mut prompts, file, &snippets, &mut diagnostics);
+        add_file(&mut prompts, file, &read_with, &mut diagnostics);
         if is_default && prompts.get(&id).is_none_or(|p| p.default.is_none()) {
             failed_defaults.insert(id);
         }
@@ -865,7 +869,7 @@ fn missing_defaults(
 fn add_file(
     prompts: &mut BTreeMap<PromptId, PackPrompt>,
     file: PromptFile<'_>,
-    snippets: &Arc<Snippets>,
+    read_with: &PackWide<'_>,
     diagnostics: &mut Diagnostics,
 ) {
     let default = prompts.get(&file.id).filter(|p| p.default.is_some());
@@ -873,7 +877,7 @@ fn add_file(
         variables: default.map_or(&[][..], PackPrompt::variables),
         chat: default.map(|p| p.chat.as_ref()),
     };
-    let Some(parsed) = parse_file(file, &inherited, snippets, diagnostics) else {
+    let Some(parsed) = parse_file(file, &inherited, read_with, diagnostics) else {
         return;
     };
     let id = &parsed.file.id;
@@ -891,6 +895,14 @@ fn add_file(
             }
         }
     }
+}
+
+/// What every prompt file of the pack is read with.
+struct PackWide<'a> {
+    /// The snippets templates may include.
+    snippets: &'a Arc<Snippets>,
+    /// The manifest's `extra_model_keys`: model settings not warned about.
+    extra_model_keys: &'a [String],
 }
 
 /// What a locale variant takes from its default file.
@@ -929,17 +941,18 @@ impl ParsedFile<'_> {
 fn parse_file<'a>(
     file: PromptFile<'a>,
     inherited: &Inherited<'_>,
-    snippets: &Arc<Snippets>,
+    read_with: &PackWide<'_>,
     diagnostics: &mut Diagnostics,
 ) -> Option<ParsedFile<'a>> {
     let doc = diagnostics
         .ok(Document::parse(file.text, file.path))?
-        .with_snippets(snippets);
+        .with_snippets(read_with.snippets);
     let settings_problems = doc.settings_problems(file.path);
     if !settings_problems.is_empty() {
         diagnostics.extend(settings_problems);
         return None;
     }
+    diagnostics.extend(doc.settings_warnings(file.path, read_with.extra_model_keys));
     if diagnostics.ok(chat::is_chat(&doc, file.path, inherited.chat))? {
         let chat = parse_chat(&doc, file.path, inherited, diagnostics)?;
         let body = Renderer::text("");
