@@ -38,6 +38,15 @@ impl Session {
         existing_dir("--home", args.home.as_deref())?;
         existing_dir("--cwd", args.cwd.as_deref())?;
         let color = colours(args.color, std::io::stdout().is_terminal());
+        // A tag that does not parse is an error where it is used; one of
+        // no known language renders, but matches no variant: say so once.
+        let written = args.locale.as_deref().map(Locale::parse);
+        if let Some(warning) = written
+            .and_then(Result::ok)
+            .and_then(|locale| locale.unknown_language_warning("--locale"))
+        {
+            eprintln!("warning: {warning}");
+        }
         Ok(Session {
             args,
             home,

@@ -326,6 +326,46 @@ fn render_falls_back_to_english_for_french() {
     );
 }
 
+#[test]
+fn a_locale_of_no_known_language_is_warned_about_and_its_variants_listed_as_never_used() {
+    let s = Sandbox::new();
+    let japanese = s.pack("goal-agent").join("defaults/auditor.ja.md");
+    let misnamed = s.pack("goal-agent").join("defaults/auditor.jp.md");
+    s.write(&misnamed, &fs::read_to_string(japanese).unwrap());
+
+    let (code, stdout, stderr) = run(s
+        .with_pack("goal-agent")
+        .args(["--locale", "jp", "render", "auditor"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.is_empty());
+    assert_eq!(
+        stderr,
+        "warning: locale `jp` (--locale) names no known language, so no variant of a known language matches it; did you mean `ja`?\n"
+    );
+    let (_, _, stderr) = run(s
+        .with_pack("goal-agent")
+        .args(["--locale", "ja", "render", "auditor"]));
+    assert_eq!(stderr, "", "a known language is not warned about");
+
+    let (_, list, _) = run(s.with_pack("goal-agent").arg("list"));
+    assert!(
+        list.contains("variants: ja, jp (never used: no known language)"),
+        "{list}"
+    );
+    let rows = json(s.with_pack("goal-agent").arg("list"));
+    let auditor = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "auditor")
+        .unwrap();
+    assert_eq!(
+        auditor["never_used"],
+        serde_json::json!(["jp"]),
+        "{auditor}"
+    );
+}
+
 // --- explain ---------------------------------------------------------------------------------
 
 #[test]

@@ -731,14 +731,27 @@ fn rendered(
         .ok()
         .flatten()
         .map(|m| m.to_value());
+    let warnings = locale_warnings(&request, &locale);
     Ok(RenderResponse {
         id,
         label: request.label,
+        warnings,
         locale: locale.as_str().to_owned(),
         text,
         messages,
         model,
     })
+}
+
+/// The warnings of a render request: its `locale` when it names no known
+/// language.
+fn locale_warnings(request: &RenderRequest, locale: &Locale) -> Vec<String> {
+    request
+        .locale
+        .as_ref()
+        .and_then(|_| locale.unknown_language_warning("the request's `locale`"))
+        .into_iter()
+        .collect()
 }
 
 /// `POST /v1/packs/{pack}/prompts/{id}/explain`.
@@ -777,6 +790,7 @@ pub(crate) async fn explain(
                 Explained::Text(text) => serde_json::to_value(&text),
             };
             Ok(Json(ExplainResponse {
+                warnings: locale_warnings(&request, &locale),
                 label: request.label,
                 rendered: rendered.unwrap_or_default(),
             }))

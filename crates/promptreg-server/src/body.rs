@@ -299,6 +299,10 @@ pub struct RenderResponse {
     /// The model settings declared for the prompt, if any.
     #[schema(value_type = Option<Object>)]
     pub model: Option<Value>,
+    /// What is worth knowing about the request (a `locale` of no known
+    /// language, which matches no variant); absent when nothing is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A render with every part and its origin (`promptreg explain`).
@@ -306,6 +310,9 @@ pub struct RenderResponse {
 pub struct ExplainResponse {
     /// The label it was rendered from.
     pub label: String,
+    /// As a render's `warnings`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The trace: the text, the locale lookup, and every part with its
     /// origin and provenance.
     #[schema(value_type = Object)]

@@ -409,6 +409,28 @@ async fn the_server_renders_and_explains_in_a_locale_with_a_context() {
         .await;
         let parts = explained["rendered"]["parts"].as_array().unwrap();
         assert!(parts.len() >= 2, "{explained}");
+        assert!(explained.get("warnings").is_none(), "{explained}");
+        // A locale of no known language renders (the default), and says so.
+        for action in ["render", "explain"] {
+            let warned = json(
+                server
+                    .post(
+                        &format!("/v1/packs/demo/prompts/greeting/{action}"),
+                        json!({ "locale": "jp", "context": { "name": "Ada" } }),
+                    )
+                    .await,
+                200,
+            )
+            .await;
+            assert_eq!(
+                warned["warnings"],
+                json!([
+                    "locale `jp` (the request's `locale`) names no known language, so no variant of a known language matches it; did you mean `ja`?"
+                ]),
+                "{}: {warned}",
+                db.name
+            );
+        }
         let unknown = json(
             server
                 .post("/v1/packs/demo/prompts/nope/render", json!({}))

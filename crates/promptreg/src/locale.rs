@@ -3,9 +3,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use icu_locale::LanguageIdentifier;
-use icu_locale::LocaleExpander;
 use icu_locale::fallback::LocaleFallbacker;
+use icu_locale::subtags::{Language, Region};
+use icu_locale::{LanguageIdentifier, LocaleCanonicalizer, LocaleExpander, TransformResult};
 
 use crate::error::{Error, ErrorKind};
 
@@ -112,13 +112,111 @@ impl Locale {
     pub(crate) fn key(&self) -> &str {
         &self.0.chain[0]
     }
+
+    /// Whether its language is one CLDR knows. `jp` (Japan's country
+    /// code) and `xx` are well-formed tags of no language: no locale
+    /// variant of a known language matches them.
+    ///
+    /// ```
+    /// # use promptreg::Locale;
+    /// assert!(Locale::parse("ja-JP")?.names_known_language());
+    /// assert!(!Locale::parse("jp")?.names_known_language());
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    pub fn names_known_language(&self) -> bool {
+        known_language(self.language_code()) == Some(true)
+    }
+
+    /// For a locale of no known language, the tag it most likely stands
+    /// for, the rest of the tag kept: the canonical code of an alias
+    /// (`jpn-JP` -> `ja-JP`), or the language of a country code (`jp` ->
+    /// `ja`).
+    ///
+    /// ```
+    /// # use promptreg::Locale;
+    /// assert_eq!(Locale::parse("jp")?.likely_meant().as_deref(), Some("ja"));
+    /// assert_eq!(Locale::parse("ja")?.likely_meant(), None);
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    pub fn likely_meant(&self) -> Option<String> {
+        if self.names_known_language() {
+            return None;
+        }
+        let code = self.language_code();
+        let language = language_hint(code)?;
+        Some(format!("{language}{}", &self.as_str()[code.len()..]))
+    }
+
+    /// The warning for a locale of no known language, written at `place`
+    /// (`--locale`, ``the manifest's `default_locale` ``, `the request's
+    /// locale`); `None` for a known language. Shared by everything that
+    /// takes a locale, so each says it the same way.
+    ///
+    /// ```
+    /// # use promptreg::Locale;
+    /// let warning = Locale::parse("jp")?.unknown_language_warning("--locale").unwrap();
+    /// assert_eq!(
+    ///     warning,
+    ///     "locale `jp` (--locale) names no known language, so no variant of a known language matches it; did you mean `ja`?"
+    /// );
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    pub fn unknown_language_warning(&self, place: &str) -> Option<String> {
+        if self.names_known_language() {
+            return None;
+        }
+        let hint = match self.likely_meant() {
+            Some(meant) => format!("did you mean `{meant}`?"),
+            None => "use an ISO 639 language code such as `en`, `ja` or `zh-Hant`".to_owned(),
+        };
+        Some(format!(
+            "locale `{}` ({place}) names no known language, so no variant of a known language matches it; {hint}",
+            self.as_str()
+        ))
+    }
+
+    fn language_code(&self) -> &str {
+        self.as_str().split('-').next().unwrap_or_default()
+    }
+}
+
+/// `Some(true)` when `code` is a language CLDR knows, `Some(false)` when it
+/// is well-formed but unknown, `None` when it is not a language subtag.
+fn known_language(code: &str) -> Option<bool> {
+    let language: Language = code.parse().ok()?;
+    let mut id = LanguageIdentifier::from((language, None, None));
+    Some(LocaleExpander::new_extended().maximize(&mut id) == TransformResult::Modified)
+}
+
+/// The language an unknown code most likely stands for: the canonical
+/// code of an alias (`jpn` -> `ja`), or the language of a country code
+/// (`jp` -> `ja`).
+fn language_hint(code: &str) -> Option<Language> {
+    let mut alias: icu_locale::Locale = code.parse().ok()?;
+    if LocaleCanonicalizer::new_extended().canonicalize(&mut alias) == TransformResult::Modified
+        && alias.id.language.as_str() != code
+        && known_language(alias.id.language.as_str()) == Some(true)
+    {
+        return Some(alias.id.language);
+    }
+    let region: Region = code.to_ascii_uppercase().parse().ok()?;
+    let mut id = LanguageIdentifier::from((Language::UNKNOWN, None, Some(region)));
+    let found = LocaleExpander::new_extended().maximize(&mut id) == TransformResult::Modified;
+    (found && !id.language.is_unknown()).then_some(id.language)
 }
 
 fn invalid(tag: &str, why: impl fmt::Display) -> Error {
+    // ICU's text ("Invalid subtag") reads as part of this sentence.
+    let why = why.to_string();
+    let mut chars = why.chars();
+    let why: String = chars
+        .next()
+        .map(|first| first.to_lowercase().chain(chars).collect())
+        .unwrap_or_default();
     Error::new(
         ErrorKind::InvalidLocale,
         format!(
-            "invalid locale `{}`: {why}; expected a BCP-47 tag such as `en`, `ja-JP` or `zh-Hant`",
+            "invalid locale `{}` ({why}): expected a BCP-47 tag such as `en`, `ja-JP` or `zh-Hant`",
             tag.escape_debug()
         ),
     )

@@ -140,7 +140,7 @@ fn each_problem_of_a_test_file_is_reported_at_its_line() {
             "a case gives `context` and `context_file`: one of them only",
             "the context file `../../elsewhere.json` is outside the pack",
             "case name `bad name!`: letters, digits, `-` and `_` only",
-            "invalid locale `en--US`: Invalid subtag; expected a BCP-47 tag such as `en`, `ja-JP` or `zh-Hant`",
+            "invalid locale `en--US` (invalid subtag): expected a BCP-47 tag such as `en`, `ja-JP` or `zh-Hant`",
             "the context file `gone.json` does not exist",
         ],
         "{found:?}"

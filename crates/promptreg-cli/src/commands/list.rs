@@ -51,6 +51,10 @@ struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     metadata: Option<serde_json::Value>,
     locales: Vec<String>,
+    /// Variants of no known language (`ja.md` misnamed `jp.md`): no
+    /// render reaches them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    never_used: Vec<String>,
     layers: Vec<String>,
     user: UserColumns,
 }
@@ -65,9 +69,15 @@ struct UserColumns {
 impl Row {
     fn new(pack: &Pack, snapshot: &Snapshot, id: &PromptId) -> Row {
         let prompt = pack.prompt(id);
-        let locales: Vec<String> = prompt
-            .map(|p| p.variants().map(|(l, _)| l.to_string()).collect())
+        let variants: Vec<&promptreg::Locale> = prompt
+            .map(|p| p.variants().map(|(l, _)| l).collect())
             .unwrap_or_default();
+        let locales: Vec<String> = variants.iter().map(|l| l.to_string()).collect();
+        let never_used: Vec<String> = variants
+            .iter()
+            .filter(|l| !l.names_known_language())
+            .map(|l| l.to_string())
+            .collect();
         let chat = snapshot.is_chat(id, snapshot.locale()).unwrap_or(false);
         let mut layers = Vec::new();
         if chat {
@@ -82,7 +92,14 @@ impl Row {
             layers.push(format!("declared, but no default file {}", file.display()));
         }
         if !locales.is_empty() {
-            layers.push(format!("variants: {}", locales.join(", ")));
+            let shown: Vec<String> = locales
+                .iter()
+                .map(|l| match never_used.contains(l) {
+                    true => format!("{l} (never used: no known language)"),
+                    false => l.clone(),
+                })
+                .collect();
+            layers.push(format!("variants: {}", shown.join(", ")));
         }
         let model = snapshot
             .model_settings(id, snapshot.locale())
@@ -124,6 +141,7 @@ impl Row {
                 files,
             },
             locales,
+            never_used,
             layers,
         }
     }

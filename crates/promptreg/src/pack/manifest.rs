@@ -85,6 +85,8 @@ pub(crate) struct Manifest {
     /// Model setting keys the pack's provider takes beyond OpenAI's and
     /// Anthropic's request fields: not warned about.
     pub(crate) extra_model_keys: Vec<String>,
+    /// What is worth fixing but loads (a locale of no known language).
+    pub(crate) warnings: Vec<Diagnostic>,
     /// Where each declared key is written, for diagnostics about it.
     pub(crate) key_spans: BTreeMap<PromptId, std::ops::Range<usize>>,
 }
@@ -98,7 +100,10 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Diagnostic>
         lines: LineIndex::new(text),
     };
     match validate(text, &at, &mut problems) {
-        Some(manifest) if !problems.has_errors() => Ok(manifest),
+        Some(mut manifest) if !problems.has_errors() => {
+            manifest.warnings = problems.into_vec();
+            Ok(manifest)
+        }
         _ => Err(problems.into_vec()),
     }
 }
@@ -122,8 +127,13 @@ impl Place<'_> {
 fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Manifest> {
     let raw = problems.ok(parse_toml(text, at))?;
     check_keys(&raw.keys, at, problems);
-    let default_locale = locale(raw.default_locale.as_ref(), at, problems);
-    let fallback_locale = locale(raw.fallback_locale.as_ref(), at, problems);
+    let default_locale = locale("default_locale", raw.default_locale.as_ref(), at, problems);
+    let fallback_locale = locale(
+        "fallback_locale",
+        raw.fallback_locale.as_ref(),
+        at,
+        problems,
+    );
     let spec = user_spec(&raw, at.path, problems);
     Some(Manifest {
         key_spans: key_spans(&raw.keys),
@@ -133,6 +143,7 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
         default_locale: default_locale?,
         fallback_locale: fallback_locale?,
         spec: spec?,
+        warnings: Vec::new(),
     })
 }
 
@@ -163,6 +174,7 @@ fn check_keys(keys: &[Spanned<String>], at: &Place<'_>, problems: &mut Diagnosti
 
 /// A declared locale, `en` when absent.
 fn locale(
+    key: &str,
     tag: Option<&Spanned<String>>,
     at: &Place<'_>,
     problems: &mut Diagnostics,
@@ -171,7 +183,16 @@ fn locale(
         return Locale::parse("en").ok();
     };
     let parsed = Locale::parse(tag.get_ref()).map_err(|e| at.error(e.to_string(), tag.span()));
-    problems.ok(parsed)
+    let locale = problems.ok(parsed)?;
+    let place = format!("`{key}` in {MANIFEST}");
+    if let Some(warning) = locale.unknown_language_warning(&place) {
+        problems.push(
+            Diagnostic::warning(DiagnosticCode::UnknownLanguage, warning)
+                .in_file(at.path)
+                .at(&at.lines, tag.span()),
+        );
+    }
+    Some(locale)
 }
 
 /// The user configuration the manifest declares, its problems reported

@@ -754,7 +754,10 @@ fn valid_manifest(
         return None;
     };
     match parsed {
-        Ok(manifest) => Some((manifest, text)),
+        Ok(mut manifest) => {
+            diagnostics.extend(std::mem::take(&mut manifest.warnings));
+            Some((manifest, text))
+        }
         Err(problems) => {
             diagnostics.extend(problems);
             None

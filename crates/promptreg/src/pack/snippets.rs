@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics};
 use crate::locale::Locale;
-use crate::prompt_file::{self, names_known_language};
+use crate::prompt_file;
 use crate::snippet::{self, SNIPPETS_DIR, SnippetFile, Snippets};
 use crate::template;
 
@@ -130,7 +130,7 @@ fn classify(path: &Path) -> Result<(String, Option<Locale>), Diagnostic> {
     let split = stem
         .rsplit_once('.')
         .and_then(|(name, tag)| Some((name, Locale::parse(tag).ok()?)))
-        .filter(|(_, locale)| names_known_language(locale));
+        .filter(|(_, locale)| locale.names_known_language());
     let (name, locale) = match split {
         Some((name, locale)) => (name, Some(locale)),
         None => (stem, None),

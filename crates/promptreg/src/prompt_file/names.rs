@@ -5,9 +5,6 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use icu_locale::subtags::{Language, Region};
-use icu_locale::{LanguageIdentifier, LocaleCanonicalizer, LocaleExpander, TransformResult};
-
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::Error;
 use crate::id::PromptId;
@@ -74,7 +71,7 @@ pub(crate) fn file_key<'a>(ids: &impl DeclaredIds, stem: &'a str) -> FileKey<'a>
     let whole_is_key = ids.is_known(stem);
     match split {
         Some((key, locale))
-            if ids.is_known(key) && (!whole_is_key || names_known_language(&locale)) =>
+            if ids.is_known(key) && (!whole_is_key || locale.names_known_language()) =>
         {
             as_id(key, Some(locale))
         }
@@ -106,15 +103,13 @@ pub(crate) fn file_locale_warning(
     locale: &Locale,
     path: &Path,
 ) -> Option<Diagnostic> {
-    if names_known_language(locale) {
+    if locale.names_known_language() {
         return None;
     }
     let tag = locale.as_str();
-    let written = tag.split('-').next().unwrap_or(tag);
-    let hint = language_hint(written).map(|language| {
-        let rest = &tag[written.len()..];
-        format!("did you mean `{language}`? name the file `{id}.{language}{rest}.md`")
-    });
+    let hint = locale
+        .likely_meant()
+        .map(|meant| format!("did you mean `{meant}`? name the file `{id}.{meant}.md`"));
     Some(
         Diagnostic::warning(
             DiagnosticCode::UnknownLanguage,
@@ -125,40 +120,6 @@ pub(crate) fn file_locale_warning(
             Some("use an ISO 639 language code such as `en`, `ja` or `zh-Hant`".to_owned())
         })),
     )
-}
-
-/// Whether the language of `locale` is one ICU knows.
-pub(crate) fn names_known_language(locale: &Locale) -> bool {
-    let tag = locale.as_str();
-    let code = tag.split('-').next().unwrap_or(tag);
-    matches!(likely_language(code), Some(Some(_)))
-}
-
-/// `Some(Some(language))` when `code` is a language ICU knows,
-/// `Some(None)` when it is well-formed but unknown, `None` when it is not a
-/// language subtag at all.
-fn likely_language(code: &str) -> Option<Option<Language>> {
-    let language: Language = code.parse().ok()?;
-    let mut id = LanguageIdentifier::from((language, None, None));
-    let known = LocaleExpander::new_extended().maximize(&mut id) == TransformResult::Modified;
-    Some(known.then_some(language))
-}
-
-/// The language an unknown code most likely stands for: the canonical
-/// code of an alias (`jpn` -> `ja`), or the language of a country code
-/// (`jp` -> `ja`).
-fn language_hint(code: &str) -> Option<Language> {
-    let mut alias: icu_locale::Locale = code.parse().ok()?;
-    if LocaleCanonicalizer::new_extended().canonicalize(&mut alias) == TransformResult::Modified
-        && alias.id.language.as_str() != code
-        && likely_language(alias.id.language.as_str()) == Some(Some(alias.id.language))
-    {
-        return Some(alias.id.language);
-    }
-    let region: Region = code.to_ascii_uppercase().parse().ok()?;
-    let mut id = LanguageIdentifier::from((Language::UNKNOWN, None, Some(region)));
-    let found = LocaleExpander::new_extended().maximize(&mut id) == TransformResult::Modified;
-    (found && !id.language.is_unknown()).then_some(id.language)
 }
 
 #[cfg(test)]
