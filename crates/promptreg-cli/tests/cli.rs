@@ -556,6 +556,17 @@ fn a_bad_history_is_one_clear_error() {
     let (code, _, stderr) = run(&mut narrator(&s, &["--history", "web-agent/message.json"]));
     assert_eq!(code, 2);
     assert!(stderr.contains("missing field `content`"), "{stderr}");
+    s.write(
+        &s.pack("web-agent/role.json"),
+        r#"{ "conversation": [{ "role": "usr", "content": "Hi" }] }"#,
+    );
+    let (code, _, stderr) = run(&mut narrator(&s, &["--history", "web-agent/role.json"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("message 1 of history `conversation` has unknown role `usr`")
+            && stderr.contains("did you mean `user`?"),
+        "{stderr}"
+    );
 }
 
 #[test]

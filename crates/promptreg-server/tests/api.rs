@@ -507,6 +507,22 @@ async fn a_chat_prompt_renders_as_messages_with_the_history_given() {
             unknown["detail"].as_str().unwrap().contains("conversation"),
             "{unknown}"
         );
+        let typo = json(
+            server
+                .post(
+                    "/v1/packs/demo/prompts/farewell/render",
+                    json!({ "history": { "conversation": [{ "role": "usr", "content": "Bye!" }] } }),
+                )
+                .await,
+            422,
+        )
+        .await;
+        let detail = typo["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("has unknown role `usr`") && detail.contains("did you mean `user`?"),
+            "{}: {typo}",
+            db.name
+        );
     }
 }
 

@@ -186,6 +186,9 @@ pub struct Chat {
     pub(crate) items: Vec<Item>,
     /// The message (counted among messages, from 0) the rules attach to.
     attach: Option<usize>,
+    /// Custom roles declared beyond those of its messages, which a history
+    /// may use (front matter `roles: [critic]`).
+    declared_roles: Vec<Arc<str>>,
 }
 
 impl Chat {
@@ -221,6 +224,23 @@ impl Chat {
     pub fn history(mut self, name: impl Into<Arc<str>>) -> Self {
         self.items.push(Item::History(name.into()));
         self
+    }
+
+    /// Declares a custom role that a history passed at render time may
+    /// use although no declared message has it. A history message of any
+    /// other role that is not built in is refused.
+    pub fn role(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.declared_roles.push(name.into());
+        self
+    }
+
+    /// The roles a history may use: the built-in ones, those of its
+    /// messages and the declared ones.
+    pub fn known_roles(&self) -> impl Iterator<Item = &str> {
+        BUILT_IN_ROLES
+            .into_iter()
+            .chain(self.roles().map(Role::as_str))
+            .chain(self.declared_roles.iter().map(|r| &**r))
     }
 
     /// Attaches pinned blocks and appenders to message `index` (counted

@@ -529,6 +529,7 @@ impl Snapshot {
             }
         };
         check_history(id, Some(chat), history)?;
+        check_history_roles(id, chat, history)?;
         let (attached, user_target) = (chat.attached(), chat.user_target());
         let mut out = Vec::with_capacity(chat.items.len());
         let mut index = 0;
@@ -1167,6 +1168,36 @@ fn check_history(id: &PromptId, chat: Option<&Chat>, history: &Histories<'_>) ->
     )
     .with_id(id.as_str())
     .with_suggestion(hint))
+}
+
+/// Every message of a history has a role the prompt knows, as a role
+/// heading in a chat file must: `usr` is a typo, not a custom role.
+fn check_history_roles(id: &PromptId, chat: &Chat, history: &Histories<'_>) -> Result<(), Error> {
+    for (name, messages) in history {
+        for (index, message) in messages.iter().enumerate() {
+            let role = message.role.as_str();
+            if chat.known_roles().any(|known| known == role) {
+                continue;
+            }
+            let listed: Vec<String> = chat.known_roles().map(|r| format!("`{r}`")).collect();
+            let hint = suggest::did_you_mean(role, chat.known_roles()).unwrap_or_else(|| {
+                format!(
+                    "the roles are {}; a custom role is declared with `roles: [{role}]` in the prompt's front matter",
+                    listed.join(", ")
+                )
+            });
+            return Err(Error::new(
+                ErrorKind::InvalidChat,
+                format!(
+                    "message {} of history `{name}` has unknown role `{role}`",
+                    index + 1
+                ),
+            )
+            .with_id(id.as_str())
+            .with_suggestion(hint));
+        }
+    }
+    Ok(())
 }
 
 /// Adds the messages passed for placeholder `name` to `out`.

@@ -142,6 +142,42 @@ fn a_history_is_inserted_at_its_placeholder_and_an_unknown_name_is_an_error() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidChat);
     assert_eq!(err.suggestion(), Some("did you mean `conversation`?"));
+
+    // A history's roles are checked as role headings are.
+    let typo = [Message::new(Role::named("usr"), "And backpacks?")];
+    let err = registry
+        .render_messages("narrator", &ctx(), &[("conversation", &typo[..])])
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidChat);
+    assert_eq!(
+        err.to_string(),
+        "message 1 of history `conversation` has unknown role `usr` (did you mean `user`?)"
+    );
+}
+
+#[test]
+fn a_history_may_use_a_custom_role_the_prompt_declares() {
+    let registry = PromptRegistry::new();
+    registry
+        .register(
+            "debate",
+            Prompt::chat(Chat::new().system("Debate.").role("critic").history("h")),
+        )
+        .unwrap();
+    let turns = [Message::new(Role::named("critic"), "Weak argument.")];
+    let messages = registry
+        .render_messages("debate", &(), &[("h", &turns[..])])
+        .unwrap();
+    assert_eq!(messages[1], turns[0]);
+    let other = [Message::new(Role::named("judge"), "Overruled.")];
+    let err = registry
+        .render_messages("debate", &(), &[("h", &other[..])])
+        .unwrap_err();
+    assert!(
+        err.suggestion().unwrap().contains("`roles: [judge]`"),
+        "{err}: {:?}",
+        err.suggestion()
+    );
 }
 
 #[test]

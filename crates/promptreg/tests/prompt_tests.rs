@@ -117,6 +117,15 @@ fn a_chat_prompt_is_checked_as_role_headed_text_with_its_history_and_roles() {
         failed[0].failures[0].message,
         r#"the roles are ["system", "user"], not ["system"]"#
     );
+
+    // A history's role is checked as a role heading is, where it is written.
+    let typo = case(r#"["system", "user"]"#).replace(r#"role = "user""#, r#"role = "usr""#);
+    support::write(&root.join("tests/support.toml"), typo);
+    let err = PromptTests::load(&pack).unwrap_err();
+    let d = &err.diagnostics()[0];
+    assert_eq!(d.message, "message 1 of `history` has unknown role `usr`");
+    assert_eq!(d.suggestion.as_deref(), Some("did you mean `user`?"));
+    assert_eq!(d.position.map(|p| p.line), Some(4), "{d:?}");
 }
 
 #[test]

@@ -157,7 +157,10 @@ pub(crate) fn parse(
             "write `# system` on a line, then the message below it".to_owned(),
         ));
     }
-    let mut chat = Chat::new();
+    let mut chat = decl
+        .roles
+        .iter()
+        .fold(Chat::new(), |chat, role| chat.role(role.as_str()));
     let mut placeholders: Vec<&str> = Vec::new();
     for section in &sections {
         let content = &text[section.content.clone()];

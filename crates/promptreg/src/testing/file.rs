@@ -220,6 +220,27 @@ impl Reader<'_> {
             ));
             return None;
         };
+        let unknown = history
+            .get_ref()
+            .iter()
+            .enumerate()
+            .find(|(_, m)| !chat.known_roles().any(|known| known == m.role));
+        if let Some((index, message)) = unknown {
+            let role = &message.role;
+            let hint = suggest::did_you_mean(role, chat.known_roles()).unwrap_or_else(|| {
+                let listed: Vec<String> = chat.known_roles().map(|r| format!("`{r}`")).collect();
+                format!("the roles of `{prompt}` are {}", listed.join(", "))
+            });
+            problems.push(self.error(
+                format!(
+                    "message {} of `history` has unknown role `{role}`",
+                    index + 1
+                ),
+                history.span(),
+                &hint,
+            ));
+            return None;
+        }
         let placeholders: Vec<&str> = chat.placeholders().collect();
         match placeholders[..] {
             [name] => Some((name.to_owned(), history.get_ref().clone())),
