@@ -940,6 +940,45 @@ fn a_link_out_of_the_project_is_refused_with_the_command_that_trusts_it() {
 }
 
 #[test]
+fn a_file_setting_out_of_the_project_is_refused_at_the_setting() {
+    let s = Sandbox::new();
+    s.global("notes.md", "Private notes.");
+    s.local(
+        ".pi/pi-goal-xx-settings.json",
+        "{\n  \"prompts\": {\n    \"auditor\": { \"file\": \"~/notes.md\" }\n  }\n}\n",
+    );
+    let (code, _, stderr) = run(s
+        .with_pack("goal-agent")
+        .args(["--json", "render", "auditor"]));
+    assert_eq!(code, 2);
+    let value: Value = serde_json::from_str(&stderr).unwrap();
+    let error = &value["error"];
+    assert_eq!(error["code"], "outside-project", "{value}");
+    assert_eq!(error["key_path"], "prompts.auditor.file", "{value}");
+    assert_eq!(
+        (error["line"].as_u64(), error["column"].as_u64()),
+        (Some(3), Some(26)),
+        "{value}"
+    );
+    assert!(
+        error["file"]
+            .as_str()
+            .unwrap()
+            .ends_with(".pi/pi-goal-xx-settings.json"),
+        "{value}"
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("not read: this file `~/notes.md` is outside the project "),
+        "{message}"
+    );
+    assert!(
+        !message.contains(" in "),
+        "one sentence, the location apart: {message}"
+    );
+}
+
+#[test]
 fn trust_adds_the_project_to_the_global_settings_once() {
     let s = Sandbox::new();
     let original =

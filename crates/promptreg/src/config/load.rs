@@ -549,12 +549,9 @@ impl Loader<'_> {
                 continue;
             };
             self.watched.files.push(path.clone());
-            let what = format!(
-                "file named by `{}` in {}",
-                block.source.key_path,
-                block.source.file.display()
-            );
+            let what = format!("file `{}`", crate::diagnostic::printable(raw));
             let confined = self.project_keys.contains(key).then_some(what.as_str());
+            let before = self.diagnostics.len();
             match self.load_prompt(&path, None, None, confined) {
                 Loaded::File(file) => {
                     found.insert(key.clone(), file);
@@ -567,7 +564,16 @@ impl Loader<'_> {
                     block,
                     format!("`file` names {}, which is empty", path.display()),
                 ),
-                Loaded::Failed => {}
+                Loaded::Failed => {
+                    // A refusal to read outside the project is the
+                    // setting's: it is where the user fixes it (or trusts
+                    // the project), with its file, line and key path.
+                    for d in &mut self.diagnostics[before..] {
+                        if d.code == DiagnosticCode::OutsideProject {
+                            *d = block.at_file_setting(d.clone());
+                        }
+                    }
+                }
             }
         }
         found

@@ -61,7 +61,7 @@ impl Boundary {
 
     /// `Ok` when `target` (resolved) is inside the project; otherwise the
     /// refusal, naming `path` as found, `what` it is ("prompt file") and
-    /// `target`.
+    /// `target`, in one sentence.
     pub(crate) fn admit(&self, what: &str, path: &Path, target: &Path) -> Result<(), Diagnostic> {
         if target.starts_with(&self.root) {
             return Ok(());
@@ -70,13 +70,13 @@ impl Boundary {
         // it leads.
         let message = if crate::prompt_file::leads_elsewhere(path, target) {
             format!(
-                "this {what} leads to {}, outside the project {}, and was not read",
+                "not read: this {what} leads to {}, outside the project {}",
                 target.display(),
                 self.root.display()
             )
         } else {
             format!(
-                "this {what} is outside the project {} and was not read",
+                "not read: this {what} is outside the project {}",
                 self.root.display()
             )
         };
