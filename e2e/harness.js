@@ -128,10 +128,10 @@ export async function startRegistry(kind) {
   const home = path.join(dir, 'home');
   fs.mkdirSync(home);
   const database = createDatabase(kind, dir);
-  const common = ['--database', database.url, '--home', home, '--cwd', dir, '--color', 'never'];
+  const common = ['--database', database.url, '--color', 'never'];
   const run = (...args) => {
     const [command, sub, ...rest] = args;
-    return execFileSync(bin, [command, sub, ...common, ...rest], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(bin, [command, sub, ...common, ...rest], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: home } });
   };
   try {
     const pack = path.join(dir, PACK);
@@ -143,7 +143,7 @@ export async function startRegistry(kind) {
     run('store', 'push', pack, '--message', 'Say what is about to change');
     const key = (name, scope) => JSON.parse(run('keys', 'create', name, '--scope', scope, '--admin', '--json')).secret;
     const keys = { admin: key('ada', 'admin'), write: key('wes', 'write'), read: key('rea', 'read') };
-    const server = await serve(bin, [...common, '--log-format', 'json', '--listen', '127.0.0.1:0'], dir);
+    const server = await serve(bin, [...common, '--log-format', 'json', '--listen', '127.0.0.1:0'], dir, home);
     return {
       kind,
       url: server.url,
@@ -166,8 +166,8 @@ export async function startRegistry(kind) {
 }
 
 /** `promptreg serve`, once it says where it listens (a JSON log line on stderr). */
-async function serve(bin, args, cwd) {
-  const child = spawn(bin, ['serve', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+async function serve(bin, args, cwd, home) {
+  const child = spawn(bin, ['serve', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: home } });
   const log = [];
   const exited = once(child, 'exit');
   const lines = readline.createInterface({ input: child.stderr });

@@ -44,7 +44,7 @@ const { bin, missing } = promptregBinary();
 async function startServer(dir: string) {
   const home = path.join(dir, 'home');
   fs.mkdirSync(home);
-  const common = ['--database', path.join(dir, 'promptreg.db'), '--home', home, '--cwd', dir, '--color', 'never'];
+  const common = ['--database', path.join(dir, 'promptreg.db'), '--color', 'never'];
   const store = (...args: string[]) =>
     execFileSync(bin!, ['store', ...args, ...common], {
       cwd: dir,

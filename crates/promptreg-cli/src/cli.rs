@@ -15,61 +15,127 @@ use crate::session::parse_size;
 #[command(name = "promptreg", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub output: OutputOptions,
+    /// Given before the command; each command also takes those it uses
+    /// after its name, and lists only those in its `--help`.
+    #[command(
+        flatten,
+        next_help_heading = "Options of the commands that read a pack"
+    )]
+    pub pack: PackOptions,
+    #[command(
+        flatten,
+        next_help_heading = "Options of the commands that read a pack"
+    )]
+    pub locale: LocaleOption,
+    #[command(
+        flatten,
+        next_help_heading = "Options of the commands that read a pack"
+    )]
+    pub server: ServerOptions,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Options every command takes.
+/// How every command prints.
 #[derive(Debug, Args)]
-pub struct GlobalArgs {
-    /// The pack folder [default: the nearest promptreg.toml from the current directory upward]
-    #[arg(long, global = true, value_name = "DIR")]
-    pub pack: Option<PathBuf>,
-    /// Where local configuration is read; empty for none [default: the current directory]
-    #[arg(long, global = true, value_name = "DIR", value_parser = any_path)]
-    pub cwd: Option<PathBuf>,
-    /// Where global configuration is read [default: your home directory]
-    #[arg(long, global = true, value_name = "DIR", value_parser = any_path)]
-    pub home: Option<PathBuf>,
-    /// The locale to render for [default: the pack's default locale]
-    #[arg(long, global = true, value_name = "TAG")]
-    pub locale: Option<String>,
+pub struct OutputOptions {
     /// Print machine-readable JSON
     #[arg(long, global = true)]
     pub json: bool,
     /// When to use colour (`auto` honours NO_COLOR and only colours terminals)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+}
+
+/// Where the pack and the user's configuration are read.
+#[derive(Debug, Args, Default, Clone)]
+pub struct PackOptions {
+    /// The pack folder [default: the nearest promptreg.toml from the current directory upward]
+    #[arg(long, value_name = "DIR")]
+    pub pack: Option<PathBuf>,
+    /// Where local configuration is read; empty for none [default: the current directory]
+    #[arg(long, value_name = "DIR", value_parser = any_path)]
+    pub cwd: Option<PathBuf>,
+    /// Where global configuration is read [default: your home directory]
+    #[arg(long, value_name = "DIR", value_parser = any_path)]
+    pub home: Option<PathBuf>,
+}
+
+/// The locale of a render.
+#[derive(Debug, Args, Default, Clone)]
+pub struct LocaleOption {
+    /// The locale to render for [default: the pack's default locale]
+    #[arg(long, value_name = "TAG")]
+    pub locale: Option<String>,
+}
+
+/// Reading the pack from a server's label instead of a folder.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ServerOptions {
     /// Read the pack from a `promptreg serve` server (`--pack` then names it there)
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, value_name = "URL")]
     pub server: Option<String>,
     /// The API key for --server; PROMPTREG_KEY keeps it out of shell history
     #[arg(
         long,
-        global = true,
         value_name = "KEY",
         env = "PROMPTREG_KEY",
         hide_env_values = true
     )]
     pub key: Option<String>,
-    /// The label read: on --server [default: production], or by `store pull` [default: latest]
-    #[arg(
-        long = "label",
-        id = "global_label",
-        global = true,
-        value_name = "LABEL"
-    )]
+    /// The label read on --server [default: production]
+    #[arg(long, value_name = "LABEL")]
     pub label: Option<String>,
-    /// With --server: how long each request to the server may take
-    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10)]
+    /// With --server: how long each request to the server may take, in seconds [default: 10]
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+}
+
+/// A command that reads a pack: from a folder or a server, in a locale.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ReadOptions {
+    #[command(flatten)]
+    pub pack: PackOptions,
+    #[command(flatten)]
+    pub locale: LocaleOption,
+    #[command(flatten)]
+    pub server: ServerOptions,
+}
+
+/// A command that reads a pack folder in a locale (no server).
+#[derive(Debug, Args, Default, Clone)]
+pub struct LocalReadOptions {
+    #[command(flatten)]
+    pub pack: PackOptions,
+    #[command(flatten)]
+    pub locale: LocaleOption,
+}
+
+/// The options of the commands, resolved: given before the command or
+/// after it (after wins).
+#[derive(Debug, Default)]
+pub struct GlobalArgs {
+    pub pack: Option<PathBuf>,
+    pub cwd: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+    pub locale: Option<String>,
+    pub json: bool,
+    pub color: ColorChoice,
+    pub server: Option<String>,
+    pub key: Option<String>,
+    pub label: Option<String>,
     pub timeout: u64,
 }
 
+/// How long a request to `--server` may take without `--timeout`.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 10;
+
 /// When to colour the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
     /// On a terminal, unless NO_COLOR is set.
+    #[default]
     Auto,
     /// Always.
     Always,
@@ -80,7 +146,7 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every prompt: description, locale variants, configuration layers
-    List,
+    List(ListArgs),
     /// Print a prompt exactly as the application would send it
     Render(RenderArgs),
     /// Show a prompt part by part, with where each part came from
@@ -112,10 +178,18 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub read: ReadOptions,
+}
+
+#[derive(Debug, Args)]
 pub struct RenderArgs {
     /// The prompt id
     #[arg(add = ArgValueCandidates::new(complete::prompt_ids))]
     pub id: String,
+    #[command(flatten)]
+    pub read: ReadOptions,
     /// The render context: a JSON file, or `-` for standard input
     #[arg(long, value_name = "FILE|-")]
     pub ctx: Option<PathBuf>,
@@ -137,6 +211,8 @@ pub struct FollowArgs {
     /// The prompt id
     #[arg(add = ArgValueCandidates::new(complete::prompt_ids))]
     pub id: String,
+    #[command(flatten)]
+    pub read: ReadOptions,
     /// The render context: a JSON file, or `-` for standard input
     #[arg(long, value_name = "FILE|-")]
     pub ctx: Option<PathBuf>,
@@ -174,6 +250,8 @@ pub struct DiffArgs {
     /// The prompt id
     #[arg(add = ArgValueCandidates::new(complete::prompt_ids))]
     pub id: String,
+    #[command(flatten)]
+    pub read: ReadOptions,
     /// The render context: a JSON file, or `-` for standard input
     #[arg(long, value_name = "FILE|-")]
     pub ctx: Option<PathBuf>,
@@ -191,6 +269,8 @@ pub struct TestArgs {
     /// Write the snapshot of every case whose text differs from it
     #[arg(long)]
     pub update: bool,
+    #[command(flatten)]
+    pub read: LocalReadOptions,
 }
 
 #[derive(Debug, Args)]
@@ -198,6 +278,8 @@ pub struct CheckArgs {
     /// Count warnings as errors
     #[arg(long)]
     pub deny_warnings: bool,
+    #[command(flatten)]
+    pub read: LocalReadOptions,
 }
 
 #[derive(Debug, Args)]
@@ -219,6 +301,8 @@ pub struct ResolveArgs {
     /// The prompts directory [default: the pack's, when there is one]
     #[arg(long, value_name = "DIR")]
     pub prompts_dir: Option<String>,
+    #[command(flatten)]
+    pub pack: PackOptions,
 }
 
 #[derive(Debug, Args)]
@@ -226,6 +310,8 @@ pub struct InitArgs {
     /// Create the files under home instead of the current directory
     #[arg(long)]
     pub global: bool,
+    #[command(flatten)]
+    pub pack: PackOptions,
 }
 
 #[derive(Debug, Args)]
@@ -233,6 +319,8 @@ pub struct TrustArgs {
     /// The project folder [default: --cwd]
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub pack: PackOptions,
 }
 
 #[derive(Debug, Args)]
@@ -240,17 +328,34 @@ pub struct StoreArgs {
     /// The store: a SQLite file, `sqlite:PATH` or `postgres://USER:PASSWORD@HOST/DB`
     #[arg(long, global = true, value_name = "URL", default_value = promptreg_store::DEFAULT_DATABASE)]
     pub database: String,
-    /// The pack in the store [default: the only one]
-    #[arg(long = "name", global = true, value_name = "PACK")]
-    pub pack_name: Option<String>,
-    /// Act as an admin: move protected labels, protect labels
-    #[arg(long, global = true)]
-    pub admin: bool,
-    /// Who is recorded as making the change [default: $USER, else the login name]
-    #[arg(long, global = true, value_name = "NAME", env = "PROMPTREG_AUTHOR")]
-    pub author: Option<String>,
     #[command(subcommand)]
     pub command: StoreCommand,
+}
+
+/// Which pack of the store a command reads or changes.
+#[derive(Debug, Args)]
+pub struct StorePack {
+    /// The pack in the store [default: the only one]
+    #[arg(long = "name", value_name = "PACK")]
+    pub name: Option<String>,
+}
+
+/// Who makes a change.
+#[derive(Debug, Args)]
+pub struct Author {
+    /// Who is recorded as making the change [default: $USER, else the login name]
+    #[arg(long, value_name = "NAME", env = "PROMPTREG_AUTHOR")]
+    pub author: Option<String>,
+}
+
+/// Who moves a label, and whether as an admin.
+#[derive(Debug, Args)]
+pub struct Mover {
+    #[command(flatten)]
+    pub author: Author,
+    /// Act as an admin: move protected labels, protect labels
+    #[arg(long)]
+    pub admin: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -264,16 +369,25 @@ pub enum StoreCommand {
         message: String,
         #[command(flatten)]
         limits: FileLimitArgs,
+        #[command(flatten)]
+        author: Author,
     },
     /// Write the pack at a label (`--label`, default latest) into a new folder
     Pull {
         /// The folder to create (or an empty one)
         dir: PathBuf,
+        /// The label written
+        #[arg(long, value_name = "LABEL", default_value = "latest")]
+        label: String,
+        #[command(flatten)]
+        pack: StorePack,
     },
     /// List a prompt's versions, newest first, with their labels
     Log {
         /// The prompt id (`@pack` for the manifest)
         id: String,
+        #[command(flatten)]
+        pack: StorePack,
     },
     /// Point a label of a prompt at a version
     Label {
@@ -289,6 +403,10 @@ pub enum StoreCommand {
         /// Why, recorded in the history
         #[arg(long, value_name = "TEXT", default_value = "")]
         reason: String,
+        #[command(flatten)]
+        pack: StorePack,
+        #[command(flatten)]
+        who: Mover,
     },
     /// Move a label one step back in its history (again: one more step back)
     Rollback {
@@ -299,6 +417,10 @@ pub enum StoreCommand {
         /// Why, recorded in the history after `rollback from N`
         #[arg(long, value_name = "TEXT", default_value = "")]
         reason: String,
+        #[command(flatten)]
+        pack: StorePack,
+        #[command(flatten)]
+        who: Mover,
     },
     /// Point label TO at what FROM points at, on every prompt, in one step
     Release {
@@ -309,6 +431,10 @@ pub enum StoreCommand {
         /// Why, recorded in the history after `release FROM`
         #[arg(long, value_name = "TEXT", default_value = "")]
         reason: String,
+        #[command(flatten)]
+        pack: StorePack,
+        #[command(flatten)]
+        who: Mover,
     },
     /// Show what changed between two versions or labels of a prompt (--locale for one file)
     Diff {
@@ -318,11 +444,18 @@ pub enum StoreCommand {
         a: String,
         /// The new version or label
         b: String,
+        /// Compare only the file of this locale
+        #[arg(long, value_name = "TAG")]
+        locale: Option<String>,
+        #[command(flatten)]
+        pack: StorePack,
     },
     /// Show the label moves of a prompt, or of the whole pack
     History {
         /// The prompt id [default: every prompt]
         id: Option<String>,
+        #[command(flatten)]
+        pack: StorePack,
     },
     /// Mark a label protected: moving it then needs --admin
     Protect {
@@ -331,6 +464,10 @@ pub enum StoreCommand {
         /// Lift the protection instead
         #[arg(long)]
         off: bool,
+        #[command(flatten)]
+        pack: StorePack,
+        #[command(flatten)]
+        who: Mover,
     },
 }
 
@@ -432,9 +569,16 @@ pub enum KeysCommand {
         /// What it may do: read; write (push, move labels); admin (also protected labels)
         #[arg(long, value_name = "SCOPE", value_parser = ["read", "write", "admin"])]
         scope: String,
+        /// The pack of the store it is for [default: every pack]
+        #[arg(long, value_name = "NAME")]
+        pack: Option<String>,
     },
     /// List the keys (never their secrets)
-    List,
+    List {
+        /// Only the keys that work on this pack
+        #[arg(long, value_name = "NAME")]
+        pack: Option<String>,
+    },
     /// Revoke a key: it is refused from now on
     Revoke {
         /// The key's name
@@ -451,4 +595,154 @@ pub struct CompletionsArgs {
 /// A path, the empty one included (`--cwd=` means "no project").
 fn any_path(value: &str) -> Result<PathBuf, std::convert::Infallible> {
     Ok(PathBuf::from(value))
+}
+
+impl Command {
+    /// Its name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::List(_) => "list",
+            Command::Render(_) => "render",
+            Command::Explain(_) => "explain",
+            Command::Check(_) => "check",
+            Command::Resolve(_) => "resolve",
+            Command::Diff(_) => "diff",
+            Command::Schema(_) => "schema",
+            Command::Follow(_) => "follow",
+            Command::Test(_) => "test",
+            Command::Init(_) => "init",
+            Command::Trust(_) => "trust",
+            Command::Completions(_) => "completions",
+            Command::Store(_) => "store",
+            Command::Keys(_) => "keys",
+            Command::Serve(_) => "serve",
+        }
+    }
+
+    /// The option groups it takes, as given after its name.
+    fn groups(&self) -> Groups<'_> {
+        match self {
+            Command::List(ListArgs { read })
+            | Command::Render(RenderArgs { read, .. })
+            | Command::Explain(RenderArgs { read, .. })
+            | Command::Diff(DiffArgs { read, .. })
+            | Command::Follow(FollowArgs { read, .. }) => Groups {
+                pack: Some(&read.pack),
+                locale: Some(&read.locale),
+                server: Some(&read.server),
+            },
+            Command::Check(CheckArgs { read, .. }) | Command::Test(TestArgs { read, .. }) => {
+                Groups {
+                    pack: Some(&read.pack),
+                    locale: Some(&read.locale),
+                    server: None,
+                }
+            }
+            Command::Resolve(ResolveArgs { pack, .. })
+            | Command::Init(InitArgs { pack, .. })
+            | Command::Trust(TrustArgs { pack, .. }) => Groups {
+                pack: Some(pack),
+                ..Groups::default()
+            },
+            Command::Schema(_)
+            | Command::Completions(_)
+            | Command::Store(_)
+            | Command::Keys(_)
+            | Command::Serve(_) => Groups::default(),
+        }
+    }
+}
+
+/// The option groups of one command (`None`: it does not take them).
+#[derive(Default)]
+struct Groups<'a> {
+    pack: Option<&'a PackOptions>,
+    locale: Option<&'a LocaleOption>,
+    server: Option<&'a ServerOptions>,
+}
+
+impl Cli {
+    /// The options, resolved (given after the command wins over before
+    /// it), and the command. An option that changes a result (`--locale`,
+    /// `--server`, `--label`, `--timeout`) given before a command that
+    /// does not take it is refused, not ignored.
+    pub fn resolve(self) -> Result<(GlobalArgs, Command), String> {
+        let name = self.command.name();
+        let groups = self.command.groups();
+        let refuse = |option: &str| {
+            format!(
+                "`{option}` is not an option of `promptreg {name}` (`promptreg {name} --help` lists its options)"
+            )
+        };
+        // Where to read (--pack, --cwd, --home) is harmless to a command
+        // that reads none of it; an option that changes a result is not.
+        let pack = match groups.pack {
+            Some(after) => after.clone().or(self.pack),
+            None => self.pack,
+        };
+        let locale = match groups.locale {
+            Some(after) => after.locale.clone().or(self.locale.locale),
+            None if self.locale.locale.is_some() => return Err(refuse("--locale")),
+            None => None,
+        };
+        let server = match groups.server {
+            Some(after) => after.clone().or(self.server),
+            None if self.server.server.is_some() => {
+                return Err(format!(
+                    "`promptreg {name}` does not read a server; --server works with list, render, explain, diff and follow"
+                ));
+            }
+            None => match self.server.given() {
+                Some(option) => return Err(refuse(option)),
+                None => ServerOptions::default(),
+            },
+        };
+        let args = GlobalArgs {
+            pack: pack.pack,
+            cwd: pack.cwd,
+            home: pack.home,
+            locale,
+            json: self.output.json,
+            color: self.output.color,
+            server: server.server,
+            key: server.key,
+            label: server.label,
+            timeout: server.timeout.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+        };
+        Ok((args, self.command))
+    }
+}
+
+impl PackOptions {
+    /// Each option given after the command, else before it.
+    fn or(self, before: PackOptions) -> PackOptions {
+        PackOptions {
+            pack: self.pack.or(before.pack),
+            cwd: self.cwd.or(before.cwd),
+            home: self.home.or(before.home),
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Each option given after the command, else before it.
+    fn or(self, before: ServerOptions) -> ServerOptions {
+        ServerOptions {
+            server: self.server.or(before.server),
+            key: self.key.or(before.key),
+            label: self.label.or(before.label),
+            timeout: self.timeout.or(before.timeout),
+        }
+    }
+
+    /// The first option given, for a refusal. The key is left out: it
+    /// may come from `PROMPTREG_KEY`, set for every command.
+    fn given(&self) -> Option<&'static str> {
+        [
+            (self.label.is_some(), "--label"),
+            (self.timeout.is_some(), "--timeout"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
 }

@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    let json = cli.global.json;
+    let json = cli.output.json;
     match commands::execute(cli) {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();

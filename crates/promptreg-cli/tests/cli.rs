@@ -149,6 +149,60 @@ fn version_and_help() {
     assert_cmd_snapshot!(Command::new(get_cargo_bin("promptreg")).arg("--help"));
 }
 
+#[test]
+fn each_command_lists_only_the_options_it_uses() {
+    let help = |args: &[&str]| {
+        let (code, stdout, stderr) = run(Command::new(get_cargo_bin("promptreg"))
+            .args(args)
+            .arg("--help"));
+        assert_eq!(code, 0, "{stderr}");
+        stdout
+    };
+    let serve = help(&["serve"]);
+    for absent in ["--locale", "--label", "--timeout", "--pack", "--server"] {
+        assert!(
+            !serve.contains(absent),
+            "serve --help lists {absent}: {serve}"
+        );
+    }
+    let push = help(&["store", "push"]);
+    for absent in ["--pack ", "--name", "--admin", "--label", "--locale"] {
+        assert!(
+            !push.contains(absent),
+            "store push --help lists {absent}: {push}"
+        );
+    }
+    assert!(push.contains("--author"), "{push}");
+    let render = help(&["render"]);
+    for present in ["--pack", "--locale", "--server", "--ctx"] {
+        assert!(
+            render.contains(present),
+            "render --help lacks {present}: {render}"
+        );
+    }
+    assert!(help(&["store", "pull"]).contains("--label"));
+    assert!(help(&["store", "diff"]).contains("--locale"));
+
+    // Given before a command that does not take it, an option that would
+    // change the result is refused, not ignored.
+    let s = Sandbox::new();
+    let (code, _, stderr) = run(s.cmd().args(["--locale", "ja", "serve"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("`--locale` is not an option of `promptreg serve`"),
+        "{stderr}"
+    );
+    // Before or after the command, the same.
+    let before = run(s
+        .cmd()
+        .args(["--pack", "goal-agent", "--locale", "ja", "list"]));
+    let after = run(s
+        .cmd()
+        .args(["list", "--pack", "goal-agent", "--locale", "ja"]));
+    assert_eq!(before, after);
+    assert_eq!(before.0, 0, "{}", before.2);
+}
+
 // --- list ---------------------------------------------------------------------------------
 
 #[test]

@@ -27,7 +27,7 @@ impl Sandbox {
     fn cmd(&self) -> Command {
         let mut cmd = Command::new(get_cargo_bin("promptreg"));
         cmd.current_dir(self.root.path())
-            .args(["--home", "home", "--cwd", "project", "--color", "never"])
+            .args(["--color", "never"])
             .env("USER", "ada")
             .env_remove("NO_COLOR");
         cmd
@@ -613,6 +613,10 @@ fn keys_are_created_with_a_secret_shown_once_listed_and_revoked() {
         assert!(json["secret"].as_str().unwrap().starts_with("prk_"));
 
         let list = keys_ok(&sb, &["list"]);
+        assert!(
+            list.starts_with("NAME             SCOPE  PACK          CREATED"),
+            "a header row names the columns: {list}"
+        );
         assert!(
             list.lines()
                 .any(|l| l.starts_with("ci ") && l.contains("write") && l.contains("goal-agent")),

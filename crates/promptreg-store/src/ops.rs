@@ -660,7 +660,7 @@ pub(crate) async fn rollback(
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
-    let moves: Vec<(i64, Option<i64>, Option<i64>, Option<i64>)> = sqlx::query_as(
+    let moves: Vec<MoveRow> = sqlx::query_as(
         "SELECT move_id, from_number, to_number, undoes FROM label_history \
          WHERE pack_id = $1 AND entry = $2 AND label = $3 ORDER BY move_id DESC",
     )
@@ -729,13 +729,14 @@ pub(crate) async fn rollback(
     commit_move(tx, pack_id, moved).await
 }
 
+/// One move of a label: `move_id`, `from_number`, `to_number`, `undoes`.
+type MoveRow = (i64, Option<i64>, Option<i64>, Option<i64>);
+
 /// The newest move of a label that is not undone (its id, from, to),
 /// given the label's moves newest first (`move_id`, `from_number`,
 /// `to_number`, `undoes`): rollbacks are skipped with the moves they undid,
 /// so rollbacks walk the history back one step each.
-fn last_standing_move(
-    moves: &[(i64, Option<i64>, Option<i64>, Option<i64>)],
-) -> Option<(i64, Option<i64>, Option<i64>)> {
+fn last_standing_move(moves: &[MoveRow]) -> Option<(i64, Option<i64>, Option<i64>)> {
     let mut undone = BTreeSet::new();
     for &(move_id, from, to, undoes) in moves {
         if let Some(undid) = undoes {

@@ -18,7 +18,6 @@ pub fn run(session: &Session, args: &KeysArgs) -> Result<Output, Failure> {
 }
 
 async fn execute(session: &Session, args: &KeysArgs) -> Result<Output, Failure> {
-    let pack = pack_name(session)?;
     let store = Store::open(&args.database).await.map_err(failure)?;
     let cmd = Command {
         session,
@@ -26,30 +25,10 @@ async fn execute(session: &Session, args: &KeysArgs) -> Result<Output, Failure> 
         store,
     };
     match &args.command {
-        KeysCommand::Create { name, scope } => cmd.create(name, scope, pack.as_deref()).await,
-        KeysCommand::List => cmd.list(pack.as_deref()).await,
-        KeysCommand::Revoke { name } if pack.is_none() => cmd.revoke(name).await,
-        KeysCommand::Revoke { .. } => Err(Failure::usage(
-            "keys revoke takes a key's name only, not --pack: names are unique in the store",
-        )),
+        KeysCommand::Create { name, scope, pack } => cmd.create(name, scope, pack.as_deref()).await,
+        KeysCommand::List { pack } => cmd.list(pack.as_deref()).await,
+        KeysCommand::Revoke { name } => cmd.revoke(name).await,
     }
-}
-
-/// `--pack`, as the name of a pack in the store.
-fn pack_name(session: &Session) -> Result<Option<String>, Failure> {
-    session
-        .args
-        .pack
-        .as_deref()
-        .map(|p| {
-            p.to_str().map(str::to_owned).ok_or_else(|| {
-                Failure::usage(format!(
-                    "--pack {}: a pack's name is text",
-                    p.to_string_lossy()
-                ))
-            })
-        })
-        .transpose()
 }
 
 struct Command<'a> {
@@ -110,7 +89,17 @@ impl Command<'_> {
         let paint = Paint {
             color: self.session.color,
         };
-        let out = keys.iter().map(|k| key_line(k, &paint)).collect();
+        let created = keys
+            .iter()
+            .map(|k| k.created_at.to_string().chars().count())
+            .max()
+            .unwrap_or_default();
+        let header = format!(
+            "{:<16} {:<5}  {:<12}  {:<created$}  BY",
+            "NAME", "SCOPE", "PACK", "CREATED"
+        );
+        let mut out = paint.dim(&header) + "\n";
+        out.extend(keys.iter().map(|k| key_line(k, &paint)));
         Ok(Output::text(out))
     }
 

@@ -51,12 +51,13 @@ impl Output {
 }
 
 pub fn execute(cli: Cli) -> Result<Output, Failure> {
-    let session = Session::new(cli.global)?;
+    let (args, command) = cli.resolve().map_err(Failure::usage)?;
+    let session = Session::new(args)?;
     if session.args.server.is_some() {
-        reads_a_server(&cli.command)?;
+        watches_no_server(&command)?;
     }
-    match cli.command {
-        Command::List => list::run(&session),
+    match command {
+        Command::List(_) => list::run(&session),
         Command::Render(args) => render::run(&session, &args),
         Command::Explain(args) => explain::run(&session, &args),
         Command::Check(args) => check::run(&session, &args),
@@ -76,35 +77,15 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
     }
 }
 
-/// With `--server`, the commands that read prompts take them from the
-/// server; the rest work on a pack folder, a store or the user's files, and
-/// refuse it rather than ignore it.
-fn reads_a_server(command: &Command) -> Result<(), Failure> {
-    let name = match command {
-        Command::Render(args) | Command::Explain(args) if args.watch => {
-            return Err(Failure::usage(
-                "--watch follows local files; to print again when a server's label moves, use `promptreg follow ID --server URL`",
-            ));
-        }
-        Command::List
-        | Command::Render(_)
-        | Command::Explain(_)
-        | Command::Diff(_)
-        | Command::Follow(_) => return Ok(()),
-        Command::Check(_) => "check",
-        Command::Resolve(_) => "resolve",
-        Command::Schema(_) => "schema",
-        Command::Test(_) => "test",
-        Command::Init(_) => "init",
-        Command::Trust(_) => "trust",
-        Command::Completions(_) => "completions",
-        Command::Store(_) => "store",
-        Command::Keys(_) => "keys",
-        Command::Serve(_) => "serve",
-    };
-    Err(Failure::usage(format!(
-        "`promptreg {name}` does not read a server; --server works with list, render, explain, diff and follow"
-    )))
+/// `--watch` follows local files: with `--server`, `follow` is the
+/// command that prints again.
+fn watches_no_server(command: &Command) -> Result<(), Failure> {
+    match command {
+        Command::Render(args) | Command::Explain(args) if args.watch => Err(Failure::usage(
+            "--watch follows local files; to print again when a server's label moves, use `promptreg follow ID --server URL`",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The failure of rendering `id` from `pack`: when the pack declares the

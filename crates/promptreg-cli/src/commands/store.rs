@@ -15,7 +15,7 @@ use promptreg_store::{
 use serde_json::{Value, json};
 
 use super::Output;
-use crate::cli::{StoreArgs, StoreCommand};
+use crate::cli::{Author, Mover, StoreArgs, StoreCommand, StorePack};
 use crate::report::Failure;
 use crate::session::Session;
 use crate::style::Paint;
@@ -34,34 +34,99 @@ pub(super) fn block_on<T>(future: impl Future<Output = Result<T, Failure>>) -> R
 
 async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure> {
     let store = Store::open(&args.database).await.map_err(failure)?;
-    let cmd = Command {
-        session,
-        args,
-        store,
-    };
+    let cmd = |pack, who| Command::new(session, &store, pack, who);
     match &args.command {
         StoreCommand::Push {
             dir,
             message,
             limits,
-        } => cmd.push(dir, message, limits.limits()).await,
-        StoreCommand::Pull { dir } => {
-            let label = session.args.label.as_deref().unwrap_or("latest");
-            cmd.pull(dir, label).await
+            author,
+        } => {
+            let who = Some(Who::pushing(author));
+            cmd(None, who).push(dir, message, limits.limits()).await
         }
-        StoreCommand::Log { id } => cmd.log(id).await,
+        StoreCommand::Pull { dir, label, pack } => cmd(Some(pack), None).pull(dir, label).await,
+        StoreCommand::Log { id, pack } => cmd(Some(pack), None).log(id).await,
         StoreCommand::Label {
             id,
             label,
             version,
             expect,
             reason,
-        } => cmd.label(id, label, *version, expect, reason).await,
-        StoreCommand::Rollback { id, label, reason } => cmd.rollback(id, label, reason).await,
-        StoreCommand::Release { from, to, reason } => cmd.release(from, to, reason).await,
-        StoreCommand::Diff { id, a, b } => cmd.diff(id, a, b).await,
-        StoreCommand::History { id } => cmd.history(id.as_deref()).await,
-        StoreCommand::Protect { label, off } => cmd.protect(label, !off).await,
+            pack,
+            who,
+        } => {
+            cmd(Some(pack), Some(Who::moving(who)))
+                .label(id, label, *version, expect, reason)
+                .await
+        }
+        StoreCommand::Rollback {
+            id,
+            label,
+            reason,
+            pack,
+            who,
+        } => {
+            cmd(Some(pack), Some(Who::moving(who)))
+                .rollback(id, label, reason)
+                .await
+        }
+        StoreCommand::Release {
+            from,
+            to,
+            reason,
+            pack,
+            who,
+        } => {
+            cmd(Some(pack), Some(Who::moving(who)))
+                .release(from, to, reason)
+                .await
+        }
+        StoreCommand::Diff {
+            id,
+            a,
+            b,
+            locale,
+            pack,
+        } => {
+            cmd(Some(pack), None)
+                .diff(id, a, b, locale.as_deref())
+                .await
+        }
+        StoreCommand::History { id, pack } => cmd(Some(pack), None).history(id.as_deref()).await,
+        StoreCommand::Protect {
+            label,
+            off,
+            pack,
+            who,
+        } => {
+            cmd(Some(pack), Some(Who::moving(who)))
+                .protect(label, !off)
+                .await
+        }
+    }
+}
+
+/// Who a change is recorded as made by, and whether as an admin.
+#[derive(Clone, Copy)]
+struct Who<'a> {
+    author: Option<&'a str>,
+    admin: bool,
+}
+
+impl<'a> Who<'a> {
+    fn pushing(author: &'a Author) -> Self {
+        Who {
+            author: author.author.as_deref(),
+            admin: false,
+        }
+    }
+
+    fn moving(mover: &'a Mover) -> Self {
+        Who {
+            author: mover.author.author.as_deref(),
+            admin: mover.admin,
+        }
     }
 }
 
@@ -77,20 +142,38 @@ pub(super) fn failure(err: Error) -> Failure {
 
 struct Command<'a> {
     session: &'a Session,
-    args: &'a StoreArgs,
-    store: Store,
+    store: &'a Store,
+    /// `--name`, for the commands that take it.
+    pack: Option<&'a str>,
+    /// `--author` and `--admin`, for the commands that change the store.
+    who: Option<Who<'a>>,
 }
 
-impl Command<'_> {
+impl<'a> Command<'a> {
+    fn new(
+        session: &'a Session,
+        store: &'a Store,
+        pack: Option<&'a StorePack>,
+        who: Option<Who<'a>>,
+    ) -> Self {
+        Command {
+            session,
+            store,
+            pack: pack.and_then(|p| p.name.as_deref()),
+            who,
+        }
+    }
+
     fn actor(&self) -> Actor {
-        local_user(self.args.author.as_deref(), self.args.admin)
+        let who = self.who.unwrap_or(Who {
+            author: None,
+            admin: false,
+        });
+        local_user(who.author, who.admin)
     }
 
     async fn pack(&self) -> Result<String, Failure> {
-        self.store
-            .pack(self.args.pack_name.as_deref())
-            .await
-            .map_err(failure)
+        self.store.pack(self.pack).await.map_err(failure)
     }
 
     fn paint(&self) -> Paint {
@@ -310,13 +393,10 @@ impl Command<'_> {
         Output::text(out)
     }
 
-    async fn diff(&self, id: &str, a: &str, b: &str) -> Result<Output, Failure> {
+    async fn diff(&self, id: &str, a: &str, b: &str, tag: Option<&str>) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let (a_ref, b_ref) = (version_ref(a)?, version_ref(b)?);
-        let locale = match &self.session.args.locale {
-            Some(tag) => Some(Locale::parse(tag).map_err(Failure::from)?),
-            None => None,
-        };
+        let locale = tag.map(Locale::parse).transpose().map_err(Failure::from)?;
         let diff = self
             .store
             .diff(&pack, id, &a_ref, &b_ref, locale.as_ref())
@@ -324,7 +404,7 @@ impl Command<'_> {
             .map_err(failure)?;
         let (a_num, b_num) = (diff.from, diff.to);
         if diff.files.is_empty() {
-            let tag = self.session.args.locale.as_deref().unwrap_or_default();
+            let tag = tag.unwrap_or_default();
             return Err(Failure::usage(format!(
                 "`{id}` has no file for locale `{tag}` in v{a_num} or v{b_num}"
             )));
