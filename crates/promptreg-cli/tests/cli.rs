@@ -898,6 +898,14 @@ fn diff_shows_what_the_user_configuration_changes() {
         );
         assert_cmd_snapshot!(s.with_pack("goal-agent").args(["diff", "goal-drafting"]));
     });
+    // As diff(1): 1 when the texts differ, 0 when they are the same.
+    let code = |id: &str| {
+        let mut cmd = s.with_pack("goal-agent");
+        cmd.args(["diff", id, "--json", "--ctx"])
+            .arg(context("goal-agent"));
+        run(&mut cmd).0
+    };
+    assert_eq!((code("goal-running"), code("goal-drafting")), (1, 0));
 }
 
 #[test]
@@ -1370,14 +1378,16 @@ fn watching(
     (child, stdout, stderr)
 }
 
-/// Waits (with a generous deadline) for a line containing `needle`.
-fn wait_for(lines: &std::sync::mpsc::Receiver<String>, needle: &str) {
+/// Waits (with a generous deadline) for a line containing `needle`; the
+/// lines before it.
+fn wait_for(lines: &std::sync::mpsc::Receiver<String>, needle: &str) -> Vec<String> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut before = Vec::new();
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         match lines.recv_timeout(left) {
-            Ok(line) if line.contains(needle) => return,
-            Ok(_) => {}
+            Ok(line) if line.contains(needle) => return before,
+            Ok(line) => before.push(line),
             Err(e) => panic!("no line with {needle:?}: {e}"),
         }
     }
@@ -1394,7 +1404,12 @@ fn render_watch_prints_again_when_a_file_changes() {
     wait_for(&stdout, "First rule.");
 
     s.local(".pi/pi-goal-xx/prompts/auditor.md", "Second rule.");
-    wait_for(&stdout, "Second rule.");
+    // A script splits the renders on the line holding only U+001E.
+    let between = wait_for(&stdout, "Second rule.");
+    assert!(
+        between.iter().any(|line| line == "\u{1e}"),
+        "no separator line before the second render: {between:?}"
+    );
     wait_for(&stderr, "reloaded; changed: auditor");
 
     s.local(".pi/pi-goal-xx-settings.json", "{ broken");
@@ -1412,7 +1427,15 @@ fn render_watch_json_reports_reloads_and_failures_as_json_lines() {
         s.with_pack("goal-agent")
             .args(["--json", "render", "auditor", "--watch"]),
     );
-    wait_for(&stdout, "First rule.");
+    // JSON Lines: each render is one compact object on its line.
+    let first = stdout
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap();
+    let render: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{e}: {first}"));
+    assert!(
+        render["text"].as_str().unwrap().contains("First rule."),
+        "{render}"
+    );
     s.local(".pi/pi-goal-xx-settings.json", "{ broken");
     let line = stderr
         .recv_timeout(std::time::Duration::from_secs(20))

@@ -29,27 +29,34 @@ pub fn run(session: &Session, args: &DiffArgs) -> Result<Output, Failure> {
             &format!("{} (with user configuration)", args.id),
         )
         .to_string();
-    if session.args.json {
-        return Ok(Output::json(&json!({
+    // As diff(1): 0 when the texts are the same, 1 when they differ.
+    let code = if host == user { 0 } else { DIFFERENT };
+    let mut output = if session.args.json {
+        Output::json(&json!({
             "id": args.id,
             "locale": locale.as_str(),
             "changed": host != user,
             "default": host,
             "final": user,
             "diff": diff,
-        })));
-    }
-    if host == user {
-        return Ok(Output::text(format!(
+        }))
+    } else if host == user {
+        Output::text(format!(
             "{}: the user's configuration changes nothing\n",
             args.id
-        )));
-    }
-    let paint = Paint {
-        color: session.color,
+        ))
+    } else {
+        let paint = Paint {
+            color: session.color,
+        };
+        Output::text(paint.diff(&diff))
     };
-    Ok(Output::text(paint.diff(&diff)))
+    output.code = code;
+    Ok(output)
 }
+
+/// The exit code when the user's configuration changes the text.
+const DIFFERENT: u8 = 1;
 
 /// Compares whole lines, the last one included.
 fn with_newline(text: &str) -> String {

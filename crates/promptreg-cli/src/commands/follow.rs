@@ -29,7 +29,8 @@ pub fn follow(
         let _ = events.send(event);
     })?;
     let news = News { json };
-    let mut last = print(&show(registry)?.stdout);
+    let mut out = Renders::new(json);
+    let mut last = out.print(&show(registry)?.stdout);
     for event in inbox {
         match event {
             ReloadEvent::Reloaded(loaded) => {
@@ -37,7 +38,7 @@ pub fn follow(
                 match show(registry) {
                     Ok(output) if output.stdout != last => {
                         news.reloaded(&changed, true);
-                        last = print(&output.stdout);
+                        last = out.print(&output.stdout);
                     }
                     Ok(_) => news.reloaded(&changed, false),
                     Err(failure) => news.failed("the prompt does not render", &failure),
@@ -77,7 +78,8 @@ pub fn run(session: &Session, args: &FollowArgs) -> Result<Output, Failure> {
     let news = News {
         json: session.args.json,
     };
-    let mut last = print(&show(session, &pack, &registry, &request)?.stdout);
+    let mut out = Renders::new(session.args.json);
+    let mut last = out.print(&show(session, &pack, &registry, &request)?.stdout);
     let mut printed = 1;
     let mut shown_etag = follower.status().etag;
     while args.count.is_none_or(|n| printed < n) {
@@ -89,7 +91,7 @@ pub fn run(session: &Session, args: &FollowArgs) -> Result<Output, Failure> {
                 match show(session, &pack, &registry, &request) {
                     Ok(output) if output.stdout != last => {
                         news.moved(&args.id, version, true);
-                        last = print(&output.stdout);
+                        last = out.print(&output.stdout);
                         printed += 1;
                     }
                     Ok(_) => news.moved(&args.id, version, false),
@@ -165,14 +167,49 @@ impl News {
 }
 
 /// Prints `text` on its own lines and returns it, to compare with the next.
-fn print(text: &str) -> String {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    if !text.ends_with('\n') {
-        let _ = stdout.write_all(b"\n");
+/// The line between two renders of `--watch` and `follow`, so a script
+/// can split what it reads: the ASCII record separator (U+001E) alone on
+/// its line, which a terminal does not show and a prompt does not hold.
+pub const RENDER_SEPARATOR: &str = "\u{1e}\n";
+
+/// Prints renders one after another on standard output: as text, each
+/// after the first preceded by [`RENDER_SEPARATOR`]; with `--json`, each
+/// one compact JSON object on its line (JSON Lines).
+struct Renders {
+    json: bool,
+    printed: usize,
+}
+
+impl Renders {
+    fn new(json: bool) -> Self {
+        Renders { json, printed: 0 }
     }
-    let _ = stdout.flush();
-    text.to_owned()
+
+    /// Prints `text` (a command's output) and returns it, to compare the
+    /// next render with.
+    fn print(&mut self, text: &str) -> String {
+        let mut shown = String::new();
+        if self.json {
+            // The command printed pretty JSON; a line per render.
+            match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(value) => shown.push_str(&value.to_string()),
+                Err(_) => shown.push_str(text.trim_end()),
+            }
+        } else {
+            if self.printed > 0 {
+                shown.push_str(RENDER_SEPARATOR);
+            }
+            shown.push_str(text);
+        }
+        if !shown.ends_with('\n') {
+            shown.push('\n');
+        }
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(shown.as_bytes());
+        let _ = stdout.flush();
+        self.printed += 1;
+        text.to_owned()
+    }
 }
 
 fn list(ids: &[&str]) -> String {
