@@ -52,6 +52,9 @@ pub struct TracePart {
     pub text: String,
     /// The file or setting that supplied it, when its source recorded one.
     pub provenance: Option<PartProvenance>,
+    /// The snippet files its template included (`{% include "x" %}`), as
+    /// the render's locale picked them; empty for none.
+    pub snippets: Vec<String>,
 }
 
 /// Which part of a prompt a piece of text came from.
@@ -248,6 +251,11 @@ impl TracePart {
             end: utf16_offset(text, part.range.end),
             text: text.get(part.range.clone()).unwrap_or_default().to_owned(),
             provenance: part.provenance.as_deref().map(PartProvenance::from),
+            snippets: part
+                .snippets
+                .iter()
+                .map(|f| f.to_string_lossy().into_owned())
+                .collect(),
         }
     }
 }

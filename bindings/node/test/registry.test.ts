@@ -1,8 +1,10 @@
 // The registry with the seed's API shape, and the Rust library's additions.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 
-import { PromptRegistry, promptRegistry, type Trace } from 'promptreg';
+import { Pack, PromptRegistry, promptRegistry, type Trace } from 'promptreg';
 
 test('registerDefault takes text or a function of the context and the locale', () => {
   const prompts = new PromptRegistry();
@@ -195,4 +197,16 @@ test('independent instances share nothing; the process-wide registry is one', ()
   assert.equal(promptRegistry.render('global-test.system'), 'Shared.');
   assert.equal(PromptRegistry.global().has('global-test.system'), true);
   promptRegistry.reset('global-test.system');
+});
+
+test('a traced part names the snippet files its template included', () => {
+  const root = path.resolve(__dirname, '../../../../examples/goal-agent');
+  const prompts = new PromptRegistry();
+  Pack.load(root).install(prompts);
+  const ctx = JSON.parse(fs.readFileSync(path.join(root, 'context.json'), 'utf8'));
+  const tail = (locale: string) => prompts.renderTraced('goal-running', ctx, locale).parts.at(-1)!;
+  assert.equal(tail('en').origin.kind, 'pinned-tail');
+  assert.deepEqual(tail('en').snippets.map((f) => path.relative(root, f)), ['snippets/verification.md']);
+  assert.deepEqual(tail('ja').snippets.map((f) => path.relative(root, f)), ['snippets/verification.ja.md']);
+  assert.deepEqual(prompts.renderTraced('goal-running', ctx, 'en').parts[0].snippets, []);
 });

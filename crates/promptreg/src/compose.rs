@@ -173,6 +173,10 @@ pub struct Part {
     /// the user's configuration, say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Arc<Provenance>>,
+    /// The snippet files its template included in this render (the
+    /// variants the locale picked), in the order first included.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snippets: Vec<std::path::PathBuf>,
 }
 
 /// One step of locale matching, in the order a render tries them: a key
@@ -505,6 +509,32 @@ impl<'a> Plan<'a> {
 }
 
 /// Renders `plan` into one string, recording parts when `trace` is given.
+/// A part's render and the snippet files its template included.
+#[cfg(feature = "templates")]
+fn render_recording_snippets<'r>(
+    renderer: &'r Renderer,
+    cx: &RenderCx<'_>,
+) -> (Result<Cow<'r, str>, Failure>, Vec<std::path::PathBuf>) {
+    let Some(template) = renderer.template() else {
+        return (renderer.render(cx), Vec::new());
+    };
+    let (text, names) = crate::snippet::recording_includes(|| renderer.render(cx));
+    let files = names
+        .iter()
+        .filter_map(|name| template.snippet_file(name))
+        .map(std::path::Path::to_path_buf)
+        .collect();
+    (text, files)
+}
+
+#[cfg(not(feature = "templates"))]
+fn render_recording_snippets<'r>(
+    renderer: &'r Renderer,
+    cx: &RenderCx<'_>,
+) -> (Result<Cow<'r, str>, Failure>, Vec<std::path::PathBuf>) {
+    (renderer.render(cx), Vec::new())
+}
+
 pub(crate) fn compose(
     id: &PromptId,
     plan: &Plan<'_>,
@@ -513,9 +543,11 @@ pub(crate) fn compose(
 ) -> Result<String, Error> {
     let mut out = String::with_capacity(plan.capacity_hint());
     plan.for_each(|slot, renderer| {
-        let text = renderer
-            .render(cx)
-            .map_err(|failure| part_failed(id, slot, cx, failure))?;
+        let (text, snippets) = match trace {
+            Some(_) => render_recording_snippets(renderer, cx),
+            None => (renderer.render(cx), Vec::new()),
+        };
+        let text = text.map_err(|failure| part_failed(id, slot, cx, failure))?;
         let start = match text {
             // The first computed part becomes the output: no copy.
             Cow::Owned(owned) if out.is_empty() => {
@@ -539,6 +571,7 @@ pub(crate) fn compose(
                 origin: slot.origin(),
                 range: start..out.len(),
                 provenance: slot.provenance(),
+                snippets,
             });
         }
         Ok(())

@@ -391,6 +391,23 @@ thread_local! {
     /// state (`set_path_join_callback` gets the name and the parent only),
     /// so the render puts the locales here for the time it runs.
     static RENDER_LOCALES: RefCell<Option<(Locale, Locale)>> = const { RefCell::new(None) };
+
+    /// While a traced render records them, the template names of the
+    /// snippet variants its includes resolved to, in order.
+    static INCLUDED: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// Runs `render` and returns with its result the template names of the
+/// snippets it included, each once, in the order first included: what
+/// `explain` names as a part's snippet files.
+pub(crate) fn recording_includes<T>(render: impl FnOnce() -> T) -> (T, Vec<String>) {
+    let outer = INCLUDED.with(|recorded| recorded.borrow_mut().replace(Vec::new()));
+    let result = render();
+    let names = INCLUDED.with(|recorded| std::mem::replace(&mut *recorded.borrow_mut(), outer));
+    let mut names = names.unwrap_or_default();
+    let mut seen = BTreeSet::new();
+    names.retain(|name| seen.insert(name.clone()));
+    (result, names)
 }
 
 /// The locales of a render, set for as long as it lives.
@@ -419,13 +436,19 @@ impl Drop for RenderLocales {
 /// The template name an include of `name` resolves to in the render
 /// running on this thread (the default variant outside a render).
 pub(crate) fn resolve_in_render<'s>(snippets: &Snippets, name: &'s str) -> Cow<'s, str> {
-    RENDER_LOCALES.with(|current| match &*current.borrow() {
+    let resolved = RENDER_LOCALES.with(|current| match &*current.borrow() {
         Some((locale, fallback)) => Cow::Owned(snippets.resolve(name, locale, fallback)),
         None => match snippets.by_name.get(name).and_then(|s| s.default.as_ref()) {
             Some(file) => Cow::Owned(file.template_name(name)),
             None => Cow::Borrowed(name),
         },
-    })
+    });
+    INCLUDED.with(|recorded| {
+        if let Some(names) = recorded.borrow_mut().as_mut() {
+            names.push(resolved.clone().into_owned());
+        }
+    });
+    resolved
 }
 
 #[cfg(test)]

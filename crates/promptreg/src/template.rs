@@ -131,6 +131,11 @@ impl fmt::Debug for Template {
 }
 
 impl Template {
+    /// The snippet file a template name of its environment stands for.
+    pub(crate) fn snippet_file(&self, template_name: &str) -> Option<&Path> {
+        self.snippets.get(template_name).map(PathBuf::as_path)
+    }
+
     /// Compiles `source`, the body of `path` starting on line
     /// `line_offset + 1`. A syntax error is a diagnostic naming the file
     /// and line. Nothing can be included: `{% include %}` is an error.

@@ -218,12 +218,14 @@ fn a_project_file_setting_under_home_is_refused_until_trusted() {
     let diagnostics = check(&support::goal_agent_spec(), &sandbox.options());
     assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
     assert_eq!(diagnostics[0].code, DiagnosticCode::OutsideProject);
+    // Located at the setting that named the file, where it is fixed.
+    let d = &diagnostics[0];
+    assert_eq!(d.key_path.as_deref(), Some("prompts.auditor.file"), "{d}");
+    assert!(d.file.as_ref().unwrap().ends_with(SETTINGS), "{d}");
     assert!(
-        diagnostics[0]
-            .message
-            .contains("named by `prompts.auditor` in"),
-        "{}",
-        diagnostics[0]
+        d.message
+            .starts_with("not read: this file `~/.ssh/id_rsa` is outside the project"),
+        "{d}"
     );
     trust(&sandbox);
     assert!(load(&sandbox).unwrap().contains("OPENSSH"));

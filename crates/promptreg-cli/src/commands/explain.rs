@@ -66,7 +66,8 @@ fn text(rendered: &Rendered, pack_root: &Path, paint: Paint) -> String {
         locale: &rendered.locale,
         lookup: &rendered.lookup,
     };
-    let mut out = heading(&rendered.id, trace, rendered.model.as_ref(), paint);
+    let matched = matched_variant(&rendered.parts);
+    let mut out = heading(&rendered.id, trace, matched, rendered.model.as_ref(), paint);
     out.push_str(&parts(
         &rendered.parts,
         |p| rendered.part_text(p),
@@ -86,7 +87,8 @@ fn chat_text(rendered: &RenderedChat, pack_root: &Path, paint: Paint) -> String 
         locale: &rendered.locale,
         lookup: &rendered.lookup,
     };
-    let mut out = heading(&rendered.id, trace, rendered.model.as_ref(), paint);
+    let matched = matched_variant(rendered.messages.iter().flat_map(|m| &m.parts));
+    let mut out = heading(&rendered.id, trace, matched, rendered.model.as_ref(), paint);
     for (number, message) in (1..).zip(&rendered.messages) {
         let source = match &message.source {
             MessageSource::History { name, index } => {
@@ -115,11 +117,53 @@ fn chat_text(rendered: &RenderedChat, pack_root: &Path, paint: Paint) -> String 
     out
 }
 
+/// The locale variant the body (or the messages) came from, and the step
+/// of locale matching that found it; `None` for the default.
+fn matched_variant<'a>(
+    parts: impl IntoIterator<Item = &'a Part>,
+) -> Option<(&'a Locale, LocaleStep)> {
+    parts.into_iter().find_map(|part| match &part.origin {
+        Origin::Override { locale, step } => Some((locale, *step)),
+        _ => None,
+    })
+}
+
 /// The first lines: the id, locale and lookup, and the model settings.
-fn heading(id: &str, trace: Trace<'_>, model: Option<&JsonObject>, paint: Paint) -> String {
-    let lookup: Vec<String> = trace.lookup.iter().map(step_key).collect();
+/// The lookup stops at the step where a variant matched (`ja-JP → ja`),
+/// naming the variant a same-script step found (`zh-HK → zh-Hant → same
+/// script: zh-TW`); without one, it ends at the default.
+fn heading(
+    id: &str,
+    trace: Trace<'_>,
+    matched: Option<(&Locale, LocaleStep)>,
+    model: Option<&JsonObject>,
+    paint: Paint,
+) -> String {
+    let mut lookup: Vec<String> = Vec::new();
+    let mut found = false;
+    for step in trace.lookup {
+        match matched {
+            Some((locale, LocaleStep::SameScript)) if step.step == LocaleStep::SameScript => {
+                lookup.push(format!("same script: {locale}"));
+                found = true;
+            }
+            Some((locale, _))
+                if step.step != LocaleStep::SameScript && step.key == locale.as_str() =>
+            {
+                lookup.push(step.key.clone());
+                found = true;
+            }
+            _ => lookup.push(step_key(step)),
+        }
+        if found {
+            break;
+        }
+    }
+    if !found {
+        lookup.push("default".to_owned());
+    }
     let mut out = paint.heading(&format!("{id} [{}]", trace.locale));
-    out.push_str(&paint.dim(&format!(" lookup: {} → default\n", lookup.join(" → "))));
+    out.push_str(&paint.dim(&format!(" lookup: {}\n", lookup.join(" → "))));
     if let Some(model) = model {
         // Printable: the settings are the pack's text.
         let line = format!("model settings: {}", model.as_json());
@@ -218,21 +262,31 @@ fn why(step: LocaleStep, locale: &Locale) -> String {
 /// one read from a server, its whole address (server, pack, label, file)
 /// and its prompt's version there.
 fn file_of(part: &Part, pack_root: &Path) -> String {
-    let Some(provenance) = part.provenance.as_deref() else {
-        return String::new();
+    let in_pack = |file: &'_ Path| {
+        file.strip_prefix(pack_root)
+            .unwrap_or(file)
+            .display()
+            .to_string()
     };
-    if let (Some(file), Some(version)) = (&provenance.file, provenance.version) {
-        return format!(" ({}, version {version})", file.display());
-    }
-    match (&provenance.file, provenance.source) {
-        (Some(file), SourceKind::Pack) => {
-            format!(
-                " ({})",
-                file.strip_prefix(pack_root).unwrap_or(file).display()
-            )
+    let mut shown: Vec<String> = Vec::new();
+    if let Some(provenance) = part.provenance.as_deref() {
+        match (&provenance.file, provenance.version, provenance.source) {
+            (Some(file), Some(version), _) => {
+                shown.push(format!("{}, version {version}", file.display()))
+            }
+            (Some(file), None, SourceKind::Pack) => shown.push(in_pack(file)),
+            (Some(file), None, _) => shown.push(file.display().to_string()),
+            (None, ..) => {}
         }
-        (Some(file), _) => format!(" ({})", file.display()),
-        (None, _) => String::new(),
+    }
+    // A block written as `{% include "x" %}` came from the snippet's file.
+    if !part.snippets.is_empty() {
+        let files: Vec<String> = part.snippets.iter().map(|f| in_pack(f)).collect();
+        shown.push(format!("from snippet {}", files.join(", ")));
+    }
+    match shown.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", shown.join(", ")),
     }
 }
 
