@@ -365,10 +365,31 @@ fn legacy_files_are_a_fallback_and_never_read_in_mode_off() {
     );
     assert!(render(&registry, "goal-running").contains("Goal legacy."));
 
-    // The unified path wins when it yields something.
+    // The unified path wins when it yields something, and `check` says
+    // which files it leaves unread, naming both.
     sandbox.cwd_file(&format!("{DIR}/auditor.md"), "Unified.");
     registry.reload().unwrap();
     assert_eq!(render(&registry, "auditor"), "Audit the work.\n\nUnified.");
+    let warnings = check(&spec(), &sandbox.options());
+    let shadowed: Vec<_> = warnings
+        .iter()
+        .filter(|d| d.code == DiagnosticCode::LegacyShadowed)
+        .collect();
+    assert_eq!(shadowed.len(), 2, "{warnings:?}");
+    let local = sandbox.cwd().join(".pi/auditor-prompt.md");
+    let local_warning = shadowed
+        .iter()
+        .find(|d| d.file.as_deref() == Some(&local))
+        .unwrap();
+    let unified = sandbox.cwd().join(DIR).join("auditor.md");
+    assert_eq!(
+        local_warning.message,
+        format!(
+            "legacy file {} is not read: {} configures `auditor`",
+            local.display(),
+            unified.display()
+        )
+    );
 
     sandbox.cwd_file(
         SETTINGS,

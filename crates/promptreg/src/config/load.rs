@@ -56,6 +56,9 @@ impl UserLayer {
         ];
         let explicit = loader.explicit_files(&settings);
         let legacy = loader.legacy_files();
+        loader
+            .diagnostics
+            .extend(shadowed_legacy_files(&legacy, &dirs));
         let (diagnostics, paths) = (loader.diagnostics, loader.watched);
         if diagnostics.iter().any(Diagnostic::is_error) {
             return (None, diagnostics);
@@ -81,6 +84,49 @@ impl UserLayer {
             (None, diagnostics) => Err(Error::from_diagnostics(diagnostics)),
         }
     }
+}
+
+/// A warning for each legacy file that a file under the prompts folder
+/// makes unused: a legacy file is read only when nothing else is found,
+/// so keeping both is most often a migration left half done.
+fn shadowed_legacy_files(
+    legacy: &HashMap<PromptId, Vec<(Scope, Arc<UserFile>)>>,
+    dirs: &[HashMap<PromptId, KeyFiles>; 2],
+) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    for (key, files) in legacy {
+        // The unified file of the same scope first, else the other one.
+        let unified = |scope: Scope| {
+            let at = |i: usize| dirs[i].get(key).and_then(|f| f.plain.as_ref());
+            match scope {
+                Scope::Global => at(0).or(at(1)),
+                Scope::Local => at(1).or(at(0)),
+            }
+        };
+        for (scope, file) in files {
+            let Some(winner) = unified(*scope) else {
+                continue;
+            };
+            found.push(
+                Diagnostic::warning(
+                    DiagnosticCode::LegacyShadowed,
+                    format!(
+                        "legacy file {} is not read: {} configures `{key}`",
+                        file.path.display(),
+                        winner.path.display()
+                    ),
+                )
+                .in_file(&file.path)
+                .suggest(Some(format!(
+                    "keep what you want in {} and delete {}",
+                    winner.path.display(),
+                    file.path.display()
+                ))),
+            );
+        }
+    }
+    found.sort_by(|a, b| a.file.cmp(&b.file));
+    found
 }
 
 /// Gathers what was read into one entry per key, each block with its
