@@ -120,7 +120,7 @@ for (const kind of databaseKinds()) {
       await page.goto(`/packs/${PACK}`);
       await page.getByRole('link', { name: PROMPT, exact: true }).click();
       await page.getByRole('heading', { level: 1, name: PROMPT }).waitFor();
-      for (const section of ['Versions', 'Locales', 'Pins', 'Model settings', 'Variables', 'Tests']) {
+      for (const section of ['Labels', 'Versions', 'Locales', 'Pins', 'Model settings', 'Variables', 'Tests']) {
         await page.getByRole('heading', { level: 2, name: section, exact: true }).waitFor();
       }
       await page.getByRole('row', { name: /\bv2\b.*Say what is about to change/ }).waitFor();
@@ -242,6 +242,61 @@ for (const kind of databaseKinds()) {
       // The roll back's move (its reason is not recorded: the store's roll back takes none).
       await page.getByRole('row', { name: new RegExp(`production ${PROMPT} v${version} v1 key:ada`) }).waitFor();
       await screenshot(page, kind, 'history');
+    });
+
+    test('a release is one row of the label history, which expands to its moves', async () => {
+      const page = await session('admin');
+      await page.goto(`/packs/${PACK}/history`);
+      const release = page.getByText(/^A release: \d+ prompts$/).first();
+      await release.waitFor();
+      const link = page.getByRole('row').filter({ has: release }).getByRole('link', { name: PROMPT, exact: true });
+      assert.equal(await link.isVisible(), false, 'the moves are folded');
+      await release.click();
+      await link.waitFor();
+      await screenshot(page, kind, 'history-release');
+    });
+
+    test('the pages fit a 390 px wide screen, and the tables of a pack line up', async () => {
+      const page = await session('admin');
+      await page.setViewportSize({ width: 390, height: 844 });
+      for (const path of ['/', `/packs/${PACK}`, PROMPT_PATH, `${PROMPT_PATH}/compare?from=v1&to=v2`, `${PROMPT_PATH}/playground`, `${PROMPT_PATH}/edit`, `/packs/${PACK}/history`]) {
+        await page.goto(path);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        assert.ok(overflow <= 0, `${path} is ${overflow} px wider than the screen`);
+      }
+      await page.goto(`${PROMPT_PATH}/edit`);
+      await screenshot(page, kind, 'edit-390');
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.goto(`/packs/${PACK}`);
+      const widths = await page.evaluate(() =>
+        [...document.querySelectorAll('table')].map((t) => [...t.querySelectorAll('thead th')].map((th) => Math.round(th.getBoundingClientRect().width))),
+      );
+      assert.ok(widths.length > 1, 'the pack has several groups');
+      for (const w of widths) assert.deepEqual(w, widths[0], 'every group has the same column widths');
+    });
+
+    test('the editor is monospace, lists the default file first, and adds a locale file', async () => {
+      const page = await session('admin');
+      await page.goto(`${PROMPT_PATH}/edit`);
+      const labels = await page.locator('form label[for^="file-"]').allInnerTexts();
+      assert.equal(labels[0], FILE, labels.join(', '));
+      assert.ok(labels.slice(1).every((l) => l.startsWith(`defaults/${PROMPT}.`)), labels.join(', '));
+      const font = await page.getByLabel(FILE, { exact: true }).evaluate((el) => getComputedStyle(el).fontFamily);
+      assert.match(font, /monospace/, font);
+      await page.getByLabel('New locale file', { exact: true }).fill('fr');
+      await page.getByRole('button', { name: 'Add locale file', exact: true }).click();
+      await page.getByText(`Added defaults/${PROMPT}.fr.md`).waitFor();
+      const added = page.getByLabel(`defaults/${PROMPT}.fr.md`, { exact: true });
+      assert.equal(await added.inputValue(), await page.getByLabel(FILE, { exact: true }).inputValue());
+      await screenshot(page, kind, 'edit-add-locale');
+    });
+
+    test('the playground starts with a context of the declared variables', async () => {
+      const page = await session('admin');
+      await page.goto(`${PROMPT_PATH}/playground`);
+      const context = JSON.parse(await page.getByLabel('Context (JSON)', { exact: true }).inputValue());
+      for (const name of ['goal_id', 'objective', 'tasks']) assert.ok(name in context, JSON.stringify(context));
+      assert.deepEqual(context.tasks, []);
     });
 
     test('a write key may edit, but only an admin key may move the protected production', async () => {

@@ -618,7 +618,8 @@ async fn check_shows_diagnostics_save_creates_a_version_and_a_stale_edit_conflic
             "{}",
             stale.body
         );
-        assert!(stale.body.contains("<ins>Hello from elsewhere.</ins>"));
+        // Their line, its changed words marked.
+        assert!(stale.body.contains("elsewhere.</ins>"), "{}", stale.body);
         assert!(stale.body.contains("Mine."), "the edit is kept");
         assert_eq!(store.log("shop", "greeting").await.unwrap().len(), 3);
     }
@@ -904,4 +905,169 @@ async fn chat_prompts_compare_per_message_with_their_model_settings() {
         );
         assert!(playground.body.contains("Hello, I need help."));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_read_as_a_new_user_expects() {
+    let db = common::sqlite();
+    let store = published(&db).await;
+    push_greeting(&store, "Say hello to every visitor.\n", "hello").await;
+    push_greeting(&store, "Say goodbye to every visitor.\n", "goodbye").await;
+    let template = "---\ntemplate: true\nvariables:\n  name: { required: true }\n  count: { type: number }\n  tags: { default: [a] }\n---\n{{ name }} has {{ count }} items.\n";
+    push_greeting(&store, template, "a template").await;
+    store
+        .release(
+            "shop",
+            &Label::latest(),
+            &Label::new("staging").unwrap(),
+            &writer(),
+            "",
+        )
+        .await
+        .unwrap();
+    let server = TestServer::start(store, config()).await;
+    let mut browser = Browser::new(&server);
+
+    // Labels and versions: two tables under their own headings, versions
+    // newest first as `store log` lists them.
+    let prompt = browser.get("/packs/shop/prompts/greeting").await;
+    let at = |text: &str| {
+        prompt
+            .body
+            .find(text)
+            .unwrap_or_else(|| panic!("{text}: {}", prompt.body))
+    };
+    assert!(at("<h2>Labels</h2>") < at("<h2>Versions</h2>"));
+    let versions = &prompt.body[at("<h2>Versions</h2>")..];
+    let row = |n: u64| {
+        versions
+            .find(&format!("<td>v{n}</td>"))
+            .unwrap_or_else(|| panic!("v{n}: {versions}"))
+    };
+    assert!(
+        row(4) < row(3) && row(3) < row(2) && row(2) < row(1),
+        "{versions}"
+    );
+
+    // The playground starts from the declared variables: a default, or an
+    // empty value of the declared type.
+    let playground = browser.get("/packs/shop/prompts/greeting/playground").await;
+    for field in [
+        "&quot;name&quot;: &quot;&quot;",
+        "&quot;count&quot;: 0",
+        "&quot;tags&quot;: [",
+    ] {
+        assert!(
+            playground.body.contains(field),
+            "{field}: {}",
+            playground.body
+        );
+    }
+    // An error names the file as the pack has it, not the store's name of it.
+    let failed = browser
+        .get("/packs/shop/prompts/greeting/playground?context=%7B%22name%22%3A%22Ada%22%2C%22count%22%3A%22many%22%7D")
+        .await;
+    assert!(failed.body.contains("role=\"alert\""), "{}", failed.body);
+    assert!(
+        failed.body.contains("defaults/greeting.md"),
+        "{}",
+        failed.body
+    );
+    assert!(!failed.body.contains("#shop@"), "{}", failed.body);
+
+    // Compare marks the words that changed inside a changed line.
+    let compare = browser
+        .get("/packs/shop/prompts/greeting/compare?from=v2&to=v3")
+        .await;
+    assert!(
+        compare
+            .body
+            .contains("Say <del>hello</del> to every visitor.")
+            && compare
+                .body
+                .contains("Say <ins>goodbye</ins> to every visitor."),
+        "{}",
+        compare.body
+    );
+
+    // The editor: the default file first, then the locales; a locale file
+    // is added from the default's text, and saved with the rest.
+    let edit = browser
+        .get("/packs/shop/prompts/webagent-narrator/edit")
+        .await;
+    let default_at = edit
+        .body
+        .find("name=\"file:defaults/webagent-narrator.md\"")
+        .unwrap();
+    let variant_at = edit
+        .body
+        .find("name=\"file:defaults/webagent-narrator.zh-TW.md\"")
+        .unwrap();
+    assert!(default_at < variant_at);
+    let added = browser
+        .post(
+            "/packs/shop/prompts/webagent-narrator/edit",
+            &[
+                ("csrf", &edit.csrf()),
+                ("base", &edit.field("base")),
+                (
+                    "file:defaults/webagent-narrator.md",
+                    "---\ndescription: Narrates each step\n---\nNarrate the step.\n",
+                ),
+                ("file:defaults/webagent-narrator.zh-TW.md", "敘述步驟。\n"),
+                ("message", ""),
+                ("new_locale", "ja"),
+                ("action", "add"),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.body);
+    assert!(
+        added
+            .body
+            .contains("Added defaults/webagent-narrator.ja.md"),
+        "{}",
+        added.body
+    );
+    let textarea = added
+        .body
+        .find("name=\"file:defaults/webagent-narrator.ja.md\"")
+        .unwrap();
+    assert!(
+        added.body[textarea..].contains("Narrate the step."),
+        "the default's text to translate"
+    );
+    let bad = browser
+        .post(
+            "/packs/shop/prompts/webagent-narrator/edit",
+            &[
+                ("csrf", &edit.csrf()),
+                ("base", &edit.field("base")),
+                ("new_locale", "en--US"),
+                ("action", "add"),
+            ],
+        )
+        .await;
+    assert!(
+        bad.body
+            .contains("Cannot add a locale file: invalid locale"),
+        "{}",
+        bad.body
+    );
+
+    // The label history folds a release's moves into one row that expands.
+    let history = browser.get("/packs/shop/history").await;
+    assert!(
+        history
+            .body
+            .contains("<summary>A release: 3 prompts</summary>"),
+        "{}",
+        history.body
+    );
+    assert_eq!(
+        history.body.matches("release latest").count(),
+        1,
+        "{}",
+        history.body
+    );
 }

@@ -660,41 +660,8 @@ pub(crate) async fn rollback(
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
-    let moves: Vec<MoveRow> = sqlx::query_as(
-        "SELECT move_id, from_number, to_number, undoes FROM label_history \
-         WHERE pack_id = $1 AND entry = $2 AND label = $3 ORDER BY move_id DESC",
-    )
-    .bind(pack_id)
-    .bind(entry)
-    .bind(label.as_str())
-    .fetch_all(&mut *tx)
-    .await?;
-    let undone = match last_standing_move(&moves) {
-        Some(found) => found,
-        None if moves.is_empty() => {
-            return Err(Error::new(
-                ErrorKind::UnknownVersion,
-                format!("`{entry}` has no label `{label}` to roll back (`promptreg store log {entry}` lists its labels)"),
-            )
-            .into());
-        }
-        None => {
-            return Err(Error::new(
-                ErrorKind::UnknownVersion,
-                format!("label `{label}` of `{entry}` has no earlier move to roll back (see `promptreg store history {entry}`)"),
-            )
-            .into());
-        }
-    };
-    let (move_id, from, to) = undone;
-    let Some(previous) = from else {
-        let first = to.map_or("no version".to_owned(), |n| format!("version {n}"));
-        return Err(Error::new(
-            ErrorKind::UnknownVersion,
-            format!("label `{label}` of `{entry}` is back at {first}, where it was created: there is nothing before it to roll back to (`promptreg store history {entry}` shows its moves)"),
-        )
-        .into());
-    };
+    let moves = label_moves(&mut *tx, pack_id, entry, label).await?;
+    let (move_id, previous, to) = rollback_step(&moves, entry, label)?;
     let reason = recorded_reason(
         format!(
             "rollback from {}",
@@ -727,6 +694,64 @@ pub(crate) async fn rollback(
     .execute(&mut *tx)
     .await?;
     commit_move(tx, pack_id, moved).await
+}
+
+/// Where a rollback of `label` of `entry` would take it, without moving it.
+pub(crate) async fn rollback_target(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    entry: &str,
+    label: &Label,
+) -> Result<u64, OpError> {
+    let moves = label_moves(pool, pack_id, entry, label).await?;
+    let (_, previous, _) = rollback_step(&moves, entry, label)?;
+    Ok(previous as u64)
+}
+
+/// The moves of one label, newest first.
+async fn label_moves<'e>(
+    executor: impl sqlx::Executor<'e, Database = Db>,
+    pack_id: i64,
+    entry: &str,
+    label: &Label,
+) -> Result<Vec<MoveRow>, OpError> {
+    Ok(sqlx::query_as(
+        "SELECT move_id, from_number, to_number, undoes FROM label_history \
+         WHERE pack_id = $1 AND entry = $2 AND label = $3 ORDER BY move_id DESC",
+    )
+    .bind(pack_id)
+    .bind(entry)
+    .bind(label.as_str())
+    .fetch_all(executor)
+    .await?)
+}
+
+/// The step a rollback takes, from the label's moves (newest first): the
+/// move it undoes, the version it goes back to and the one it leaves.
+fn rollback_step(
+    moves: &[MoveRow],
+    entry: &str,
+    label: &Label,
+) -> Result<(i64, i64, Option<i64>), Error> {
+    let Some((move_id, from, to)) = last_standing_move(moves) else {
+        let message = match moves.is_empty() {
+            true => format!(
+                "`{entry}` has no label `{label}` to roll back (`promptreg store log {entry}` lists its labels)"
+            ),
+            false => format!(
+                "label `{label}` of `{entry}` has no earlier move to roll back (see `promptreg store history {entry}`)"
+            ),
+        };
+        return Err(Error::new(ErrorKind::UnknownVersion, message));
+    };
+    let Some(previous) = from else {
+        let first = to.map_or("no version".to_owned(), |n| format!("version {n}"));
+        return Err(Error::new(
+            ErrorKind::UnknownVersion,
+            format!("label `{label}` of `{entry}` is back at {first}, where it was created: there is nothing before it to roll back to (`promptreg store history {entry}` shows its moves)"),
+        ));
+    };
+    Ok((move_id, previous, to))
 }
 
 /// One move of a label: `move_id`, `from_number`, `to_number`, `undoes`.

@@ -479,6 +479,22 @@ impl Store {
         Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
+    /// The version a [`rollback`](Self::rollback) of `label` would point
+    /// it at now, without moving it: what a confirmation shows.
+    ///
+    /// # Errors
+    ///
+    /// As [`rollback`](Self::rollback).
+    pub async fn rollback_target(
+        &self,
+        pack: &str,
+        prompt: &str,
+        label: &Label,
+    ) -> Result<u64, Error> {
+        let id = self.prompt_of(pack, prompt).await?;
+        on_backend!(self, rollback_target(id, prompt, label))
+    }
+
     /// Points label `to` at the version `from` points at, on every prompt
     /// of the pack that has `from`, in one transaction: all or none. The
     /// history records `release FROM`, then `reason` when it is not blank.

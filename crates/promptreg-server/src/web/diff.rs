@@ -17,6 +17,64 @@ pub(crate) struct Row {
     old: Option<String>,
     new_no: Option<usize>,
     new: Option<String>,
+    /// For a `change` row, each side cut into runs of words, each marked
+    /// changed or not: what the templates highlight inside the line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    words: Option<(Vec<Run>, Vec<Run>)>,
+}
+
+/// A run of text within a changed line, and whether it changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Run {
+    changed: bool,
+    text: String,
+}
+
+/// The words of `old` and `new` (a changed line and its counterpart), each
+/// side as runs: the removed words marked on the old side, the added ones
+/// on the new side, whitespace kept.
+fn word_runs(old: &str, new: &str) -> (Vec<Run>, Vec<Run>) {
+    let diff = TextDiff::from_words(old, new);
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    let push = |runs: &mut Vec<Run>, changed: bool, text: &str| match runs.last_mut() {
+        Some(last) if last.changed == changed => last.text.push_str(text),
+        _ => runs.push(Run {
+            changed,
+            text: text.to_owned(),
+        }),
+    };
+    for change in diff.iter_all_changes() {
+        let text = change.value();
+        match change.tag() {
+            similar::ChangeTag::Equal => {
+                push(&mut before, false, text);
+                push(&mut after, false, text);
+            }
+            similar::ChangeTag::Delete => push(&mut before, true, text),
+            similar::ChangeTag::Insert => push(&mut after, true, text),
+        }
+    }
+    (joined(before), joined(after))
+}
+
+/// `runs` with the blanks between two changed runs made part of them, so
+/// `in order` is marked as one change, not two words.
+fn joined(runs: Vec<Run>) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::with_capacity(runs.len());
+    let mut runs = runs.into_iter().peekable();
+    while let Some(run) = runs.next() {
+        let between_changes = !run.changed
+            && run.text.trim().is_empty()
+            && out.last().is_some_and(|r| r.changed)
+            && runs.peek().is_some_and(|r| r.changed);
+        match out.last_mut() {
+            Some(last) if between_changes || (last.changed && run.changed) => {
+                last.text.push_str(&run.text)
+            }
+            _ => out.push(run),
+        }
+    }
+    out
 }
 
 /// The rows comparing `old` with `new`, empty when they are equal.
@@ -41,12 +99,17 @@ pub(crate) fn side_by_side(old: &str, new: &str) -> Vec<Row> {
                 let (o, w) = (a.start + k, b.start + k);
                 let old = (k < a.len()).then(|| old_lines.get(o).copied().unwrap_or_default());
                 let new = (k < b.len()).then(|| new_lines.get(w).copied().unwrap_or_default());
+                let words = match (kind, old, new) {
+                    ("change", Some(old), Some(new)) => Some(word_runs(old, new)),
+                    _ => None,
+                };
                 rows.push(Row {
                     kind,
                     old_no: old.is_some().then_some(o + 1),
                     old: old.map(str::to_owned),
                     new_no: new.is_some().then_some(w + 1),
                     new: new.map(str::to_owned),
+                    words,
                 });
             }
         }
@@ -61,6 +124,7 @@ fn gap() -> Row {
         old: None,
         new_no: None,
         new: None,
+        words: None,
     }
 }
 
@@ -120,6 +184,27 @@ mod tests {
         assert_eq!(rows[1].new.as_deref(), Some("B"));
         assert_eq!((rows[3].old_no, rows[3].new_no), (None, Some(4)));
         assert!(side_by_side("same\n", "same\n").is_empty());
+    }
+
+    #[test]
+    fn a_changed_line_marks_the_words_that_changed() {
+        let rows = side_by_side(
+            "Work through the tasks in order.\n",
+            "Work through the tasks one at a time.\n",
+        );
+        let (old, new) = rows[0].words.clone().unwrap();
+        let marked = |runs: &[Run]| -> Vec<String> {
+            runs.iter()
+                .filter(|r| r.changed)
+                .map(|r| r.text.clone())
+                .collect()
+        };
+        assert_eq!(marked(&old), ["in order."]);
+        assert_eq!(marked(&new), ["one at a time."]);
+        let whole: String = new.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(whole, "Work through the tasks one at a time.");
+        // Lines only added or removed have no runs: the whole line is marked.
+        assert!(side_by_side("a\n", "a\nb\n")[1].words.is_none());
     }
 
     #[test]

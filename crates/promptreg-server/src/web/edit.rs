@@ -100,6 +100,16 @@ pub(crate) async fn submit(
     for (path, text) in &files {
         pack_files.insert(path.clone(), text.clone());
     }
+    if fields.get("action") == "add" {
+        return Ok(with_locale_file(
+            pack,
+            id,
+            base,
+            files,
+            message,
+            fields.get("new_locale"),
+        ));
+    }
     if fields.get("action") == "check" {
         return Ok(
             match state.store.check_prompt(pack, id, &pack_files).await {
@@ -138,6 +148,51 @@ pub(crate) async fn submit(
         "/packs/{pack}/prompts/{id}?{outcome}={}",
         created.version
     )))
+}
+
+/// The editor with one more file, `defaults/ID.TAG.md`, holding the
+/// default's text to translate; nothing is saved until Save. A tag that
+/// is not a locale, or a variant the prompt has, is said in the notice.
+fn with_locale_file(
+    pack: &str,
+    id: &str,
+    base: u64,
+    mut files: Vec<(String, String)>,
+    message: &str,
+    tag: &str,
+) -> Response {
+    let shown = |files: &[(String, String)], notice: &str| {
+        editor(
+            StatusCode::OK,
+            pack,
+            id,
+            base,
+            files,
+            message,
+            &[],
+            Some(notice),
+        )
+    };
+    let locale = match promptreg::Locale::parse(tag) {
+        Ok(locale) => locale,
+        Err(e) => return shown(&files, &format!("Cannot add a locale file: {}", e.detail())),
+    };
+    let path = format!("defaults/{id}.{locale}.md");
+    if files.iter().any(|(p, _)| *p == path) {
+        return shown(&files, &format!("{path} is in the editor already"));
+    }
+    let default_path = format!("defaults/{id}.md");
+    let text = files
+        .iter()
+        .find(|(p, _)| *p == default_path)
+        .map(|(_, t)| t.clone())
+        .unwrap_or_default();
+    files.push((path.clone(), text));
+    let mut notice = format!("Added {path} with the default's text: translate it, then Save");
+    if let Some(warning) = locale.unknown_language_warning("the new file's locale") {
+        notice.push_str(&format!(" (note: {warning})"));
+    }
+    shown(&files, &notice)
 }
 
 fn caller() -> Result<crate::auth::Caller, PageError> {
@@ -258,8 +313,12 @@ fn finding(d: &Diagnostic, files: &[(String, String)]) -> Finding {
 }
 
 fn file_views(files: &[(String, String)], findings: &[Finding]) -> Vec<FileView> {
+    // The default file first, then the locale variants by name: of one
+    // prompt's files, the default's name has the fewest dots.
+    let mut files: Vec<&(String, String)> = files.iter().collect();
+    files.sort_by_key(|(path, _)| (path.matches('.').count(), path.clone()));
     files
-        .iter()
+        .into_iter()
         .map(|(path, text)| {
             let marked = |n: usize| {
                 findings

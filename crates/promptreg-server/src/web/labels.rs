@@ -126,18 +126,7 @@ pub(crate) async fn confirm_rollback(
     let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
     require_read(pack)?;
     may_move(&state, pack, &name).await?;
-    let history = state.store.history(pack, Some(id)).await?;
-    let back = history
-        .iter()
-        .rev()
-        .find(|m| m.label == name.as_str())
-        .and_then(|m| m.from)
-        .ok_or_else(|| {
-            PageError::new(
-                StatusCode::NOT_FOUND,
-                format!("{name} of {id} has no earlier version to roll back to"),
-            )
-        })?;
+    let back = state.store.rollback_target(pack, id, &name).await?;
     let now = current(&state, pack, id, &name).await?;
     let (_, old) = state
         .store

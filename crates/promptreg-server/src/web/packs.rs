@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use axum::extract::State;
 use axum::response::Html;
 use minijinja::context;
-use promptreg_store::{Label, PACK_ENTRY, Scope};
+use promptreg_store::{Label, LabelMove, PACK_ENTRY, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -154,7 +154,7 @@ pub(crate) fn require_read(pack: &str) -> Result<(), PageError> {
 }
 
 /// One row of the label history.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 struct HistoryRow {
     time: String,
     label: String,
@@ -163,20 +163,13 @@ struct HistoryRow {
     to: Option<u64>,
     actor: String,
     reason: String,
+    /// For a release: every move it made (this row stands for them all).
+    moves: Vec<HistoryRow>,
 }
 
-/// `GET /packs/{pack}/history`: every label move, newest first.
-pub(crate) async fn history(
-    State(state): State<AppState>,
-    Path(pack): Path<String>,
-) -> Result<Html<String>, PageError> {
-    let pack = pack_name(&pack)?;
-    require_read(pack)?;
-    let moves = state.store.history(pack, None).await?;
-    let rows: Vec<HistoryRow> = moves
-        .iter()
-        .rev()
-        .map(|m| HistoryRow {
+impl HistoryRow {
+    fn of(m: &LabelMove) -> Self {
+        HistoryRow {
             time: m.at.to_string(),
             label: m.label.clone(),
             prompt: m.prompt.clone(),
@@ -184,10 +177,56 @@ pub(crate) async fn history(
             to: m.to,
             actor: m.actor.clone(),
             reason: m.reason.clone(),
-        })
-        .collect();
+            moves: Vec::new(),
+        }
+    }
+}
+
+/// `GET /packs/{pack}/history`: every label move, newest first; the moves
+/// of one release are one row that expands.
+pub(crate) async fn history(
+    State(state): State<AppState>,
+    Path(pack): Path<String>,
+) -> Result<Html<String>, PageError> {
+    let pack = pack_name(&pack)?;
+    require_read(pack)?;
+    let moves = state.store.history(pack, None).await?;
+    let rows = grouped_by_release(moves.iter().rev());
     render(
         "history.html",
         context! { pack, rows => super::page::data(&rows) },
     )
+}
+
+/// The moves as rows, the moves of one release (one transaction: the same
+/// time, label, actor and `release …` reason) folded into one.
+fn grouped_by_release<'a>(moves: impl Iterator<Item = &'a LabelMove>) -> Vec<HistoryRow> {
+    let mut rows: Vec<HistoryRow> = Vec::new();
+    let same_release = |row: &HistoryRow, m: &LabelMove| {
+        m.reason.starts_with("release ")
+            && (
+                row.time.as_str(),
+                row.label.as_str(),
+                row.actor.as_str(),
+                row.reason.as_str(),
+            ) == (
+                m.at.to_string().as_str(),
+                m.label.as_str(),
+                m.actor.as_str(),
+                m.reason.as_str(),
+            )
+    };
+    for m in moves {
+        match rows.last_mut() {
+            Some(row) if same_release(row, m) => {
+                if row.moves.is_empty() {
+                    let first = row.clone();
+                    row.moves.push(first);
+                }
+                row.moves.push(HistoryRow::of(m));
+            }
+            _ => rows.push(HistoryRow::of(m)),
+        }
+    }
+    rows
 }

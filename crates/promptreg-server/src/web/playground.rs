@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::response::Html;
 use minijinja::context;
 use promptreg::pack::Pack;
-use promptreg::{Locale, Message, Origin, Part, PromptRegistry};
+use promptreg::{Locale, Message, Origin, Part, PromptRegistry, Variable, VariableType};
 use promptreg_store::VersionRef;
 use serde::{Deserialize, Serialize};
 
@@ -61,10 +61,12 @@ pub(crate) async fn show(
         .clone()
         .filter(|a| !a.trim().is_empty())
         .unwrap_or_else(|| "latest".to_owned());
-    let context_text = input.context.clone().unwrap_or_else(|| "{}".to_owned());
     let history_text = input.history.clone().unwrap_or_else(|| "{}".to_owned());
     for (name, text) in [
-        ("Context (JSON)", &context_text),
+        (
+            "Context (JSON)",
+            input.context.as_ref().unwrap_or(&String::new()),
+        ),
         ("History (JSON)", &history_text),
     ] {
         if text.len() > MAX_FIELD {
@@ -73,6 +75,10 @@ pub(crate) async fn show(
     }
     let renderer = renderer_at(&state, pack, id, &at).await?;
     let pack_files = &renderer.0;
+    let context_text = match &input.context {
+        Some(text) => text.clone(),
+        None => starting_context(pack_files.prompt(id).map_or(&[][..], |p| p.variables())),
+    };
     let locale_text = input
         .locale
         .clone()
@@ -118,7 +124,11 @@ pub(crate) async fn show(
                 .collect();
             (None, Some(messages), None)
         }
-        Err(e) => (None, None, Some(e.details().detail.clone())),
+        Err(e) => (
+            None,
+            None,
+            Some(without_origin(&e.details().detail, pack_files)),
+        ),
     };
     render(
         "playground.html",
@@ -131,6 +141,36 @@ pub(crate) async fn show(
             legend => super::page::data(&LEGEND),
         },
     )
+}
+
+/// The context the playground starts with: every declared variable, with
+/// its default, else an empty value of its declared type (a string when
+/// it declares none), so a first Render works and shows what to fill in.
+fn starting_context(variables: &[Variable]) -> String {
+    let context: serde_json::Map<String, serde_json::Value> = variables
+        .iter()
+        .map(|v| {
+            let value = v.default.clone().unwrap_or_else(|| match v.kind {
+                Some(VariableType::Number) => serde_json::json!(0),
+                Some(VariableType::Boolean) => serde_json::json!(false),
+                Some(VariableType::List) => serde_json::json!([]),
+                Some(VariableType::Object) => serde_json::json!({}),
+                _ => serde_json::json!(""),
+            });
+            (v.name.clone(), value)
+        })
+        .collect();
+    serde_json::to_string_pretty(&context).unwrap_or_else(|_| "{}".to_owned())
+}
+
+/// An error as the page shows it: file paths relative to the pack, not
+/// under the store's internal name for the pack at a label
+/// (`promptreg.db#goal-agent@latest/defaults/x.md`).
+fn without_origin(detail: &str, pack: &Pack) -> String {
+    let root = pack.root().display().to_string();
+    detail
+        .replace(&format!("{root}/"), "")
+        .replace(&root, "the pack")
 }
 
 /// The kinds of origin, with their CSS class, for the legend.

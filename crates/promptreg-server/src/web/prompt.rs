@@ -58,9 +58,9 @@ pub(crate) async fn show(
     let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
     require_read(pack)?;
     let log = state.store.log(pack, id).await?;
+    // Newest first, as `store log` lists them.
     let versions: Vec<VersionRow> = log
         .iter()
-        .rev()
         .map(|v| VersionRow {
             number: v.number,
             author: v.author.clone(),
