@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 
-#[cfg(feature = "packs")]
 pub(crate) use names::{DeclaredIds, FileKey, file_key, file_locale_warning, markdown_names};
 pub(crate) use warnings::prompt_file_warnings;
 
