@@ -26,6 +26,7 @@
 
 #![deny(missing_docs)]
 
+mod actions;
 mod api;
 mod auth;
 mod body;

@@ -116,22 +116,8 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
 
 fn every_route() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(api::list_packs))
-        .routes(routes!(api::list_prompts))
-        .routes(routes!(api::get_prompt))
-        .routes(routes!(api::list_versions, api::create_version))
-        .routes(routes!(api::prompt_history))
-        .routes(routes!(api::move_label))
-        .routes(routes!(api::rollback))
-        .routes(routes!(api::diff))
-        .routes(routes!(api::render))
-        .routes(routes!(api::explain))
-        .routes(routes!(api::get_bundle))
-        .routes(routes!(api::release))
-        .routes(routes!(api::pack_history))
+        .merge(api::routes())
         .routes(routes!(events::stream))
-        .routes(routes!(api::healthz))
-        .routes(routes!(api::readyz))
         .routes(routes!(metrics::metrics))
 }
 

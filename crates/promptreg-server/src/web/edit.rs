@@ -14,7 +14,7 @@ use super::compare::compare_files;
 use super::form::{Fields, MAX_FIELD, too_large};
 use super::packs::require_read;
 use super::page::{PageError, require_write, see_other, visitor, with_status};
-use crate::api::{prompt_file_path, save_version};
+use crate::actions::{prompt_file_path, save_version};
 use crate::extract::{Path, pack_name, prompt_id};
 use crate::serve::AppState;
 

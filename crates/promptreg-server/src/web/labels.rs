@@ -12,7 +12,7 @@ use super::compare::{FileRows, compare_files, version_ref};
 use super::form::Fields;
 use super::packs::require_read;
 use super::page::{PageError, render, require_write, see_other, visitor};
-use crate::api::{self, Target};
+use crate::actions::{self, Target};
 use crate::extract::{Path, Query, label, pack_name, prompt_id};
 use crate::serve::AppState;
 
@@ -112,7 +112,7 @@ pub(crate) async fn publish(
         to,
         expect: number("expect"),
     };
-    let moved = api::move_to(&state, &caller, pack, id, target, reason)
+    let moved = actions::move_to(&state, &caller, pack, id, target, reason)
         .await
         .map_err(|p| moved_meanwhile(p, &name))?;
     Ok(after_move(pack, id, &name, moved.to))
@@ -165,7 +165,7 @@ pub(crate) async fn roll_back(
     fields.check_csrf()?;
     let reason = reason(&fields)?;
     let caller = may_move(&state, pack, &name).await?;
-    let moved = api::roll_back(&state, &caller, pack, id, &name, reason)
+    let moved = actions::roll_back(&state, &caller, pack, id, &name, reason)
         .await
         .map_err(|p| moved_meanwhile(p, &name))?;
     Ok(after_move(pack, id, &name, moved.to))

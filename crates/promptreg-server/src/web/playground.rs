@@ -16,7 +16,7 @@ use super::compare::{pack_with, version_ref};
 use super::form::{MAX_FIELD, too_large};
 use super::packs::require_read;
 use super::page::{PageError, render};
-use crate::api::{Explained, explained};
+use crate::actions::{Explained, explained};
 use crate::body::RenderRequest;
 use crate::extract::{Path, Query, pack_name, prompt_id};
 use crate::problem::Problem;

@@ -1,0 +1,144 @@
+//! Packs: the list, a pack's prompts, a whole label as a bundle, the
+//! label history of a pack.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use promptreg_store::Scope;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::conditional;
+use crate::auth::Caller;
+use crate::body::Moves;
+use crate::extract::{Path, label, pack_name};
+use crate::problem::{Problem, ProblemDetails};
+use crate::serve::AppState;
+
+/// `GET /v1/packs`.
+#[utoipa::path(
+    get, path = "/v1/packs", tag = "packs",
+    responses(
+        (status = 200, description = "The packs in the store", body = crate::body::PackList,
+            headers(("ETag" = String, description = "Strong entity tag"))),
+        (status = 304, description = "Not modified"),
+        crate::responses::KeyOrStore,
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn list_packs(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
+    let all = state.cache.packs().await?;
+    match caller.pack_filter() {
+        None => Ok(conditional(&headers, &all)),
+        Some(only) => {
+            let list: crate::body::PackList =
+                serde_json::from_slice::<serde_json::Value>(&all.body)
+                    .ok()
+                    .map(|v| crate::body::PackList {
+                        packs: v["packs"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|p| p.as_str())
+                            .filter(|p| *p == only)
+                            .map(str::to_owned)
+                            .collect(),
+                    })
+                    .unwrap_or(crate::body::PackList { packs: Vec::new() });
+            Ok(Json(list).into_response())
+        }
+    }
+}
+
+/// `GET /v1/packs/{pack}/prompts`.
+#[utoipa::path(
+    get, path = "/v1/packs/{pack}/prompts", tag = "packs",
+    params(("pack" = String, Path, description = "The pack's name")),
+    responses(
+        (status = 200, description = "Every prompt with its labels, versions, locales and kind", body = crate::body::PromptList,
+            headers(("ETag" = String, description = "Strong entity tag"))),
+        (status = 304, description = "Not modified"),
+        (status = 400, description = "Invalid pack name", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
+        (status = 404, description = "No such pack", body = ProblemDetails, content_type = "application/problem+json"),
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn list_prompts(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    Path(pack): Path<String>,
+) -> Result<Response, Problem> {
+    let pack = pack_name(&pack)?;
+    caller.require(pack, Scope::Read)?;
+    let listing = state.cache.listing(pack).await?;
+    Ok(conditional(&headers, &listing))
+}
+
+/// `GET /v1/packs/{pack}/labels/{label}`.
+#[utoipa::path(
+    get, path = "/v1/packs/{pack}/labels/{label}", tag = "packs",
+    params(
+        ("pack" = String, Path, description = "The pack's name"),
+        ("label" = String, Path, description = "The label"),
+        ("If-None-Match" = Option<String>, Header, description = "The ETag the client holds"),
+    ),
+    responses(
+        (status = 200, description = "Every entry of the pack at the label, with its files and version", body = crate::body::Bundle,
+            headers(("ETag" = String, description = "A digest of every entry's digest"))),
+        (status = 304, description = "The client's copy is current"),
+        (status = 400, description = "Invalid pack or label", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
+        (status = 404, description = "No such pack, or no manifest at that label", body = ProblemDetails, content_type = "application/problem+json"),
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn get_bundle(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    Path((pack, name)): Path<(String, String)>,
+) -> Result<Response, Problem> {
+    let (pack, name) = (pack_name(&pack)?, label(&name)?);
+    caller.require(pack, Scope::Read)?;
+    let view = state.cache.label(pack, &name).await?;
+    Ok(conditional(&headers, &view.bundle))
+}
+
+/// `GET /v1/packs/{pack}/history`.
+#[utoipa::path(
+    get, path = "/v1/packs/{pack}/history", tag = "labels",
+    params(("pack" = String, Path, description = "The pack's name")),
+    responses(
+        (status = 200, description = "Every label move of the pack, oldest first", body = Moves),
+        (status = 400, description = "Invalid pack name", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
+        (status = 404, description = "No such pack", body = ProblemDetails, content_type = "application/problem+json"),
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn pack_history(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(pack): Path<String>,
+) -> Result<Json<Moves>, Problem> {
+    let pack = pack_name(&pack)?;
+    caller.require(pack, Scope::Read)?;
+    let moves = state.store.history(pack, None).await?;
+    Ok(Json(Moves::of(&moves)))
+}
+
+/// Its routes, with their OpenAPI paths.
+pub(super) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_packs))
+        .routes(routes!(list_prompts))
+        .routes(routes!(get_bundle))
+        .routes(routes!(pack_history))
+}

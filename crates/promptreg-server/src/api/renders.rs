@@ -1,0 +1,165 @@
+//! Rendering on the server: render and explain.
+
+use axum::Json;
+use axum::extract::State;
+use promptreg::Locale;
+use promptreg_store::Scope;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::actions::{Explained, explained};
+use crate::auth::Caller;
+use crate::body::{ExplainResponse, RenderRequest, RenderResponse};
+use crate::cache::Renderer;
+use crate::extract::{JsonBody, Path, label, pack_name, prompt_id};
+use crate::problem::{Problem, ProblemDetails};
+use crate::serve::AppState;
+
+/// The renderer of the label asked for (built off the async workers),
+/// and the locale.
+async fn renderer_for(
+    state: &AppState,
+    pack: &str,
+    request: &RenderRequest,
+) -> Result<(Renderer, Locale), Problem> {
+    let name = label(&request.label)?;
+    let view = state.cache.label(pack, &name).await?;
+    let renderer = view.renderer_in(&state.heavy).await?;
+    let locale = match &request.locale {
+        Some(tag) => Locale::parse(tag)?,
+        None => renderer.0.default_locale().clone(),
+    };
+    Ok((renderer, locale))
+}
+
+/// `POST /v1/packs/{pack}/prompts/{id}/render`.
+#[utoipa::path(
+    post, path = "/v1/packs/{pack}/prompts/{id}/render", tag = "render",
+    params(
+        ("pack" = String, Path, description = "The pack's name"),
+        ("id" = String, Path, description = "The prompt id"),
+    ),
+    request_body = RenderRequest,
+    responses(
+        (status = 200, description = "The text the application sends", body = RenderResponse),
+        (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
+        (status = 404, description = "No such pack, label or prompt", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::JsonBodyErrors,
+        (status = 422, description = "The render failed (a template error, a variable of the wrong type)", body = ProblemDetails, content_type = "application/problem+json"),
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn render(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((pack, id)): Path<(String, String)>,
+    JsonBody(request): JsonBody<RenderRequest>,
+) -> Result<Json<RenderResponse>, Problem> {
+    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    caller.require(pack, Scope::Read)?;
+    let (renderer, locale) = renderer_for(&state, pack, &request).await?;
+    let id = id.to_owned();
+    // A render's cost grows with its prompt, its templates and its
+    // context: it runs off the async workers too.
+    state
+        .heavy
+        .run(move || rendered(&renderer.1, id, request, locale))
+        .await?
+        .map(Json)
+}
+
+/// The response to `POST …/render`: text, and messages for a chat prompt.
+fn rendered(
+    registry: &promptreg::PromptRegistry,
+    id: String,
+    request: RenderRequest,
+    locale: Locale,
+) -> Result<RenderResponse, Problem> {
+    let (text, messages) = if registry.snapshot().is_chat(&id, &locale)? {
+        let messages =
+            registry.render_messages_in(&id, &request.context, &locale, &request.histories())?;
+        let text =
+            promptreg::messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())));
+        (text, Some(messages))
+    } else {
+        (registry.render_in(&id, &request.context, &locale)?, None)
+    };
+    let model = registry
+        .model_settings_in(&id, &locale)
+        .ok()
+        .flatten()
+        .map(|m| m.to_value());
+    let warnings = locale_warnings(&request, &locale);
+    Ok(RenderResponse {
+        id,
+        label: request.label,
+        warnings,
+        locale: locale.as_str().to_owned(),
+        text,
+        messages,
+        model,
+    })
+}
+
+/// The warnings of a render request: its `locale` when it names no known
+/// language.
+fn locale_warnings(request: &RenderRequest, locale: &Locale) -> Vec<String> {
+    request
+        .locale
+        .as_ref()
+        .and_then(|_| locale.unknown_language_warning("the request's `locale`"))
+        .into_iter()
+        .collect()
+}
+
+/// `POST /v1/packs/{pack}/prompts/{id}/explain`.
+#[utoipa::path(
+    post, path = "/v1/packs/{pack}/prompts/{id}/explain", tag = "render",
+    params(
+        ("pack" = String, Path, description = "The pack's name"),
+        ("id" = String, Path, description = "The prompt id"),
+    ),
+    request_body = RenderRequest,
+    responses(
+        (status = 200, description = "The text, the locale lookup, and every part with its origin", body = ExplainResponse),
+        (status = 400, description = "Invalid input", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
+        (status = 404, description = "No such pack, label or prompt", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::JsonBodyErrors,
+        (status = 422, description = "The render failed", body = ProblemDetails, content_type = "application/problem+json"),
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn explain(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((pack, id)): Path<(String, String)>,
+    JsonBody(request): JsonBody<RenderRequest>,
+) -> Result<Json<ExplainResponse>, Problem> {
+    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    caller.require(pack, Scope::Read)?;
+    let (renderer, locale) = renderer_for(&state, pack, &request).await?;
+    let id = id.to_owned();
+    state
+        .heavy
+        .run(move || {
+            let rendered = match explained(&renderer.1, &id, &request, &locale)? {
+                Explained::Chat(chat) => serde_json::to_value(&chat),
+                Explained::Text(text) => serde_json::to_value(&text),
+            };
+            Ok(Json(ExplainResponse {
+                warnings: locale_warnings(&request, &locale),
+                label: request.label,
+                rendered: rendered.unwrap_or_default(),
+            }))
+        })
+        .await?
+}
+
+/// Its routes, with their OpenAPI paths.
+pub(super) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(render))
+        .routes(routes!(explain))
+}
