@@ -185,3 +185,16 @@ test('a renderer function of a message that throws is an error naming the prompt
   prompts.overrideChat('chat', 'ja', [{ role: 'system', content: 'はい。' }]);
   assert.deepEqual(prompts.renderMessages('chat', undefined, 'ja'), [{ role: 'system', content: 'はい。' }]);
 });
+
+test('a history given to a text prompt is refused, as the tool and the server refuse it', () => {
+  const prompts = new PromptRegistry();
+  prompts.registerDefault('plain', 'Be brief.');
+  assert.deepEqual(prompts.renderMessages('plain'), [{ role: 'system', content: 'Be brief.' }]);
+  assert.throws(
+    () => prompts.renderMessages('plain', {}, 'en', { conversation: [{ role: 'user', content: 'Hi' }] }),
+    (e: unknown) => {
+      assert.match((e as Error).message, /has no history placeholder `conversation`/);
+      return true;
+    },
+  );
+});

@@ -614,6 +614,15 @@ fn a_bad_history_is_one_clear_error() {
         &s.pack("web-agent/role.json"),
         r#"{ "conversation": [{ "role": "usr", "content": "Hi" }] }"#,
     );
+    // A text prompt takes no history: refused, as the server refuses it.
+    let (code, _, stderr) = run(s.with_pack("web-agent").args([
+        "render",
+        "translate.system",
+        "--history",
+        "web-agent/history.json",
+    ]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("has no history placeholder `conversation`"), "{stderr}");
     let (code, _, stderr) = run(&mut narrator(&s, &["--history", "web-agent/role.json"]));
     assert_eq!(code, 2);
     assert!(

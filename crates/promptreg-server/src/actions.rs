@@ -4,7 +4,7 @@
 //! document and the web page shows as an error page; neither calls the
 //! other's handlers.
 
-use promptreg::Locale;
+use promptreg::{Locale, Traced};
 use promptreg_store::{Change, Label, PackFiles, Scope};
 
 use crate::auth::Caller;
@@ -128,32 +128,18 @@ pub(crate) async fn roll_back(
     Ok(moved)
 }
 
-/// A render with the origin of every part: text, or chat messages.
-pub(crate) enum Explained {
-    Text(promptreg::Rendered),
-    Chat(promptreg::RenderedChat),
-}
-
 /// Renders `id` with its trace, as `POST …/explain` and the web page's
-/// playground do.
+/// playground do: text or messages, as the core decides.
 pub(crate) fn explained(
     registry: &promptreg::PromptRegistry,
     id: &str,
     request: &RenderRequest,
     locale: &Locale,
-) -> Result<Explained, Problem> {
-    if registry.snapshot().is_chat(id, locale)? {
-        let chat = registry.render_messages_traced_in(
-            id,
-            &request.context,
-            locale,
-            &request.histories(),
-        )?;
-        return Ok(Explained::Chat(chat));
-    }
-    Ok(Explained::Text(registry.render_traced_in(
+) -> Result<Traced, Problem> {
+    Ok(registry.snapshot().render_any_traced_in(
         id,
         &request.context,
         locale,
-    )?))
+        &request.histories(),
+    )?)
 }

@@ -523,6 +523,28 @@ async fn a_chat_prompt_renders_as_messages_with_the_history_given() {
             "{}: {typo}",
             db.name
         );
+        // The one rule for a text prompt (`greeting`): a history is refused,
+        // on render and explain alike, not dropped.
+        for action in ["render", "explain"] {
+            let text = json(
+                server
+                    .post(
+                        &format!("/v1/packs/demo/prompts/greeting/{action}"),
+                        json!({ "label": "latest", "context": { "name": "Ada" }, "history": history }),
+                    )
+                    .await,
+                422,
+            )
+            .await;
+            assert!(
+                text["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("has no history placeholder `conversation`"),
+                "{}: {text}",
+                db.name
+            );
+        }
     }
 }
 

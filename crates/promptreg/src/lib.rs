@@ -354,6 +354,7 @@ mod prompt;
 mod provenance;
 mod registry;
 mod renderer;
+mod rendering;
 mod snapshot;
 mod suggest;
 
@@ -405,6 +406,7 @@ pub use prompt::{Pin, Prompt};
 pub use provenance::{Provenance, Setting, SourceKind};
 pub use registry::PromptRegistry;
 pub use renderer::{IntoRenderer, Renderer, markers};
+pub use rendering::{Rendering, Traced};
 pub use snapshot::{Problem, Snapshot};
 #[cfg(feature = "templates")]
 #[cfg_attr(docsrs, doc(cfg(feature = "templates")))]

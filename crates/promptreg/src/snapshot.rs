@@ -688,6 +688,17 @@ impl Snapshot {
         })
     }
 
+    /// A history passed to text prompt `id`: refused, as it has no
+    /// placeholder (see [`crate::Rendering`]).
+    pub(crate) fn refuse_history_of_text(
+        &self,
+        id: &str,
+        history: &Histories<'_>,
+    ) -> Result<(), Error> {
+        let (id, _) = self.lookup(id)?;
+        check_history(id, None, history)
+    }
+
     /// Whether `id` renders as chat messages in `locale`: the default or
     /// the locale variant locale matching finds is a chat prompt.
     ///

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use promptreg::{
     JsonObject, Locale, LocaleStep, LookupStep, MessageSource, Origin, Part, PromptRegistry,
-    Rendered, RenderedChat, SourceKind,
+    Rendered, RenderedChat, SourceKind, Traced,
 };
 
 use super::Output;
@@ -37,23 +37,21 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let show = |registry: &PromptRegistry| -> Result<Output, Failure> {
         let snapshot = registry.snapshot();
         let failed = |e| super::render_failure(&pack, &args.id, e);
-        if snapshot.is_chat(&args.id, &locale).map_err(failed)? || !history.is_empty() {
-            let rendered = snapshot
-                .render_messages_traced_in(&args.id, &ctx, &locale, &history)
-                .map_err(failed)?;
-            return Ok(match session.args.json {
-                true => Output::json(&serde_json::to_value(&rendered).unwrap_or_default()),
-                false => Output::text(chat_text(&rendered, pack.root(), paint)),
-            });
-        }
-        let rendered = snapshot
-            .render_traced_in(&args.id, &ctx, &locale)
+        let traced = snapshot
+            .render_any_traced_in(&args.id, &ctx, &locale, &history)
             .map_err(failed)?;
-        if session.args.json {
-            let value = serde_json::to_value(&rendered).unwrap_or_default();
-            return Ok(Output::json(&value));
-        }
-        Ok(Output::text(text(&rendered, pack.root(), paint)))
+        Ok(match (traced, session.args.json) {
+            (Traced::Chat(rendered), true) => {
+                Output::json(&serde_json::to_value(&rendered).unwrap_or_default())
+            }
+            (Traced::Chat(rendered), false) => {
+                Output::text(chat_text(&rendered, pack.root(), paint))
+            }
+            (Traced::Text(rendered), true) => {
+                Output::json(&serde_json::to_value(&rendered).unwrap_or_default())
+            }
+            (Traced::Text(rendered), false) => Output::text(text(&rendered, pack.root(), paint)),
+        })
     };
     if args.watch {
         return super::follow::follow(&registry, session.args.json, show);

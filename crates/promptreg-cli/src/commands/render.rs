@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use promptreg::pack::Pack;
-use promptreg::{ErrorKind, Locale, Message, PromptRegistry};
+use promptreg::{ErrorKind, Locale, Message, PromptRegistry, Rendering};
 use serde_json::json;
 
 use super::Output;
@@ -79,17 +79,18 @@ pub fn show(
         };
         super::render_failure(pack, id, e)
     };
-    let chat = snapshot.is_chat(id, locale).map_err(failed)?;
-    if !chat && history.is_empty() {
-        let text = snapshot.render_in(id, ctx, locale).map_err(failed)?;
-        return Ok(match session.args.json {
-            true => Output::json(&settings(registry, id, locale, ("text", json!(text)))),
-            false => Output::prompt(text),
-        });
-    }
-    let messages = snapshot
-        .render_messages_in(id, ctx, locale, &history)
-        .map_err(failed)?;
+    let messages = match snapshot
+        .render_any_in(id, ctx, locale, &history)
+        .map_err(failed)?
+    {
+        Rendering::Text(text) => {
+            return Ok(match session.args.json {
+                true => Output::json(&settings(registry, id, locale, ("text", json!(text)))),
+                false => Output::prompt(text),
+            });
+        }
+        Rendering::Messages(messages) => messages,
+    };
     if session.args.json {
         let messages = ("messages", json!(messages));
         return Ok(Output::json(&settings(registry, id, locale, messages)));

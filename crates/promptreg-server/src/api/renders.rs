@@ -7,13 +7,14 @@ use promptreg_store::Scope;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::actions::{Explained, explained};
+use crate::actions::explained;
 use crate::auth::Caller;
 use crate::body::{ExplainResponse, RenderRequest, RenderResponse};
 use crate::cache::Renderer;
 use crate::extract::{JsonBody, Path, label, pack_name, prompt_id};
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
+use promptreg::{Rendering, Traced};
 
 /// The renderer of the label asked for (built off the async workers),
 /// and the locale.
@@ -76,14 +77,17 @@ fn rendered(
     request: RenderRequest,
     locale: Locale,
 ) -> Result<RenderResponse, Problem> {
-    let (text, messages) = if registry.snapshot().is_chat(&id, &locale)? {
-        let messages =
-            registry.render_messages_in(&id, &request.context, &locale, &request.histories())?;
-        let text =
-            promptreg::messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())));
-        (text, Some(messages))
-    } else {
-        (registry.render_in(&id, &request.context, &locale)?, None)
+    let rendering =
+        registry
+            .snapshot()
+            .render_any_in(&id, &request.context, &locale, &request.histories())?;
+    let (text, messages) = match rendering {
+        Rendering::Messages(messages) => {
+            let text =
+                promptreg::messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())));
+            (text, Some(messages))
+        }
+        Rendering::Text(text) => (text, None),
     };
     let model = registry
         .model_settings_in(&id, &locale)
@@ -145,8 +149,8 @@ pub(crate) async fn explain(
         .heavy
         .run(move || {
             let rendered = match explained(&renderer.1, &id, &request, &locale)? {
-                Explained::Chat(chat) => serde_json::to_value(&chat),
-                Explained::Text(text) => serde_json::to_value(&text),
+                Traced::Chat(chat) => serde_json::to_value(&chat),
+                Traced::Text(text) => serde_json::to_value(&text),
             };
             Ok(Json(ExplainResponse {
                 warnings: locale_warnings(&request, &locale),

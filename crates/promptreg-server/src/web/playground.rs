@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::response::Html;
 use minijinja::context;
 use promptreg::pack::Pack;
-use promptreg::{Locale, Message, Origin, Part, PromptRegistry, Variable, VariableType};
+use promptreg::{Locale, Message, Origin, Part, PromptRegistry, Traced, Variable, VariableType};
 use promptreg_store::VersionRef;
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +16,7 @@ use super::compare::{pack_with, version_ref};
 use super::form::{MAX_FIELD, too_large};
 use super::packs::require_read;
 use super::page::{PageError, render};
-use crate::actions::{Explained, explained};
+use crate::actions::explained;
 use crate::body::RenderRequest;
 use crate::extract::{Path, Query, pack_name, prompt_id};
 use crate::problem::Problem;
@@ -104,7 +104,7 @@ pub(crate) async fn show(
         .await
         .and_then(|outcome| outcome);
     let (text, messages, error) = match outcome {
-        Ok(Explained::Text(r)) => {
+        Ok(Traced::Text(r)) => {
             let pieces = r
                 .parts
                 .iter()
@@ -112,7 +112,7 @@ pub(crate) async fn show(
                 .collect::<Vec<_>>();
             (Some((r.text.clone(), pieces)), None, None)
         }
-        Ok(Explained::Chat(c)) => {
+        Ok(Traced::Chat(c)) => {
             let messages: Vec<MessageView> = c
                 .messages
                 .iter()
@@ -204,7 +204,7 @@ fn run(
     locale: &str,
     context: &str,
     history: &str,
-) -> Result<Explained, Problem> {
+) -> Result<Traced, Problem> {
     let context: serde_json::Value = serde_json::from_str(context).map_err(|e| {
         Problem::bad_request(
             "invalid-context",
