@@ -622,7 +622,10 @@ fn a_bad_history_is_one_clear_error() {
         "web-agent/history.json",
     ]));
     assert_eq!(code, 2);
-    assert!(stderr.contains("has no history placeholder `conversation`"), "{stderr}");
+    assert!(
+        stderr.contains("has no history placeholder `conversation`"),
+        "{stderr}"
+    );
     let (code, _, stderr) = run(&mut narrator(&s, &["--history", "web-agent/role.json"]));
     assert_eq!(code, 2);
     assert!(

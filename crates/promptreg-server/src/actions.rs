@@ -10,7 +10,7 @@ use promptreg_store::{Change, Label, PackFiles, Scope};
 use crate::auth::Caller;
 use crate::body::{Created, RenderRequest};
 use crate::extract::shown;
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemCode};
 use crate::serve::AppState;
 
 /// Records a new version of `id` from its files (path in the pack ->
@@ -64,7 +64,7 @@ pub(crate) fn prompt_file_path(id: &str, path: &str) -> Result<String, Problem> 
         })
         .ok_or_else(|| {
             Problem::bad_request(
-                "invalid-file-path",
+                ProblemCode::InvalidFilePath,
                 format!(
                     "`{}` is not a file of prompt `{id}`: its files are `defaults/{id}.md` and `defaults/{id}.<locale>.md`",
                     shown(path, 200)

@@ -23,7 +23,7 @@ use promptreg_store::{Actor, ApiKey, ErrorKind, Permission, Scope, Store};
 use sha2::{Digest, Sha256};
 
 use crate::cache::hex;
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemCode};
 use crate::serve::AppState;
 
 /// The name recorded for writes made without a key on a loopback server
@@ -48,12 +48,12 @@ impl Caller {
             Caller::Key(key) if key.allows(pack, needed) => Ok(()),
             Caller::Local => Err(Problem::new(
                 StatusCode::FORBIDDEN,
-                "insufficient-scope",
+                ProblemCode::InsufficientScope,
                 "this needs an API key with the admin scope: create one with `promptreg keys create --scope admin`",
             )),
             Caller::Key(key) => Err(Problem::new(
                 StatusCode::FORBIDDEN,
-                "insufficient-scope",
+                ProblemCode::InsufficientScope,
                 format!(
                     "API key `{}` does not allow {} on pack `{pack}`: it has the {} scope{}",
                     key.name,
@@ -254,13 +254,13 @@ pub(crate) fn bearer(value: &HeaderValue) -> Option<&str> {
 fn store_away() -> Problem {
     Problem::new(
         StatusCode::SERVICE_UNAVAILABLE,
-        "store-unavailable",
+        ProblemCode::StoreUnavailable,
         "the store cannot be reached, and this key was not checked recently enough to be trusted meanwhile: retry shortly",
     )
 }
 
 fn unauthorized(detail: &str) -> Problem {
-    Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+    Problem::new(StatusCode::UNAUTHORIZED, ProblemCode::Unauthorized, detail)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -26,7 +26,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::auth::{self, Caller};
 use crate::extract::Query;
-use crate::problem::{Problem, ProblemDetails};
+use crate::problem::{Problem, ProblemCode, ProblemDetails};
 use crate::serve::AppState;
 
 /// How many events one read of the store returns.
@@ -185,7 +185,7 @@ pub(crate) async fn stream(
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .ok_or_else(|| {
                     Problem::bad_request(
-                        "invalid-last-event-id",
+                        ProblemCode::InvalidLastEventId,
                         "Last-Event-ID must be the id of an event this server sent (a number)",
                     )
                 })?,

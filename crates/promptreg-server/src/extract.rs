@@ -8,7 +8,7 @@ use axum::http::{StatusCode, header};
 use promptreg::PromptId;
 use promptreg_store::{Label, PACK_ENTRY};
 
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemCode};
 
 /// A JSON request body; refused as a problem (415, 413, 400).
 #[derive(FromRequest)]
@@ -50,36 +50,110 @@ impl From<JsonRejection> for Problem {
         match rejection {
             JsonRejection::MissingJsonContentType(_) => Problem::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported-media-type",
+                ProblemCode::UnsupportedMediaType,
                 "the body must be JSON, sent with `Content-Type: application/json`",
             ),
             JsonRejection::JsonSyntaxError(_) => Problem::bad_request(
-                "malformed-json",
+                ProblemCode::MalformedJson,
                 format!("the body is not valid JSON: {detail}"),
             ),
             JsonRejection::JsonDataError(_) => Problem::bad_request(
-                "invalid-body",
+                ProblemCode::InvalidBody,
                 format!("the body does not have the expected fields: {detail}"),
             ),
             _ if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => Problem::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "body-too-large",
+                ProblemCode::BodyTooLarge,
                 "the body is larger than the server accepts (`--max-body-size`)",
             ),
-            _ => Problem::bad_request("invalid-body", detail),
+            _ => Problem::bad_request(ProblemCode::InvalidBody, detail),
         }
     }
 }
 
 impl From<PathRejection> for Problem {
     fn from(rejection: PathRejection) -> Problem {
-        Problem::bad_request("invalid-path", rejection.body_text())
+        let text = rejection.body_text();
+        match refusal_in(&text) {
+            Some(problem) => problem,
+            None => Problem::bad_request(ProblemCode::InvalidPath, text),
+        }
+    }
+}
+
+/// Separates a refused name's problem code from its detail inside the
+/// message serde carries out of a path parameter's deserialisation.
+const MARK: char = '\u{1f}';
+
+/// A name's refusal, as its deserialisation reports it: the problem
+/// travels through serde's error text, and [`refusal_in`] reads it back.
+fn refused<E: serde::de::Error>(problem: Problem) -> E {
+    let details = problem.details();
+    E::custom(format!(
+        "{MARK}{}{MARK}{}{MARK}",
+        details.code, details.detail
+    ))
+}
+
+/// The problem a name's deserialisation reported, inside a rejection's text.
+fn refusal_in(text: &str) -> Option<Problem> {
+    let mut pieces = text.split(MARK).skip(1);
+    let code = ProblemCode::named(pieces.next()?)?;
+    let detail = pieces.next()?;
+    Some(Problem::bad_request(code, detail.to_owned()))
+}
+
+/// A pack name from a URL, checked as it is read (see [`pack_name`]).
+#[derive(Debug, Clone)]
+pub(crate) struct PackName(String);
+
+/// A prompt id from a URL, or `@pack`, checked as it is read (see
+/// [`prompt_id`]).
+#[derive(Debug, Clone)]
+pub(crate) struct PromptName(String);
+
+/// A label from a URL, checked as it is read.
+#[derive(Debug, Clone)]
+pub(crate) struct LabelName(pub(crate) Label);
+
+impl PackName {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PromptName {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PackName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        pack_name(&name).map_err(refused)?;
+        Ok(PackName(name))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PromptName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        prompt_id(&name).map_err(refused)?;
+        Ok(PromptName(name))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LabelName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        label(&name).map(LabelName).map_err(refused)
     }
 }
 
 impl From<QueryRejection> for Problem {
     fn from(rejection: QueryRejection) -> Problem {
-        Problem::bad_request("invalid-query", rejection.body_text())
+        Problem::bad_request(ProblemCode::InvalidQuery, rejection.body_text())
     }
 }
 
@@ -88,7 +162,7 @@ impl From<QueryRejection> for Problem {
 pub(crate) fn pack_name(name: &str) -> Result<&str, Problem> {
     PromptId::new(name).map_err(|_| {
         Problem::bad_request(
-            "invalid-pack-name",
+            ProblemCode::InvalidPackName,
             format!(
                 "invalid pack name `{}`: a pack name is ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit",
                 shown(name, 64)

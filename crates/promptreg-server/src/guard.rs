@@ -19,7 +19,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header}
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemCode};
 use crate::serve::AppState;
 
 /// The headers every response carries: no inline script or style, no
@@ -76,7 +76,7 @@ fn check_host(state: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
     let shown: String = name.chars().take(ECHOED).collect();
     Err(Problem::new(
         StatusCode::MISDIRECTED_REQUEST,
-        "host-not-allowed",
+        ProblemCode::HostNotAllowed,
         format!(
             "this server does not answer to the host `{shown}`: a page on another site may be \
              reaching it through its own name. If the name is this server's, start it with \
@@ -112,7 +112,7 @@ fn check_origin(method: &Method, headers: &HeaderMap) -> Result<(), Problem> {
     if cross_site || cross_origin {
         return Err(Problem::new(
             StatusCode::FORBIDDEN,
-            "cross-origin-write",
+            ProblemCode::CrossOriginWrite,
             "a web page of another origin may not change this server: send the request from \
              this server's own page, or from a client that is not a browser",
         ));
@@ -129,7 +129,7 @@ fn check_length(state: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
     match length {
         Some(length) if length > limit as u64 => Err(Problem::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "body-too-large",
+            ProblemCode::BodyTooLarge,
             format!(
                 "the body is {length} bytes, more than the {limit} the server accepts (`--max-body-size`)"
             ),

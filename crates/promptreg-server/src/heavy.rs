@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemCode};
 
 /// The bounded pool of heavy work.
 pub(crate) struct HeavyWork {
@@ -83,7 +83,7 @@ impl HeavyWork {
         let (jobs, queue) = self.limits;
         Problem::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
+            ProblemCode::Busy,
             format!(
                 "the server is building or rendering as much as it may ({jobs} at once, {queue} waiting): retry shortly"
             ),
@@ -102,7 +102,7 @@ async fn stopped(mut shutdown: watch::Receiver<bool>) {
 fn shutting_down() -> Problem {
     Problem::new(
         StatusCode::SERVICE_UNAVAILABLE,
-        "shutting-down",
+        ProblemCode::ShuttingDown,
         "the server is shutting down: retry on another instance or once it is back",
     )
 }

@@ -51,5 +51,5 @@ pub use body::{
     RenderResponse, VersionList, VersionSummary,
 };
 pub use openapi::openapi;
-pub use problem::{PROBLEM_JSON, Problem, ProblemDetails};
+pub use problem::{PROBLEM_JSON, Problem, ProblemCode, ProblemDetails};
 pub use serve::{Config, ServeError, Server, shutdown_signal};

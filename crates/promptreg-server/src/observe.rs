@@ -19,7 +19,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::connection::Connection;
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemCode};
 use crate::serve::AppState;
 
 /// The event stream: no time limit (it only starts in its handler), and
@@ -150,7 +150,7 @@ where
 fn timed_out(limit: std::time::Duration) -> Response {
     Problem::new(
         StatusCode::SERVICE_UNAVAILABLE,
-        "timeout",
+        ProblemCode::Timeout,
         format!(
             "the request took longer than {} s: retry",
             limit.as_secs_f64()

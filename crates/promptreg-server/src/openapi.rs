@@ -20,7 +20,7 @@ use crate::{api, events, metrics};
             Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`."
     ),
     modifiers(&BearerKeys),
-    components(schemas(crate::problem::ProblemDetails)),
+    components(schemas(crate::problem::ProblemDetails, crate::problem::ProblemCode)),
     tags(
         (name = "packs", description = "Packs, their prompts, and whole labels as bundles"),
         (name = "prompts", description = "Versions of a prompt"),

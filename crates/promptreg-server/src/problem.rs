@@ -20,6 +20,151 @@ pub const MAX_DETAIL_CHARS: usize = 1000;
 /// the CLI counts the problems of a file past its limit.
 pub const MAX_DIAGNOSTICS: usize = 50;
 
+/// Declares [`ProblemCode`] from its variants and their codes, once.
+macro_rules! problem_codes {
+    ($($(#[doc = $doc:literal])* $variant:ident = $code:literal,)*) => {
+        /// The stable `code` of every problem the server sends; the OpenAPI
+        /// document lists them as an enum, so a client can match on them.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+        pub enum ProblemCode {
+            $($(#[doc = $doc])* #[serde(rename = $code)] $variant,)*
+        }
+
+        impl ProblemCode {
+            /// The code, kebab-case: `unknown-prompt`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ProblemCode::$variant => $code,)*
+                }
+            }
+
+            /// Every code, in the order declared.
+            pub const ALL: &[ProblemCode] = &[$(ProblemCode::$variant,)*];
+
+            /// The code named `code`, if there is one.
+            pub(crate) fn named(code: &str) -> Option<ProblemCode> {
+                match code {
+                    $($code => Some(ProblemCode::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+problem_codes! {
+    /// The body is larger than `--max-body-size`.
+    BodyTooLarge = "body-too-large",
+    /// Every slot for heavy work is taken: retry.
+    Busy = "busy",
+    /// A label moved meanwhile: `current` names where it points now.
+    Conflict = "conflict",
+    /// A write from another site (Origin, Sec-Fetch-Site).
+    CrossOriginWrite = "cross-origin-write",
+    /// The key may not do this (a protected label needs an admin key).
+    Forbidden = "forbidden",
+    /// The Host header names no allowed host.
+    HostNotAllowed = "host-not-allowed",
+    /// The key cannot read or write this pack.
+    InsufficientScope = "insufficient-scope",
+    /// The body lacks the expected fields.
+    InvalidBody = "invalid-body",
+    /// The playground's context is not JSON.
+    InvalidContext = "invalid-context",
+    /// A file of a new version is not one of the prompt's.
+    InvalidFilePath = "invalid-file-path",
+    /// A history is not a map of placeholders to messages.
+    InvalidHistory = "invalid-history",
+    /// A prompt id breaks the rules of ids.
+    InvalidId = "invalid-id",
+    /// Text the store does not keep: a NUL byte, a message over 4 KiB.
+    InvalidInput = "invalid-input",
+    /// An API key's name or scope breaks the rules.
+    InvalidKey = "invalid-key",
+    /// A label name breaks the rules of labels, or is reserved.
+    InvalidLabel = "invalid-label",
+    /// `Last-Event-ID` is not an event id.
+    InvalidLastEventId = "invalid-last-event-id",
+    /// A locale is not a BCP-47 tag.
+    InvalidLocale = "invalid-locale",
+    /// The pack fails check: `diagnostics` lists why.
+    InvalidPack = "invalid-pack",
+    /// A pack name breaks the rules of names.
+    InvalidPackName = "invalid-pack-name",
+    /// A path parameter does not parse.
+    InvalidPath = "invalid-path",
+    /// `If-Match` names no version of this prompt.
+    InvalidPrecondition = "invalid-precondition",
+    /// A query parameter does not parse.
+    InvalidQuery = "invalid-query",
+    /// A version is neither a number from 1 nor a label.
+    InvalidVersion = "invalid-version",
+    /// The body is not valid JSON.
+    MalformedJson = "malformed-json",
+    /// The route exists, not with this method.
+    MethodNotAllowed = "method-not-allowed",
+    /// Nothing is at this address.
+    NotFound = "not-found",
+    /// Moving a label needs `If-Match` or `If-None-Match: *`.
+    PreconditionRequired = "precondition-required",
+    /// The render failed (a template error, a missing variable).
+    RenderFailed = "render-failed",
+    /// The server is stopping.
+    ShuttingDown = "shutting-down",
+    /// The store failed in another way.
+    StoreError = "store-error",
+    /// The store refuses writes.
+    StoreReadOnly = "store-read-only",
+    /// The store cannot be reached: retry.
+    StoreUnavailable = "store-unavailable",
+    /// The request took longer than `--request-timeout`.
+    Timeout = "timeout",
+    /// The server holds `--max-connections` already (sent before any route).
+    TooManyConnections = "too-many-connections",
+    /// A push holds more files than the store takes.
+    TooManyFiles = "too-many-files",
+    /// No valid API key was given, or it was revoked.
+    Unauthorized = "unauthorized",
+    /// No API key has that name.
+    UnknownKey = "unknown-key",
+    /// No pack of that name.
+    UnknownPack = "unknown-pack",
+    /// No prompt of that id.
+    UnknownPrompt = "unknown-prompt",
+    /// No route at this path.
+    UnknownRoute = "unknown-route",
+    /// No such version, or the label points nowhere.
+    UnknownVersion = "unknown-version",
+    /// The body is not sent as JSON.
+    UnsupportedMediaType = "unsupported-media-type",
+}
+
+/// In the OpenAPI document: a string, one of the codes.
+impl utoipa::PartialSchema for ProblemCode {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("A stable, kebab-case code a client can match on"))
+            .enum_values(Some(ProblemCode::ALL.iter().map(|c| c.as_str())))
+            .into()
+    }
+}
+
+impl ToSchema for ProblemCode {}
+
+impl std::fmt::Display for ProblemCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ProblemCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// An error response: RFC 9457 problem details, boxed so results stay small.
 #[derive(Debug, Clone)]
 pub struct Problem(Box<ProblemDetails>);
@@ -38,7 +183,7 @@ pub struct ProblemDetails {
     /// What happened here, naming the pack, prompt, label or version.
     pub detail: String,
     /// A stable, kebab-case code: `unknown-prompt`, `conflict`, ...
-    pub code: String,
+    pub code: ProblemCode,
     /// For `conflict`: the version the label points at now (null: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<u64>)]
@@ -55,13 +200,13 @@ pub struct ProblemDetails {
 
 impl Problem {
     /// A problem of `status` with a stable `code`.
-    pub fn new(status: StatusCode, code: &str, detail: impl Into<String>) -> Problem {
+    pub fn new(status: StatusCode, code: ProblemCode, detail: impl Into<String>) -> Problem {
         Problem(Box::new(ProblemDetails {
             kind: format!("urn:promptreg:problem:{code}"),
             title: status.canonical_reason().unwrap_or("Error").to_owned(),
             status: status.as_u16(),
             detail: bounded(detail.into()),
-            code: code.to_owned(),
+            code,
             current: None,
             diagnostics: None,
             more: None,
@@ -73,12 +218,12 @@ impl Problem {
         &self.0
     }
 
-    pub(crate) fn bad_request(code: &str, detail: impl Into<String>) -> Problem {
+    pub(crate) fn bad_request(code: ProblemCode, detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, code, detail)
     }
 
     pub(crate) fn not_found(detail: impl Into<String>) -> Problem {
-        Problem::new(StatusCode::NOT_FOUND, "not-found", detail)
+        Problem::new(StatusCode::NOT_FOUND, ProblemCode::NotFound, detail)
     }
 
     pub(crate) fn with_current(mut self, current: Value) -> Problem {
@@ -111,26 +256,29 @@ impl Problem {
 }
 
 /// The HTTP status and code of each store error.
-pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, &'static str) {
+pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, ProblemCode) {
     match kind {
-        ErrorKind::InvalidLabel => (StatusCode::BAD_REQUEST, "invalid-label"),
-        ErrorKind::InvalidVersion => (StatusCode::BAD_REQUEST, "invalid-version"),
-        ErrorKind::UnknownPack => (StatusCode::NOT_FOUND, "unknown-pack"),
-        ErrorKind::UnknownPrompt => (StatusCode::NOT_FOUND, "unknown-prompt"),
-        ErrorKind::UnknownVersion => (StatusCode::NOT_FOUND, "unknown-version"),
-        ErrorKind::Conflict => (StatusCode::PRECONDITION_FAILED, "conflict"),
-        ErrorKind::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
-        ErrorKind::InvalidPack => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-pack"),
-        ErrorKind::TooManyFiles => (StatusCode::UNPROCESSABLE_ENTITY, "too-many-files"),
-        ErrorKind::InvalidInput => (StatusCode::BAD_REQUEST, "invalid-input"),
-        ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "store-unavailable"),
-        ErrorKind::ReadOnly => (StatusCode::SERVICE_UNAVAILABLE, "store-read-only"),
+        ErrorKind::InvalidLabel => (StatusCode::BAD_REQUEST, ProblemCode::InvalidLabel),
+        ErrorKind::InvalidVersion => (StatusCode::BAD_REQUEST, ProblemCode::InvalidVersion),
+        ErrorKind::UnknownPack => (StatusCode::NOT_FOUND, ProblemCode::UnknownPack),
+        ErrorKind::UnknownPrompt => (StatusCode::NOT_FOUND, ProblemCode::UnknownPrompt),
+        ErrorKind::UnknownVersion => (StatusCode::NOT_FOUND, ProblemCode::UnknownVersion),
+        ErrorKind::Conflict => (StatusCode::PRECONDITION_FAILED, ProblemCode::Conflict),
+        ErrorKind::Forbidden => (StatusCode::FORBIDDEN, ProblemCode::Forbidden),
+        ErrorKind::InvalidPack => (StatusCode::UNPROCESSABLE_ENTITY, ProblemCode::InvalidPack),
+        ErrorKind::TooManyFiles => (StatusCode::UNPROCESSABLE_ENTITY, ProblemCode::TooManyFiles),
+        ErrorKind::InvalidInput => (StatusCode::BAD_REQUEST, ProblemCode::InvalidInput),
+        ErrorKind::Unavailable => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ProblemCode::StoreUnavailable,
+        ),
+        ErrorKind::ReadOnly => (StatusCode::SERVICE_UNAVAILABLE, ProblemCode::StoreReadOnly),
         ErrorKind::Unauthorized | ErrorKind::KeyRevoked => {
-            (StatusCode::UNAUTHORIZED, "unauthorized")
+            (StatusCode::UNAUTHORIZED, ProblemCode::Unauthorized)
         }
-        ErrorKind::InvalidKey => (StatusCode::BAD_REQUEST, "invalid-key"),
-        ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, "unknown-key"),
-        _ => (StatusCode::INTERNAL_SERVER_ERROR, "store-error"),
+        ErrorKind::InvalidKey => (StatusCode::BAD_REQUEST, ProblemCode::InvalidKey),
+        ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, ProblemCode::UnknownKey),
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::StoreError),
     }
 }
 
@@ -158,10 +306,12 @@ impl From<promptreg::Error> for Problem {
     fn from(err: promptreg::Error) -> Problem {
         use promptreg::ErrorKind as K;
         let (status, code) = match err.kind() {
-            K::InvalidId => (StatusCode::BAD_REQUEST, "invalid-id"),
-            K::InvalidLocale => (StatusCode::BAD_REQUEST, "invalid-locale"),
-            K::UnknownId | K::NoPromptForLocale => (StatusCode::NOT_FOUND, "unknown-prompt"),
-            _ => (StatusCode::UNPROCESSABLE_ENTITY, "render-failed"),
+            K::InvalidId => (StatusCode::BAD_REQUEST, ProblemCode::InvalidId),
+            K::InvalidLocale => (StatusCode::BAD_REQUEST, ProblemCode::InvalidLocale),
+            K::UnknownId | K::NoPromptForLocale => {
+                (StatusCode::NOT_FOUND, ProblemCode::UnknownPrompt)
+            }
+            _ => (StatusCode::UNPROCESSABLE_ENTITY, ProblemCode::RenderFailed),
         };
         Problem::new(status, code, err.to_string()).with_diagnostics(err.diagnostics())
     }

@@ -322,3 +322,51 @@ fn names_in_urls_carry_their_rules() {
     }
     assert_eq!(seen, expected, "every name in a path is checked");
 }
+
+#[test]
+fn problem_codes_are_an_enum_in_the_document() {
+    let doc = serde_json::to_value(promptreg_server::openapi()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(
+        schemas["ProblemDetails"]["properties"]["code"]["$ref"], "#/components/schemas/ProblemCode",
+        "{}",
+        schemas["ProblemDetails"]
+    );
+    let codes: Vec<&str> = schemas["ProblemCode"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    let every: Vec<&str> = promptreg_server::ProblemCode::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    assert_eq!(codes, every);
+    for code in [
+        "unknown-pack",
+        "conflict",
+        "invalid-pack-name",
+        "too-many-connections",
+    ] {
+        assert!(codes.contains(&code), "{code}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_in_a_url_is_refused_with_its_own_code() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    for (path, code) in [
+        ("/v1/packs/bad%20name/prompts", "invalid-pack-name"),
+        ("/v1/packs/demo/prompts/bad%20id", "invalid-id"),
+        ("/v1/packs/demo/labels/Prod", "invalid-label"),
+    ] {
+        let problem = common::json(server.get(path).await, 400).await;
+        assert_eq!(problem["code"], code, "{path}: {problem}");
+        assert!(
+            !problem["detail"].as_str().unwrap().contains('\u{1f}'),
+            "{problem}"
+        );
+    }
+}

@@ -407,7 +407,7 @@ pub use provenance::{Provenance, Setting, SourceKind};
 pub use registry::PromptRegistry;
 pub use renderer::{IntoRenderer, Renderer, markers};
 pub use rendering::{Rendering, Traced};
-pub use snapshot::{Problem, Snapshot};
+pub use snapshot::{RegistryProblem, Snapshot};
 #[cfg(feature = "templates")]
 #[cfg_attr(docsrs, doc(cfg(feature = "templates")))]
 pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableType};

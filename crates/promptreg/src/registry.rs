@@ -14,7 +14,7 @@ use crate::json_object::JsonObject;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
 use crate::renderer::IntoRenderer;
-use crate::snapshot::{Histories, Problem, Snapshot};
+use crate::snapshot::{Histories, RegistryProblem, Snapshot};
 
 /// The registry of every system prompt of an application.
 ///
@@ -448,7 +448,7 @@ impl PromptRegistry {
 
     /// Ids with overrides or appenders but no default; see
     /// [`Snapshot::problems`].
-    pub fn problems(&self) -> Vec<Problem> {
+    pub fn problems(&self) -> Vec<RegistryProblem> {
         self.current().problems()
     }
 

@@ -43,14 +43,14 @@ pub struct Snapshot {
 /// [`Snapshot::problems`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Problem {
+pub struct RegistryProblem {
     /// The id.
     pub id: PromptId,
     /// What is wrong, as a warning with a suggestion.
     pub diagnostic: Diagnostic,
 }
 
-impl std::fmt::Display for Problem {
+impl std::fmt::Display for RegistryProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.diagnostic.fmt(f)
     }
@@ -263,7 +263,7 @@ impl Snapshot {
     /// assert_eq!(warning.suggestion.as_deref(), Some("did you mean `planner.system`?"));
     /// # Ok::<(), promptreg::Error>(())
     /// ```
-    pub fn problems(&self) -> Vec<Problem> {
+    pub fn problems(&self) -> Vec<RegistryProblem> {
         let mut orphans: Vec<(&PromptId, &Entry)> = self
             .entries
             .iter()
@@ -277,7 +277,7 @@ impl Snapshot {
             .collect()
     }
 
-    fn no_default(&self, id: &PromptId, entry: &Entry) -> Problem {
+    fn no_default(&self, id: &PromptId, entry: &Entry) -> RegistryProblem {
         let locales: Vec<String> = self
             .override_locales(id)
             .iter()
@@ -302,7 +302,7 @@ impl Snapshot {
             format!("`{id}` has {what} but no default is registered"),
         )
         .suggest(Some(hint));
-        Problem {
+        RegistryProblem {
             id: id.clone(),
             diagnostic,
         }

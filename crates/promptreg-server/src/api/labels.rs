@@ -12,8 +12,8 @@ use super::if_match;
 use crate::actions::{Target, move_to, roll_back};
 use crate::auth::Caller;
 use crate::body::{MoveLabel, Moves, Release, Rollback};
-use crate::extract::{JsonBody, Path, label, pack_name, prompt_id};
-use crate::problem::{Problem, ProblemDetails};
+use crate::extract::{JsonBody, LabelName, PackName, Path, PromptName, label};
+use crate::problem::{Problem, ProblemCode, ProblemDetails};
 use crate::serve::AppState;
 
 /// `PUT /v1/packs/{pack}/prompts/{id}/labels/{label}`.
@@ -44,10 +44,10 @@ pub(crate) async fn move_label(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    Path((pack, id, name)): Path<(String, String, String)>,
+    Path((pack, id, name)): Path<(PackName, PromptName, LabelName)>,
     JsonBody(request): JsonBody<MoveLabel>,
 ) -> Result<Response, Problem> {
-    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     caller.require(pack, Scope::Write)?;
     let expect = expected_version(&state, &headers, pack, id, &name).await?;
     let target = Target {
@@ -86,7 +86,7 @@ async fn expected_version(
         (None, false) => {
             return Err(Problem::new(
                 StatusCode::PRECONDITION_REQUIRED,
-                "precondition-required",
+                ProblemCode::PreconditionRequired,
                 format!(
                     "moving label `{name}` needs `If-Match` with the ETag of the version it points at now (GET /v1/packs/{pack}/prompts/{id}?label={name}), or `If-None-Match: *` to create it"
                 ),
@@ -94,7 +94,7 @@ async fn expected_version(
         }
         (Some(_), true) => {
             return Err(Problem::bad_request(
-                "invalid-precondition",
+                ProblemCode::InvalidPrecondition,
                 "send `If-Match` or `If-None-Match: *`, not both",
             ));
         }
@@ -136,8 +136,12 @@ fn precondition_failed(
             "label `{name}` of `{id}` in pack `{pack}` points at no version: create it with `If-None-Match: *`"
         ),
     };
-    Problem::new(StatusCode::PRECONDITION_FAILED, "conflict", detail)
-        .with_current(serde_json::json!(current.map(|(n, _)| n)))
+    Problem::new(
+        StatusCode::PRECONDITION_FAILED,
+        ProblemCode::Conflict,
+        detail,
+    )
+    .with_current(serde_json::json!(current.map(|(n, _)| n)))
 }
 
 /// `POST /v1/packs/{pack}/prompts/{id}/labels/{label}/rollback`.
@@ -162,10 +166,10 @@ fn precondition_failed(
 pub(crate) async fn rollback(
     State(state): State<AppState>,
     caller: Caller,
-    Path((pack, id, name)): Path<(String, String, String)>,
+    Path((pack, id, name)): Path<(PackName, PromptName, LabelName)>,
     request: Option<JsonBody<Option<Rollback>>>,
 ) -> Result<Json<crate::body::Move>, Problem> {
-    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     let reason = request
         .and_then(|JsonBody(r)| r)
         .map(|r| r.reason)
@@ -193,10 +197,10 @@ pub(crate) async fn rollback(
 pub(crate) async fn release(
     State(state): State<AppState>,
     caller: Caller,
-    Path(pack): Path<String>,
+    Path(pack): Path<PackName>,
     JsonBody(request): JsonBody<Release>,
 ) -> Result<Json<Moves>, Problem> {
-    let pack = pack_name(&pack)?;
+    let pack = pack.as_str();
     let (from, to) = (label(&request.from)?, label(&request.to)?);
     caller.require(pack, Scope::Write)?;
     let moves = state

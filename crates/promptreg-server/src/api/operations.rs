@@ -9,7 +9,7 @@ use utoipa_axum::routes;
 
 use crate::body::Health;
 use crate::extract::shown;
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemCode};
 use crate::serve::AppState;
 
 /// `GET /healthz`: the process answers.
@@ -56,7 +56,7 @@ pub(crate) async fn not_found(uri: axum::http::Uri) -> Problem {
     let path = shown(uri.path(), 200);
     Problem::new(
         StatusCode::NOT_FOUND,
-        "unknown-route",
+        ProblemCode::UnknownRoute,
         format!("no route {path}: the API is described at /v1/openapi.json"),
     )
 }
@@ -69,7 +69,7 @@ pub(crate) async fn method_not_allowed(
     let path = shown(uri.path(), 200);
     Problem::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method-not-allowed",
+        ProblemCode::MethodNotAllowed,
         format!("{path} does not take {method}: see /v1/openapi.json"),
     )
 }

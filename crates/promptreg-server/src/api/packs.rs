@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use super::conditional;
 use crate::auth::Caller;
 use crate::body::Moves;
-use crate::extract::{Path, label, pack_name};
+use crate::extract::{LabelName, PackName, Path};
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
 
@@ -73,9 +73,9 @@ pub(crate) async fn list_prompts(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    Path(pack): Path<String>,
+    Path(pack): Path<PackName>,
 ) -> Result<Response, Problem> {
-    let pack = pack_name(&pack)?;
+    let pack = pack.as_str();
     caller.require(pack, Scope::Read)?;
     let listing = state.cache.listing(pack).await?;
     Ok(conditional(&headers, &listing))
@@ -103,9 +103,9 @@ pub(crate) async fn get_bundle(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    Path((pack, name)): Path<(String, String)>,
+    Path((pack, name)): Path<(PackName, LabelName)>,
 ) -> Result<Response, Problem> {
-    let (pack, name) = (pack_name(&pack)?, label(&name)?);
+    let (pack, name) = (pack.as_str(), name.0);
     caller.require(pack, Scope::Read)?;
     let view = state.cache.label(pack, &name).await?;
     Ok(conditional(&headers, &view.bundle))
@@ -126,9 +126,9 @@ pub(crate) async fn get_bundle(
 pub(crate) async fn pack_history(
     State(state): State<AppState>,
     caller: Caller,
-    Path(pack): Path<String>,
+    Path(pack): Path<PackName>,
 ) -> Result<Json<Moves>, Problem> {
-    let pack = pack_name(&pack)?;
+    let pack = pack.as_str();
     caller.require(pack, Scope::Read)?;
     let moves = state.store.history(pack, None).await?;
     Ok(Json(Moves::of(&moves)))

@@ -16,8 +16,8 @@ use super::conditional;
 use crate::actions::save_version;
 use crate::auth::Caller;
 use crate::body::{Created, DiffResponse, Moves, NewVersion, VersionList, VersionSummary};
-use crate::extract::{JsonBody, Path, Query, label, pack_name, prompt_id};
-use crate::problem::{Problem, ProblemDetails};
+use crate::extract::{JsonBody, PackName, Path, PromptName, Query, label};
+use crate::problem::{Problem, ProblemCode, ProblemDetails};
 use crate::serve::AppState;
 
 /// Which version of a prompt: a label (default `production`) or a number.
@@ -35,11 +35,11 @@ impl Which {
     fn version(&self) -> Result<VersionRef, Problem> {
         match (&self.label, self.version) {
             (Some(_), Some(_)) => Err(Problem::bad_request(
-                "invalid-query",
+                ProblemCode::InvalidQuery,
                 "give `label` or `version`, not both",
             )),
             (_, Some(0)) => Err(Problem::bad_request(
-                "invalid-version",
+                ProblemCode::InvalidVersion,
                 "versions are numbered from 1",
             )),
             (_, Some(n)) => Ok(VersionRef::Number(n)),
@@ -72,10 +72,10 @@ pub(crate) async fn get_prompt(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     Query(which): Query<Which>,
 ) -> Result<Response, Problem> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     let version = which.version()?;
     caller.require(pack, Scope::Read)?;
     let cached = state.cache.version(pack, id, &version).await?;
@@ -100,9 +100,9 @@ pub(crate) async fn get_prompt(
 pub(crate) async fn list_versions(
     State(state): State<AppState>,
     caller: Caller,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
 ) -> Result<Json<VersionList>, Problem> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     caller.require(pack, Scope::Read)?;
     let versions = state.store.log(pack, id).await?;
     Ok(Json(VersionList {
@@ -136,10 +136,10 @@ pub(crate) async fn list_versions(
 pub(crate) async fn create_version(
     State(state): State<AppState>,
     caller: Caller,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     JsonBody(new): JsonBody<NewVersion>,
 ) -> Result<Response, Problem> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     let created = save_version(&state, &caller, pack, id, new.files, &new.message).await?;
     if created.change == Change::Unchanged.as_str() {
         return Ok(Json(created).into_response());
@@ -171,9 +171,9 @@ pub(crate) async fn create_version(
 pub(crate) async fn prompt_history(
     State(state): State<AppState>,
     caller: Caller,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
 ) -> Result<Json<Moves>, Problem> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     caller.require(pack, Scope::Read)?;
     let moves = state.store.history(pack, Some(id)).await?;
     Ok(Json(Moves::of(&moves)))
@@ -211,10 +211,10 @@ pub(crate) struct DiffQuery {
 pub(crate) async fn diff(
     State(state): State<AppState>,
     caller: Caller,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     Query(query): Query<DiffQuery>,
 ) -> Result<Json<DiffResponse>, Problem> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     let from: VersionRef = query.from.parse()?;
     let to: VersionRef = query.to.parse()?;
     let locale = match &query.locale {

@@ -11,7 +11,7 @@ use crate::actions::explained;
 use crate::auth::Caller;
 use crate::body::{ExplainResponse, RenderRequest, RenderResponse};
 use crate::cache::Renderer;
-use crate::extract::{JsonBody, Path, label, pack_name, prompt_id};
+use crate::extract::{JsonBody, PackName, Path, PromptName, label};
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
 use promptreg::{Rendering, Traced};
@@ -54,10 +54,10 @@ async fn renderer_for(
 pub(crate) async fn render(
     State(state): State<AppState>,
     caller: Caller,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     JsonBody(request): JsonBody<RenderRequest>,
 ) -> Result<Json<RenderResponse>, Problem> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     caller.require(pack, Scope::Read)?;
     let (renderer, locale) = renderer_for(&state, pack, &request).await?;
     let id = id.to_owned();
@@ -138,10 +138,10 @@ fn locale_warnings(request: &RenderRequest, locale: &Locale) -> Vec<String> {
 pub(crate) async fn explain(
     State(state): State<AppState>,
     caller: Caller,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     JsonBody(request): JsonBody<RenderRequest>,
 ) -> Result<Json<ExplainResponse>, Problem> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     caller.require(pack, Scope::Read)?;
     let (renderer, locale) = renderer_for(&state, pack, &request).await?;
     let id = id.to_owned();

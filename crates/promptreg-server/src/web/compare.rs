@@ -14,8 +14,9 @@ use serde_json::Value;
 
 use super::diff::{self, Row};
 use super::packs::require_read;
+use super::page::Path;
 use super::page::{PageError, render};
-use crate::extract::{Path, Query, pack_name, prompt_id};
+use crate::extract::{PackName, PromptName, Query};
 use crate::serve::AppState;
 use promptreg_store::file_locale;
 
@@ -51,10 +52,10 @@ pub(crate) struct FileRows {
 /// `GET /packs/{pack}/prompts/{id}/compare?from=A&to=B&locale=L`.
 pub(crate) async fn show(
     State(state): State<AppState>,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     Query(which): Query<Which>,
 ) -> Result<Html<String>, PageError> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     require_read(pack)?;
     let latest = state
         .store

@@ -13,9 +13,10 @@ use serde::Serialize;
 use super::compare::compare_files;
 use super::form::{Fields, MAX_FIELD, too_large};
 use super::packs::require_read;
+use super::page::Path;
 use super::page::{PageError, require_write, see_other, visitor, with_status};
 use crate::actions::{prompt_file_path, save_version};
-use crate::extract::{Path, pack_name, prompt_id};
+use crate::extract::{PackName, PromptName};
 use crate::serve::AppState;
 
 /// The longest commit message accepted.
@@ -44,9 +45,9 @@ struct Finding {
 /// `GET /packs/{pack}/prompts/{id}/edit`.
 pub(crate) async fn show(
     State(state): State<AppState>,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
 ) -> Result<Response, PageError> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     require_read(pack)?;
     require_write(&caller()?, pack)?;
     let (base, files) = state
@@ -72,10 +73,10 @@ pub(crate) async fn show(
 /// `POST …/edit`: `action=check` or `action=save`.
 pub(crate) async fn submit(
     State(state): State<AppState>,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     fields: Fields,
 ) -> Result<Response, PageError> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     fields.check_csrf()?;
     require_write(&caller()?, pack)?;
     fields.check_sizes()?;

@@ -11,9 +11,10 @@ use serde::Deserialize;
 use super::compare::{FileRows, compare_files, version_ref};
 use super::form::Fields;
 use super::packs::require_read;
+use super::page::Path;
 use super::page::{PageError, render, require_write, see_other, visitor};
 use crate::actions::{self, Target};
-use crate::extract::{Path, Query, label, pack_name, prompt_id};
+use crate::extract::{LabelName, PackName, PromptName, Query};
 use crate::serve::AppState;
 
 /// The longest reason accepted.
@@ -66,10 +67,10 @@ async fn current(
 /// `GET …/labels/{label}/move?to=vN`: the confirmation.
 pub(crate) async fn confirm_move(
     State(state): State<AppState>,
-    Path((pack, id, name)): Path<(String, String, String)>,
+    Path((pack, id, name)): Path<(PackName, PromptName, LabelName)>,
     Query(to): Query<To>,
 ) -> Result<Html<String>, PageError> {
-    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     require_read(pack)?;
     may_move(&state, pack, &name).await?;
     let (target, new) = state.store.files(pack, id, &version_ref(&to.to)?).await?;
@@ -93,10 +94,10 @@ pub(crate) async fn confirm_move(
 /// `POST …/labels/{label}/move`: `to`, `expect` (`none` for a new label), `reason`.
 pub(crate) async fn publish(
     State(state): State<AppState>,
-    Path((pack, id, name)): Path<(String, String, String)>,
+    Path((pack, id, name)): Path<(PackName, PromptName, LabelName)>,
     fields: Fields,
 ) -> Result<Response, PageError> {
-    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     fields.check_csrf()?;
     let caller = may_move(&state, pack, &name).await?;
     let reason = reason(&fields)?;
@@ -121,9 +122,9 @@ pub(crate) async fn publish(
 /// `GET …/labels/{label}/rollback`: the confirmation.
 pub(crate) async fn confirm_rollback(
     State(state): State<AppState>,
-    Path((pack, id, name)): Path<(String, String, String)>,
+    Path((pack, id, name)): Path<(PackName, PromptName, LabelName)>,
 ) -> Result<Html<String>, PageError> {
-    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     require_read(pack)?;
     may_move(&state, pack, &name).await?;
     let back = state.store.rollback_target(pack, id, &name).await?;
@@ -158,10 +159,10 @@ fn changes(id: &str, now: Option<&(u64, PackFiles)>, to: &PackFiles) -> Vec<File
 /// `POST …/labels/{label}/rollback`.
 pub(crate) async fn roll_back(
     State(state): State<AppState>,
-    Path((pack, id, name)): Path<(String, String, String)>,
+    Path((pack, id, name)): Path<(PackName, PromptName, LabelName)>,
     fields: Fields,
 ) -> Result<Response, PageError> {
-    let (pack, id, name) = (pack_name(&pack)?, prompt_id(&id)?, label(&name)?);
+    let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     fields.check_csrf()?;
     let reason = reason(&fields)?;
     let caller = may_move(&state, pack, &name).await?;

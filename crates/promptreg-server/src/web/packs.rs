@@ -10,9 +10,10 @@ use promptreg_store::{Label, LabelMove, PACK_ENTRY, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::page::Path;
 use super::page::{PageError, render, visitor};
 use crate::cache::Cached;
-use crate::extract::{Path, Query, pack_name};
+use crate::extract::{PackName, Query};
 use crate::serve::AppState;
 
 /// A cached JSON document, read back.
@@ -59,10 +60,10 @@ struct Row {
 /// its first `-`.
 pub(crate) async fn prompts(
     State(state): State<AppState>,
-    Path(pack): Path<String>,
+    Path(pack): Path<PackName>,
     Query(filter): Query<Filter>,
 ) -> Result<Html<String>, PageError> {
-    let pack = pack_name(&pack)?;
+    let pack = pack.as_str();
     require_read(pack)?;
     let listing = json(&*state.cache.listing(pack).await?);
     let latest = state.cache.label(pack, &Label::latest()).await?;
@@ -186,9 +187,9 @@ impl HistoryRow {
 /// of one release are one row that expands.
 pub(crate) async fn history(
     State(state): State<AppState>,
-    Path(pack): Path<String>,
+    Path(pack): Path<PackName>,
 ) -> Result<Html<String>, PageError> {
-    let pack = pack_name(&pack)?;
+    let pack = pack.as_str();
     require_read(pack)?;
     let moves = state.store.history(pack, None).await?;
     let rows = grouped_by_release(moves.iter().rev());

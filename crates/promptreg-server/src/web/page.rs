@@ -8,6 +8,9 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use minijinja::{AutoEscape, Environment, Value, context};
 
+use axum::extract::FromRequestParts;
+use axum::extract::rejection::PathRejection;
+
 use crate::auth::Caller;
 use crate::problem::Problem;
 
@@ -113,6 +116,18 @@ impl PageError {
             StatusCode::FORBIDDEN,
             format!("This key may only read: {detail}"),
         )
+    }
+}
+
+/// Path parameters of a page; a name that breaks its rules is an error
+/// page, as any other refusal of a page is.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(PageError))]
+pub(crate) struct Path<T>(pub(crate) T);
+
+impl From<PathRejection> for PageError {
+    fn from(rejection: PathRejection) -> PageError {
+        Problem::from(rejection).into()
     }
 }
 

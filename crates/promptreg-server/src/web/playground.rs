@@ -15,11 +15,12 @@ use serde::{Deserialize, Serialize};
 use super::compare::{pack_with, version_ref};
 use super::form::{MAX_FIELD, too_large};
 use super::packs::require_read;
+use super::page::Path;
 use super::page::{PageError, render};
 use crate::actions::explained;
 use crate::body::RenderRequest;
-use crate::extract::{Path, Query, pack_name, prompt_id};
-use crate::problem::Problem;
+use crate::extract::{PackName, PromptName, Query};
+use crate::problem::{Problem, ProblemCode};
 use crate::serve::AppState;
 
 /// The playground's fields.
@@ -51,10 +52,10 @@ struct MessageView {
 /// `GET /packs/{pack}/prompts/{id}/playground?at=A&locale=L`.
 pub(crate) async fn show(
     State(state): State<AppState>,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     Query(input): Query<Input>,
 ) -> Result<Html<String>, PageError> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     require_read(pack)?;
     let at = input
         .at
@@ -207,13 +208,13 @@ fn run(
 ) -> Result<Traced, Problem> {
     let context: serde_json::Value = serde_json::from_str(context).map_err(|e| {
         Problem::bad_request(
-            "invalid-context",
+            ProblemCode::InvalidContext,
             format!("Context (JSON) is not valid JSON: {e}"),
         )
     })?;
     let history: BTreeMap<String, Vec<Message>> = serde_json::from_str(history).map_err(|e| {
         Problem::bad_request(
-            "invalid-history",
+            ProblemCode::InvalidHistory,
             format!("History (JSON) must map each placeholder to a list of {{\"role\", \"content\"}} messages: {e}"),
         )
     })?;

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::locales;
 use super::packs::require_read;
+use super::page::Path;
 use super::page::{PageError, render, visitor};
-use crate::extract::{Path, Query, pack_name, prompt_id};
+use crate::extract::{PackName, PromptName, Query};
 use crate::serve::AppState;
 
 /// What the page shows besides the prompt: typed-in locales, and the
@@ -52,10 +53,10 @@ pub(crate) struct LabelRow {
 /// `GET /packs/{pack}/prompts/{id}`.
 pub(crate) async fn show(
     State(state): State<AppState>,
-    Path((pack, id)): Path<(String, String)>,
+    Path((pack, id)): Path<(PackName, PromptName)>,
     Query(shown): Query<Shown>,
 ) -> Result<Html<String>, PageError> {
-    let (pack, id) = (pack_name(&pack)?, prompt_id(&id)?);
+    let (pack, id) = (pack.as_str(), id.as_str());
     require_read(pack)?;
     let log = state.store.log(pack, id).await?;
     // Newest first, as `store log` lists them.
