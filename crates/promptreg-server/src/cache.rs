@@ -47,8 +47,25 @@ impl Cached {
     }
 }
 
-/// A label's pack installed in a registry, to render from.
-pub(crate) type Renderer = Arc<(Pack, PromptRegistry)>;
+/// A pack installed in a registry of its own, to render from.
+pub(crate) struct Installed {
+    /// The pack, as loaded from the label's files.
+    pub(crate) pack: Pack,
+    /// A registry holding only that pack.
+    pub(crate) registry: PromptRegistry,
+}
+
+impl Installed {
+    /// `pack`, installed in a new registry.
+    pub(crate) fn new(pack: Pack) -> Result<Installed, promptreg::Error> {
+        let registry = PromptRegistry::new();
+        pack.install(&registry)?;
+        Ok(Installed { pack, registry })
+    }
+}
+
+/// A label's pack installed, shared by the requests that render from it.
+pub(crate) type Renderer = Arc<Installed>;
 
 /// One label of a pack, read in one consistent query.
 pub(crate) struct LabelView {
@@ -98,9 +115,7 @@ impl LabelView {
             .map(|(p, b)| (p.to_owned(), b.to_vec()))
             .collect();
         let pack = files.to_pack(PathBuf::from(&self.origin))?;
-        let registry = PromptRegistry::new();
-        pack.install(&registry).map_err(Problem::from)?;
-        Ok(Arc::new((pack, registry)))
+        Ok(Arc::new(Installed::new(pack)?))
     }
 }
 
@@ -109,7 +124,7 @@ fn kind(renderer: Option<&Renderer>, id: &str) -> Option<String> {
     if id == PACK_ENTRY {
         return Some("pack".to_owned());
     }
-    let prompt = renderer?.0.prompt(id)?;
+    let prompt = renderer?.pack.prompt(id)?;
     let template = prompt
         .default_prompt()
         .is_some_and(|p| p.body().is_template());

@@ -28,7 +28,7 @@ async fn renderer_for(
     let renderer = view.renderer_in(&state.heavy).await?;
     let locale = match &request.locale {
         Some(tag) => Locale::parse(tag)?,
-        None => renderer.0.default_locale().clone(),
+        None => renderer.pack.default_locale().clone(),
     };
     Ok((renderer, locale))
 }
@@ -65,7 +65,7 @@ pub(crate) async fn render(
     // context: it runs off the async workers too.
     state
         .heavy
-        .run(move || rendered(&renderer.1, id, request, locale))
+        .run(move || rendered(&renderer.registry, id, request, locale))
         .await?
         .map(Json)
 }
@@ -148,7 +148,7 @@ pub(crate) async fn explain(
     state
         .heavy
         .run(move || {
-            let rendered = match explained(&renderer.1, &id, &request, &locale)? {
+            let rendered = match explained(&renderer.registry, &id, &request, &locale)? {
                 Traced::Chat(chat) => serde_json::to_value(&chat),
                 Traced::Text(text) => serde_json::to_value(&text),
             };

@@ -73,7 +73,7 @@ pub(crate) async fn prompts(
         .into_iter()
         .flatten()
         .filter(|p| p["id"] != PACK_ENTRY)
-        .map(|p| row(p, &renderer.0))
+        .map(|p| row(p, &renderer.pack))
         .filter(|r| filter.keeps(r))
         .collect();
     let mut groups: BTreeMap<String, Vec<Row>> = BTreeMap::new();

@@ -19,6 +19,7 @@ use super::page::Path;
 use super::page::{PageError, render};
 use crate::actions::explained;
 use crate::body::RenderRequest;
+use crate::cache::{Installed, Renderer};
 use crate::extract::{PackName, PromptName, Query};
 use crate::problem::{Problem, ProblemCode};
 use crate::serve::AppState;
@@ -75,7 +76,7 @@ pub(crate) async fn show(
         }
     }
     let renderer = renderer_at(&state, pack, id, &at).await?;
-    let pack_files = &renderer.0;
+    let pack_files = &renderer.pack;
     let context_text = match &input.context {
         Some(text) => text.clone(),
         None => starting_context(pack_files.prompt(id).map_or(&[][..], |p| p.variables())),
@@ -100,7 +101,7 @@ pub(crate) async fn show(
         .heavy
         .run(move || {
             let (renderer, id, locale, (context, history)) = job;
-            run(&renderer.1, &id, &locale, &context, &history)
+            run(&renderer.registry, &id, &locale, &context, &history)
         })
         .await
         .and_then(|outcome| outcome);
@@ -235,7 +236,7 @@ async fn renderer_at(
     pack: &str,
     id: &str,
     at: &str,
-) -> Result<Arc<(Pack, PromptRegistry)>, PageError> {
+) -> Result<Renderer, PageError> {
     match version_ref(at)? {
         VersionRef::Label(label) => Ok(state
             .cache
@@ -246,9 +247,7 @@ async fn renderer_at(
         number => {
             let (_, files) = state.store.files(pack, id, &number).await?;
             let built = pack_with(state, pack, id, &files).await?;
-            let registry = PromptRegistry::new();
-            built.install(&registry)?;
-            Ok(Arc::new((built, registry)))
+            Ok(Arc::new(Installed::new(built)?))
         }
     }
 }

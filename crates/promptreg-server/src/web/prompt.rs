@@ -80,7 +80,7 @@ pub(crate) async fn show(
     let labels = label_rows(&log, &protected, &history, latest, pack);
     let view = state.cache.label(pack, &Label::latest()).await?;
     let renderer = view.renderer_in(&state.heavy).await?;
-    let (pack_files, registry) = (&renderer.0, &renderer.1);
+    let (pack_files, registry) = (&renderer.pack, &renderer.registry);
     let prompt = pack_files.prompt(id);
     let matrix = prompt
         .map(|_| locales::matrix(pack_files, registry, id, &shown.locales))
