@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compose::{LookupStep, Part};
+use crate::compose::Part;
 use crate::id::PromptId;
 use crate::json_object::JsonObject;
 use crate::locale::Locale;
+use crate::locale_match::LookupStep;
 use crate::renderer::{IntoRenderer, Renderer};
 
 /// The role of a chat message: one of the four every provider knows, or

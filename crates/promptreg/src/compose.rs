@@ -20,6 +20,7 @@ use crate::id::PromptId;
 use crate::json_object::JsonObject;
 use crate::layer::{LayerChoice, LayerPart};
 use crate::locale::Locale;
+use crate::locale_match::{LocaleMatch, LocaleStep, LookupStep};
 use crate::provenance::Provenance;
 use crate::renderer::{Failure, RenderCx, Renderer, trimmed_range};
 
@@ -32,50 +33,6 @@ const SEPARATOR: &str = "\n\n";
 pub(crate) struct Appender {
     pub(crate) seq: u64,
     pub(crate) renderer: Renderer,
-}
-
-/// Which step of locale matching found a locale variant (an override of
-/// the body or a translation of a pinned block).
-///
-/// The steps, in the order a render tries them: the render locale itself,
-/// its CLDR parents ([`Locale::chain`]), a variant of the same language and
-/// script ([`Locale::language_script`]), the fallback locale and its
-/// parents. When none matches, the default is used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum LocaleStep {
-    /// The render locale itself (`ja-JP` for `ja-JP`).
-    Exact,
-    /// A CLDR parent of the render locale (`ja` for `ja-JP`, `zh-Hant`
-    /// for `zh-TW`).
-    Parent,
-    /// A variant of the same language and script (`zh-TW` for `zh-HK`,
-    /// `pt-BR` for `pt-PT`).
-    SameScript,
-    /// The fallback locale or one of its CLDR parents.
-    Fallback,
-}
-
-impl fmt::Display for LocaleStep {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            LocaleStep::Exact => "the render locale",
-            LocaleStep::Parent => "a CLDR parent of the render locale",
-            LocaleStep::SameScript => "the same language and script as the render locale",
-            LocaleStep::Fallback => "the fallback locale",
-        })
-    }
-}
-
-/// The locale variant a pinned block was translated by, and how it was
-/// matched.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LocaleMatch {
-    /// The locale the translation was registered for.
-    pub locale: Locale,
-    /// The step of locale matching that found it.
-    pub step: LocaleStep,
 }
 
 /// Which part of a prompt a piece of text came from.
@@ -177,60 +134,6 @@ pub struct Part {
     /// variants the locale picked), in the order first included.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub snippets: Vec<std::path::PathBuf>,
-}
-
-/// One step of locale matching, in the order a render tries them: a key
-/// variants are looked up under and the step it belongs to. The
-/// same-script step's key is the language and script (`zh-Hant`): any
-/// variant of that script matches it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct LookupStep {
-    /// The locale key, or the language and script for the same-script step.
-    pub key: String,
-    /// Which step it is.
-    pub step: LocaleStep,
-}
-
-/// The steps of locale matching for `locale`, with `fallback` as the
-/// fallback locale: its chain, its language and script, then the fallback
-/// locale's chain (keys already tried left out).
-pub(crate) fn lookup(locale: &Locale, fallback: &Locale) -> Vec<LookupStep> {
-    let step = |key: &str, step| LookupStep {
-        key: key.to_owned(),
-        step,
-    };
-    let mut steps: Vec<LookupStep> = locale
-        .chain()
-        .enumerate()
-        .map(|(i, key)| match i {
-            0 => step(key, LocaleStep::Exact),
-            _ => step(key, LocaleStep::Parent),
-        })
-        .collect();
-    if let Some(script) = locale.language_script() {
-        steps.push(step(script, LocaleStep::SameScript));
-    }
-    for key in fallback.chain() {
-        if !locale.chain().any(|own| own == key) {
-            steps.push(step(key, LocaleStep::Fallback));
-        }
-    }
-    steps
-}
-
-/// How a render finds its body for one locale, from
-/// [`Snapshot::locale_lookup`](crate::Snapshot::locale_lookup): the steps
-/// of locale matching and the variant they find.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct LocaleLookup {
-    /// The locale asked for.
-    pub locale: Locale,
-    /// The steps of locale matching, in the order they are tried.
-    pub steps: Vec<LookupStep>,
-    /// The locale variant found, and at which step; `None`: the default.
-    pub matched: Option<LocaleMatch>,
 }
 
 /// A rendered prompt with the provenance of every part, from

@@ -350,6 +350,7 @@ mod id;
 mod json_object;
 mod layer;
 mod locale;
+mod locale_match;
 mod prompt;
 mod provenance;
 mod registry;
@@ -380,6 +381,8 @@ mod snippet;
 mod sources;
 #[cfg(feature = "templates")]
 mod template;
+#[cfg(feature = "templates")]
+mod template_tags;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
@@ -393,7 +396,7 @@ pub use chat::{
     BUILT_IN_ROLES, Chat, Message, MessageSource, RenderedChat, RenderedMessage, Role,
     messages_as_text,
 };
-pub use compose::{LocaleLookup, LocaleMatch, LocaleStep, LookupStep, Origin, Part, Rendered};
+pub use compose::{Origin, Part, Rendered};
 pub use diagnostic::{
     Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,
     abbreviate, printable,
@@ -402,6 +405,7 @@ pub use error::{Error, ErrorKind};
 pub use id::{MAX_ID_LEN, PromptId};
 pub use json_object::JsonObject;
 pub use locale::{IntoLocale, Locale};
+pub use locale_match::{LocaleLookup, LocaleMatch, LocaleStep, LookupStep};
 pub use prompt::{Pin, Prompt};
 pub use provenance::{Provenance, Setting, SourceKind};
 pub use registry::PromptRegistry;

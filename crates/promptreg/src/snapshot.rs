@@ -11,13 +11,14 @@ use serde::Serialize;
 
 use crate::Map;
 use crate::chat::{Chat, Item, Message, MessageSource, RenderedChat, RenderedMessage, Role};
-use crate::compose::{self, Appender, LocaleStep, Matched, Part, Pins, Plan, Rendered, Slot};
+use crate::compose::{self, Appender, Matched, Part, Pins, Plan, Rendered, Slot};
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
 use crate::json_object::JsonObject;
 use crate::layer::{Layer, LayerChoice};
 use crate::locale::{IntoLocale, Locale};
+use crate::locale_match::{self, LocaleStep, match_locale, script_index};
 use crate::prompt::{Pin, Prompt};
 use crate::provenance::Provenance;
 use crate::renderer::{RenderCx, Renderer};
@@ -157,68 +158,6 @@ impl Entry {
         self.by_script = script_index(locales);
         self.scripts_stale = false;
     }
-}
-
-/// The same-script step of locale matching, as data: the locale keys of
-/// `locales` by language and script (`zh-Hant`), likeliest region first,
-/// then by tag. Computed when variants are set, so a render only looks it
-/// up.
-pub(crate) fn script_index<'a>(
-    locales: impl IntoIterator<Item = &'a Locale>,
-) -> Map<Box<str>, Box<[Box<str>]>> {
-    let mut groups: Map<Box<str>, Vec<&Locale>> = Map::default();
-    for locale in locales {
-        if let Some(script) = locale.language_script() {
-            groups.entry(script.into()).or_default().push(locale);
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(script, mut locales)| {
-            locales.sort_by(|a, b| {
-                (!a.has_likely_region(), a.key()).cmp(&(!b.has_likely_region(), b.key()))
-            });
-            let mut keys: Vec<Box<str>> = locales.iter().map(|l| l.key().into()).collect();
-            keys.dedup();
-            (script, keys.into_boxed_slice())
-        })
-        .collect()
-}
-
-/// Locale matching: the first variant `get` finds for a render in
-/// `locale`, with the step that found it: the render locale, its CLDR
-/// parents, variants of the same language and script (`by_script`, from
-/// [`script_index`]), the `fallback` locale's chain. Prompts, their pins
-/// and model settings, and a pack's snippets all match this way. Plain
-/// loops: this runs on every render.
-#[inline]
-pub(crate) fn match_locale<T>(
-    locale: &Locale,
-    fallback: &Locale,
-    by_script: &Map<Box<str>, Box<[Box<str>]>>,
-    get: impl Fn(&str) -> Option<T>,
-) -> Option<(T, LocaleStep)> {
-    for (i, key) in locale.chain().enumerate() {
-        if let Some(found) = get(key) {
-            let step = if i == 0 {
-                LocaleStep::Exact
-            } else {
-                LocaleStep::Parent
-            };
-            return Some((found, step));
-        }
-    }
-    let same_script = locale
-        .language_script()
-        .and_then(|script| by_script.get(script));
-    for key in same_script.into_iter().flat_map(|keys| keys.iter()) {
-        if let Some(found) = get(key) {
-            return Some((found, LocaleStep::SameScript));
-        }
-    }
-    fallback
-        .chain()
-        .find_map(|key| Some((get(key)?, LocaleStep::Fallback)))
 }
 
 // Read side.
@@ -414,7 +353,7 @@ impl Snapshot {
             text,
             model: self.model_of(entry, &locale).cloned(),
             metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
-            lookup: compose::lookup(&locale, &self.fallback),
+            lookup: locale_match::lookup(&locale, &self.fallback),
             locale,
             parts,
         })
@@ -615,7 +554,7 @@ impl Snapshot {
             messages,
             model: self.model_of(entry, &locale).cloned(),
             metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
-            lookup: compose::lookup(&locale, &self.fallback),
+            lookup: locale_match::lookup(&locale, &self.fallback),
             locale,
         })
     }
@@ -672,17 +611,17 @@ impl Snapshot {
         &self,
         id: &str,
         locale: impl IntoLocale,
-    ) -> Result<compose::LocaleLookup, Error> {
+    ) -> Result<locale_match::LocaleLookup, Error> {
         let locale = locale.into_locale()?;
         let (_, entry) = self.lookup(id)?;
         let matched = self
             .find(entry, &locale, |key| entry.overrides.get(key))
-            .map(|(variant, step)| compose::LocaleMatch {
+            .map(|(variant, step)| locale_match::LocaleMatch {
                 locale: variant.locale.clone(),
                 step,
             });
-        Ok(compose::LocaleLookup {
-            steps: compose::lookup(&locale, &self.fallback),
+        Ok(locale_match::LocaleLookup {
+            steps: locale_match::lookup(&locale, &self.fallback),
             locale,
             matched,
         })

@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 use crate::Map;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
 use crate::locale::Locale;
-use crate::snapshot::{match_locale, script_index};
+use crate::locale_match::{match_locale, script_index};
 use crate::suggest;
+use crate::template_tags::{Include, includes_of};
 
 /// The folder of snippets inside a pack.
 pub const SNIPPETS_DIR: &str = "snippets";
@@ -338,51 +339,6 @@ pub(crate) fn name_problem(name: &str) -> Option<&'static str> {
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     (!valid).then_some("a name has letters, digits, `-`, `_` and `.` only")
-}
-
-/// An `include` (or `import`, `from`, `extends`) tag of a template.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Include {
-    /// The tag's keyword.
-    pub(crate) keyword: &'static str,
-    /// The name, when it is one quoted string.
-    pub(crate) name: Option<String>,
-    /// The tag, in the source.
-    pub(crate) span: Range<usize>,
-}
-
-/// Every tag of `source` that loads another template, outside comments,
-/// `raw` blocks and string literals.
-pub(crate) fn includes_of(source: &str) -> Vec<Include> {
-    crate::template::statement_tags(source)
-        .filter_map(|(content, span)| {
-            let content = content.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
-            let (word, rest) = content
-                .split_once(char::is_whitespace)
-                .unwrap_or((content, ""));
-            let keyword = ["include", "import", "from", "extends"]
-                .into_iter()
-                .find(|k| *k == word)?;
-            Some(Include {
-                keyword,
-                name: literal_name(rest.trim()),
-                span,
-            })
-        })
-        .collect()
-}
-
-/// The name of `"name"` or `'name'`, optionally followed by the
-/// modifiers an include takes; `None` for anything computed.
-fn literal_name(rest: &str) -> Option<String> {
-    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-    let end = rest[1..].find(quote)? + 1;
-    let name = &rest[1..end];
-    let modifiers = rest[end + 1..].split_whitespace();
-    modifiers
-        .into_iter()
-        .all(|w| matches!(w, "ignore" | "missing" | "with" | "without" | "context"))
-        .then(|| name.to_owned())
 }
 
 thread_local! {

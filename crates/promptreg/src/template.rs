@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,6 +20,7 @@ use minijinja::{AutoEscape, Environment, ErrorKind as TemplateErrorKind, Undefin
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
 use crate::locale::Locale;
 use crate::snippet::{self, RenderLocales, Snippets};
+use crate::template_tags::{self, includes_of};
 
 /// The most instructions one render of a template may run; a runaway loop
 /// stops with an error instead of hanging the caller.
@@ -249,7 +249,7 @@ impl Template {
     fn first_use(&self, name: &str) -> Option<Position> {
         let template = self.env.get_template(NAME).ok()?;
         let source = template.source();
-        let at = first_use(source, name)?;
+        let at = template_tags::first_use(source, name)?;
         let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
         Some(Position {
             line: source[..at].matches('\n').count() + 1 + self.line_offset,
@@ -422,7 +422,7 @@ fn add_snippets(
     {
         return Err(problem);
     }
-    let includes = snippet::includes_of(source);
+    let includes = includes_of(source);
     let reachable = snippets.reachable(&includes);
     let mut held = BTreeMap::new();
     for (name, file) in snippets.files_named(&reachable) {
@@ -441,7 +441,7 @@ fn add_snippets(
 /// Outside a pack's prompt files nothing can be included: the first
 /// include tag is an error.
 fn no_includes(path: &Path, source: &str, line_offset: usize) -> Result<(), Diagnostic> {
-    let Some(include) = snippet::includes_of(source).into_iter().next() else {
+    let Some(include) = includes_of(source).into_iter().next() else {
         return Ok(());
     };
     let lines = LineIndex::new(source);
@@ -476,121 +476,6 @@ fn innermost(e: &minijinja::Error) -> &minijinja::Error {
         }
     }
     current
-}
-
-/// Every `{% %}` tag of `source` outside comments and `raw` blocks: its
-/// content and its span.
-pub(crate) fn statement_tags(source: &str) -> impl Iterator<Item = (&str, Range<usize>)> {
-    tags(source, "")
-        .filter(|tag| tag.statement && !is_raw(tag.content))
-        .map(|tag| (tag.content, tag.span))
-}
-
-/// The byte offset of the first read of variable `name` in `source`: an
-/// identifier inside `{{ }}` or `{% %}`, outside string literals, comments
-/// and `raw` blocks, and not an attribute (`x.name`).
-fn first_use(source: &str, name: &str) -> Option<usize> {
-    tags(source, name).find_map(|tag| tag.read_at)
-}
-
-/// A `{{ }}` or `{% %}` tag of a template.
-struct Tag<'a> {
-    content: &'a str,
-    span: Range<usize>,
-    /// `{% %}` rather than `{{ }}`.
-    statement: bool,
-    /// Where the variable looked for is read in the tag, if it is.
-    read_at: Option<usize>,
-}
-
-/// Every `{{ }}` and `{% %}` tag of `source`, skipping comments and the
-/// inside of `raw` blocks, each with where `name` is read in it.
-fn tags<'a>(source: &'a str, name: &'a str) -> impl Iterator<Item = Tag<'a>> {
-    let mut rest = 0;
-    std::iter::from_fn(move || {
-        while let Some(found) = source[rest..].find('{') {
-            let open = rest + found;
-            let tag = &source[open..];
-            let close = if tag.starts_with("{{") {
-                "}}"
-            } else if tag.starts_with("{%") {
-                "%}"
-            } else if tag.starts_with("{#") {
-                rest = open + tag.find("#}").map_or(tag.len(), |i| i + 2);
-                continue;
-            } else {
-                rest = open + 1;
-                continue;
-            };
-            let (end, read_at) = scan_tag(source, open + 2, close, name);
-            rest = end;
-            let content = source
-                .get(open + 2..end.saturating_sub(2))
-                .unwrap_or_default();
-            let statement = close == "%}";
-            if statement && is_raw(content) {
-                rest = source[rest..]
-                    .find("endraw")
-                    .map_or(source.len(), |i| rest + i);
-            }
-            return Some(Tag {
-                content,
-                span: open..end,
-                statement,
-                read_at,
-            });
-        }
-        None
-    })
-}
-
-/// Scans one tag from `start` to its `close`: where the tag ends and where
-/// `name` is read in it, if it is.
-fn scan_tag(source: &str, start: usize, close: &str, name: &str) -> (usize, Option<usize>) {
-    let bytes = source.as_bytes();
-    let mut i = start;
-    let mut quote: Option<u8> = None;
-    let mut after_dot = false;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if let Some(q) = quote {
-            match b {
-                b'\\' => i += 1,
-                _ if b == q => quote = None,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
-        if bytes[i..].starts_with(close.as_bytes()) {
-            return (i + close.len(), None);
-        }
-        if b == b'"' || b == b'\'' {
-            quote = Some(b);
-            after_dot = false;
-        } else if b == b'_' || b.is_ascii_alphabetic() {
-            let len = source[i..]
-                .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
-                .unwrap_or(source.len() - i);
-            if !after_dot && &source[i..i + len] == name {
-                return (i + len, Some(i));
-            }
-            i += len;
-            after_dot = false;
-            continue;
-        } else if b == b'.' {
-            after_dot = true;
-        } else if !b.is_ascii_whitespace() {
-            after_dot = false;
-        }
-        i += 1;
-    }
-    (bytes.len(), None)
-}
-
-/// Whether a `{% %}` tag's content opens a `raw` block.
-fn is_raw(content: &str) -> bool {
-    content.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace()) == "raw"
 }
 
 impl Variable {
@@ -949,12 +834,5 @@ mod tests {
             .collect();
         assert_eq!(persona.len(), 1);
         assert_eq!(persona[0].position, Some(Position { line: 9, column: 6 }));
-    }
-
-    #[test]
-    fn first_use_skips_non_ascii_text_and_unclosed_tags() {
-        assert_eq!(first_use("名前 {{ 名前 }} {{ name }}", "name"), Some(23));
-        assert_eq!(first_use("{{ \"é", "name"), None);
-        assert_eq!(first_use("{% raw", "name"), None);
     }
 }
