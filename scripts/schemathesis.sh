@@ -38,7 +38,9 @@ cleanup() {
 trap cleanup EXIT
 
 db="$work/promptreg.db"
-common=(--database "$db" --home "$work" --cwd "")
+common=(--database "$db")
+# Nothing here reads a home directory; this one keeps it out of the real one.
+export HOME="$work"
 "$promptreg" store push examples/goal-agent "${common[@]}" -m "schemathesis" >/dev/null
 "$promptreg" store release latest production "${common[@]}" >/dev/null
 key=$("$promptreg" keys create schemathesis --scope admin --admin "${common[@]}" | grep '^prk_')
