@@ -7,7 +7,7 @@ use clap_complete::ArgValueCandidates;
 
 use crate::complete;
 
-use crate::session::parse_size;
+use crate::options::parse_size;
 
 /// List, render and explain the prompts of an application built on
 /// promptreg, and check its users' configuration.

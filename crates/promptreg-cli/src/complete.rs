@@ -13,7 +13,7 @@ use promptreg::config::Mode;
 use promptreg::pack::Pack;
 
 use crate::cli::Cli;
-use crate::session::find_pack;
+use crate::options::find_pack;
 
 /// The variable the shell sets when it asks for completions.
 const VAR: &str = "COMPLETE";

@@ -9,9 +9,9 @@ use clap::Parser;
 mod cli;
 mod commands;
 mod complete;
+mod options;
 mod report;
-mod server;
-mod session;
+mod server_client;
 mod style;
 
 fn main() -> ExitCode {

@@ -308,6 +308,7 @@
 //! | `schema` | off | [`config::settings_schema`], the JSON Schema of the settings file | `schemars`; `config` |
 //! | `watch` | off | `PromptRegistry::watch`: follow the user's files and the packs installed from folders | `notify`; `config` |
 //! | `testing` | off | `promptreg::testing`: run a pack's prompt tests against a registry | `regex`, `similar`; `packs` |
+//! | `remote` | off | `PromptRegistry::follow`: follow a label of a pack on a `promptreg serve` server, offline first, on a thread of its own | `ureq`, `sha2`, `serde_json`; `packs` |
 //!
 //! The default is what most hosts use: a pack and its users'
 //! configuration. A host that declares every prompt in code builds with

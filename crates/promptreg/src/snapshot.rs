@@ -371,7 +371,7 @@ impl Snapshot {
         let Body::Text(body) = body else {
             return Err(chat_as_text(id, locale));
         };
-        let plan = self.plan(id, entry, locale, (slot, body), true, true);
+        let plan = self.plan(id, entry, locale, (slot, body), With::EVERYTHING);
         with_cx(ctx, locale, &self.fallback, |cx| {
             compose::compose(id, &plan, cx, trace)
         })
@@ -387,14 +387,13 @@ impl Snapshot {
         entry: &'a Entry,
         locale: &'a Locale,
         body: (Slot<'a>, &'a Renderer),
-        user: bool,
-        attached: bool,
+        with: With,
     ) -> Plan<'a> {
-        let user = match user {
+        let user = match with.user_block {
             true => self.user_choice(id, locale),
             false => None,
         };
-        if !attached {
+        if !with.rules {
             return Plan {
                 head: Pins::Default(&[]),
                 pins_provenance: None,
@@ -449,7 +448,7 @@ impl Snapshot {
             Body::Chat(chat) => chat,
             Body::Text(text) => {
                 check_history(id, None, history)?;
-                let plan = self.plan(id, entry, locale, (slot, text), true, true);
+                let plan = self.plan(id, entry, locale, (slot, text), With::EVERYTHING);
                 let mut parts = Vec::new();
                 let content = with_cx(ctx, locale, &self.fallback, |cx| {
                     compose::compose(id, &plan, cx, trace.then_some(&mut parts))
@@ -481,8 +480,11 @@ impl Snapshot {
                         continue;
                     }
                 };
-                let (user, attached) = (Some(at) == user_target, Some(at) == attached);
-                let plan = self.plan(id, entry, locale, (slot, content), user, attached);
+                let with = With {
+                    user_block: Some(at) == user_target,
+                    rules: Some(at) == attached,
+                };
+                let plan = self.plan(id, entry, locale, (slot, content), with);
                 let mut parts = Vec::new();
                 let content = compose::compose(id, &plan, cx, trace.then_some(&mut parts))?;
                 // A message that renders blank is left out, as a blank part is.
@@ -1088,6 +1090,23 @@ fn chat_as_text(id: &PromptId, locale: &Locale) -> Error {
     .with_suggestion(
         "render its messages with `render_messages`, or ask for role-headed text with `render_chat_as_text`",
     )
+}
+
+/// What a body is composed with: the user's block, and the rules (pinned
+/// blocks and appenders). A text prompt takes both; in a chat prompt, each
+/// goes to one message.
+#[derive(Clone, Copy)]
+struct With {
+    user_block: bool,
+    rules: bool,
+}
+
+impl With {
+    /// A text prompt's body: the user's block and every rule.
+    const EVERYTHING: With = With {
+        user_block: true,
+        rules: true,
+    };
 }
 
 /// Every history passed is for a placeholder `chat` declares.

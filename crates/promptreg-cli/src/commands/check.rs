@@ -9,12 +9,12 @@ use serde_json::json;
 
 use super::Output;
 use crate::cli::CheckArgs;
+use crate::options::Session;
 use crate::report::{self, FINDINGS, Failure};
-use crate::session::Session;
 
 pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
     let dir = session.pack_dir()?;
-    crate::session::ensure_pack(&dir)?;
+    crate::options::ensure_pack(&dir)?;
     let (pack, mut diagnostics) = Pack::load_with_diagnostics(&dir);
     if let Some(pack) = pack {
         diagnostics.extend(registry_problems(session, &pack)?);

@@ -5,8 +5,8 @@ use similar::TextDiff;
 
 use super::Output;
 use crate::cli::DiffArgs;
+use crate::options::{Session, read_context};
 use crate::report::Failure;
-use crate::session::{Session, read_context};
 use crate::style::Paint;
 
 pub fn run(session: &Session, args: &DiffArgs) -> Result<Output, Failure> {

@@ -12,8 +12,8 @@ use promptreg::{
 
 use super::Output;
 use crate::cli::RenderArgs;
+use crate::options::{Session, read_context, read_history};
 use crate::report::Failure;
-use crate::session::{Session, read_context, read_history};
 use crate::style::Paint;
 
 /// What every part's account needs of the render: its locale and the

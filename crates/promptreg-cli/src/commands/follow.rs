@@ -12,8 +12,8 @@ use serde_json::json;
 use super::Output;
 use super::render::{Request, show};
 use crate::cli::FollowArgs;
+use crate::options::Session;
 use crate::report::Failure;
-use crate::session::Session;
 
 /// Prints `show`'s output now and after every reload that changes it, with
 /// a line on standard error saying what changed or what failed to load (a
@@ -60,7 +60,7 @@ pub fn follow(
 /// saying what happened (a JSON object a line with `--json`). Runs until
 /// interrupted, or until printed `--count` times.
 pub fn run(session: &Session, args: &FollowArgs) -> Result<Output, Failure> {
-    let target = crate::server::target(&session.args)?.ok_or_else(|| {
+    let target = crate::server_client::target(&session.args)?.ok_or_else(|| {
         Failure::usage(
             "follow reads a server: pass --server URL and --pack NAME (to print again when local files change, use `render --watch`)",
         )

@@ -10,8 +10,8 @@ use serde_json::json;
 
 use super::Output;
 use crate::cli::InitArgs;
+use crate::options::Session;
 use crate::report::Failure;
-use crate::session::Session;
 
 pub fn run(session: &Session, args: &InitArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use super::Output;
 use super::store::{block_on, failure, local_user};
 use crate::cli::{KeysArgs, KeysCommand};
+use crate::options::Session;
 use crate::report::Failure;
-use crate::session::Session;
 use crate::style::Paint;
 
 pub fn run(session: &Session, args: &KeysArgs) -> Result<Output, Failure> {

@@ -10,8 +10,8 @@ use promptreg::{PromptId, Snapshot};
 use serde::Serialize;
 
 use super::Output;
+use crate::options::Session;
 use crate::report::Failure;
-use crate::session::Session;
 use crate::style::Paint;
 
 pub fn run(session: &Session) -> Result<Output, Failure> {

@@ -21,8 +21,8 @@ use promptreg::pack::Pack;
 use promptreg::{ErrorKind, Severity};
 
 use crate::cli::{Cli, Command, SchemaOf};
+use crate::options::Session;
 use crate::report::Failure;
-use crate::session::Session;
 
 /// What a successful command prints, and its exit code.
 pub struct Output {

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::Output;
 use crate::cli::RenderArgs;
+use crate::options::{Session, read_context, read_history};
 use crate::report::Failure;
-use crate::session::{Session, read_context, read_history};
 
 pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;

@@ -6,8 +6,8 @@ use promptreg::config::{Mode, PromptSettings, ResolveOptions, resolve_prompt};
 
 use super::Output;
 use crate::cli::ResolveArgs;
+use crate::options::Session;
 use crate::report::Failure;
-use crate::session::Session;
 
 pub fn run(session: &Session, args: &ResolveArgs) -> Result<Output, Failure> {
     let mode = args

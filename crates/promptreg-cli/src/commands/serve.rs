@@ -8,8 +8,8 @@ use promptreg_store::Store;
 
 use super::Output;
 use crate::cli::{LogFormat, ServeArgs};
+use crate::options::{Session, colours};
 use crate::report::Failure;
-use crate::session::{Session, colours};
 
 pub fn run(session: &Session, args: &ServeArgs) -> Result<Output, Failure> {
     // The log goes to standard error: colour only when that is a terminal.

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use super::Output;
 use crate::cli::{Author, Mover, StoreArgs, StoreCommand, StorePack};
+use crate::options::Session;
 use crate::report::Failure;
-use crate::session::Session;
 use crate::style::Paint;
 
 pub fn run(session: &Session, args: &StoreArgs) -> Result<Output, Failure> {

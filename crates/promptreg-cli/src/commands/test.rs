@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::Output;
 use crate::cli::TestArgs;
+use crate::options::Session;
 use crate::report::{FINDINGS, Failure};
-use crate::session::Session;
 use crate::style::Paint;
 
 pub fn run(session: &Session, args: &TestArgs) -> Result<Output, Failure> {

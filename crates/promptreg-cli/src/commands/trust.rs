@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::Output;
 use crate::cli::TrustArgs;
+use crate::options::Session;
 use crate::report::Failure;
-use crate::session::Session;
 
 pub fn run(session: &Session, args: &TrustArgs) -> Result<Output, Failure> {
     let pack = session.pack()?;

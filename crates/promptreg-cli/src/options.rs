@@ -1,5 +1,6 @@
-//! What the commands share: the pack, the registry with the user's
-//! configuration loaded, the locale, the render context, colours.
+//! The options every command resolves once (`Session`): the pack, the
+//! registry with the user's configuration loaded, the locale, the render
+//! context, colours.
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -66,7 +67,7 @@ impl Session {
     /// The pack named by `--pack`, or the nearest one upward; with
     /// `--server`, the pack of that name at `--label` on the server.
     pub fn pack(&self) -> Result<Pack, Failure> {
-        if let Some(target) = crate::server::target(&self.args)? {
+        if let Some(target) = crate::server_client::target(&self.args)? {
             return target.pack();
         }
         let dir = self.pack_dir()?;
