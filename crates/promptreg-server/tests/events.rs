@@ -275,7 +275,11 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
             .push_prompt("demo", "farewell", &files, &writer(), "")
             .await
             .unwrap();
-        fast.take(2).await;
+        // Bounded: a stream that stops is a failure with a message, not a
+        // run that never ends.
+        tokio::time::timeout(Duration::from_secs(30), fast.take(2))
+            .await
+            .unwrap_or_else(|_| panic!("the reading client got no event for 30 s after push {n}"));
         assert!(n < 5_000, "the stalled client was never dropped");
     }
     // It was cut off, not ended: no final chunk, no `reconnect`.
