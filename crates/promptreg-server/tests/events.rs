@@ -151,9 +151,12 @@ impl StalledClient {
     async fn read_raw(&mut self) -> (Vec<u8>, bool) {
         use tokio::io::AsyncReadExt;
         let mut raw = Vec::new();
+        // One deadline for the whole read: a stream that stays open and
+        // keeps sending (keep-alive comments) must not keep it going.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         while !raw.ends_with(b"\r\n0\r\n\r\n") {
             let mut buf = [0u8; 65536];
-            let read = tokio::time::timeout(Duration::from_secs(30), self.0.read(&mut buf))
+            let read = tokio::time::timeout_at(deadline, self.0.read(&mut buf))
                 .await
                 .expect("the stream ends within 30 s");
             match read {
@@ -259,7 +262,9 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
     // The ring never overflows: only the write timeout can drop it.
     small.client_buffer = 100_000;
     small.send_buffer = Some(4096);
-    small.write_timeout = Duration::from_millis(300);
+    // Long enough that the reading client, starved of CPU by the tests
+    // running beside it, is never the one a blocked write drops.
+    small.write_timeout = Duration::from_secs(1);
     let server = TestServer::start(published(&db).await, small).await;
     let stalled = StalledClient::connect(&server).await;
     let mut fast = SseClient::connect(&server, None).await;
@@ -267,21 +272,31 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
     // stalled client, and then some.
     let mut files = PackFiles::default();
     let mut n = 0;
-    while server.events_clients().await > 1 {
+    while bounded("the metrics", server.events_clients()).await > 1 {
         n += 1;
         files.insert("defaults/farewell.md", format!("Version {n}.\n"));
-        server
-            .store
-            .push_prompt("demo", "farewell", &files, &writer(), "")
-            .await
-            .unwrap();
-        // Bounded: a stream that stops is a failure with a message, not a
-        // run that never ends.
-        tokio::time::timeout(Duration::from_secs(30), fast.take(2))
-            .await
-            .unwrap_or_else(|_| panic!("the reading client got no event for 30 s after push {n}"));
+        bounded(
+            "a push",
+            server
+                .store
+                .push_prompt("demo", "farewell", &files, &writer(), ""),
+        )
+        .await
+        .unwrap();
+        bounded("the reading client's events", fast.take(2)).await;
         assert!(n < 5_000, "the stalled client was never dropped");
     }
+    // The one dropped is the stalled client: the reading one is served.
+    files.insert("defaults/farewell.md", "Still there?\n");
+    bounded(
+        "a push",
+        server
+            .store
+            .push_prompt("demo", "farewell", &files, &writer(), ""),
+    )
+    .await
+    .unwrap();
+    bounded("the reading client's events", fast.take(2)).await;
     // It was cut off, not ended: no final chunk, no `reconnect`.
     let (text, ended) = stalled.read_some().await;
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
@@ -289,12 +304,24 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
     assert!(!text.contains("event: reconnect"), "{text}");
     // The client that reads is still served.
     files.insert("defaults/farewell.md", "After.\n");
-    server
-        .store
-        .push_prompt("demo", "farewell", &files, &writer(), "")
+    bounded(
+        "a push",
+        server
+            .store
+            .push_prompt("demo", "farewell", &files, &writer(), ""),
+    )
+    .await
+    .unwrap();
+    let after = bounded("the reading client's events", fast.take(2)).await;
+    assert_eq!(after[0].data["prompt"], "farewell");
+}
+
+/// `step`, failing with a message after 30 s: a wait that stops is a
+/// failure naming it, not a run that never ends.
+async fn bounded<T>(what: &str, step: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(30), step)
         .await
-        .unwrap();
-    assert_eq!(fast.take(2).await[0].data["prompt"], "farewell");
+        .unwrap_or_else(|_| panic!("{what} did not come within 30 s"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
