@@ -29,8 +29,10 @@ pub enum Rendering {
     Messages(Vec<Message>),
 }
 
-/// A render of any prompt with where every part came from.
-#[derive(Clone, Debug)]
+/// A render of any prompt with where every part came from. It serialises
+/// as the render it holds (what `explain --json` prints).
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
 pub enum Traced {
     /// A text prompt's render and its parts.
     Text(Rendered),

@@ -34,7 +34,10 @@ pub fn run(session: &Session, args: &CheckArgs) -> Result<Output, Failure> {
     }
     let mut text = report::render(&diagnostics, session.color, report::Wrap::stdout());
     text.push_str(&summary(errors, warnings));
-    Ok(Output { stdout: text, code })
+    Ok(Output {
+        code,
+        ..Output::text(text)
+    })
 }
 
 /// The registry's own problems once the pack is installed (ids with locale

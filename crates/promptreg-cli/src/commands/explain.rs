@@ -40,18 +40,15 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
         let traced = snapshot
             .render_any_traced_in(&args.id, &ctx, &locale, &history)
             .map_err(failed)?;
-        Ok(match (traced, session.args.json) {
-            (Traced::Chat(rendered), true) => {
-                Output::json(&serde_json::to_value(&rendered).unwrap_or_default())
-            }
-            (Traced::Chat(rendered), false) => {
-                Output::text(chat_text(&rendered, pack.root(), paint))
-            }
-            (Traced::Text(rendered), true) => {
-                Output::json(&serde_json::to_value(&rendered).unwrap_or_default())
-            }
-            (Traced::Text(rendered), false) => Output::text(text(&rendered, pack.root(), paint)),
-        })
+        if session.args.json {
+            return Ok(Output::json(
+                &serde_json::to_value(&traced).unwrap_or_default(),
+            ));
+        }
+        Ok(Output::text(match &traced {
+            Traced::Chat(rendered) => chat_text(rendered, pack.root(), paint),
+            Traced::Text(rendered) => text(rendered, pack.root(), paint),
+        }))
     };
     if args.watch {
         return super::follow::follow(&registry, session.args.json, show);

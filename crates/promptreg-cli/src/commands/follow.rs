@@ -30,7 +30,7 @@ pub fn follow(
     })?;
     let news = News { json };
     let mut out = Renders::new(json);
-    let mut last = out.print(&show(registry)?.stdout);
+    let mut last = out.print(&show(registry)?);
     for event in inbox {
         match event {
             ReloadEvent::Reloaded(loaded) => {
@@ -38,7 +38,7 @@ pub fn follow(
                 match show(registry) {
                     Ok(output) if output.stdout != last => {
                         news.reloaded(&changed, true);
-                        last = out.print(&output.stdout);
+                        last = out.print(&output);
                     }
                     Ok(_) => news.reloaded(&changed, false),
                     Err(failure) => news.failed("the prompt does not render", &failure),
@@ -79,7 +79,7 @@ pub fn run(session: &Session, args: &FollowArgs) -> Result<Output, Failure> {
         json: session.args.json,
     };
     let mut out = Renders::new(session.args.json);
-    let mut last = out.print(&show(session, &pack, &registry, &request)?.stdout);
+    let mut last = out.print(&show(session, &pack, &registry, &request)?);
     let mut printed = 1;
     let mut shown_etag = follower.status().etag;
     while args.count.is_none_or(|n| printed < n) {
@@ -91,7 +91,7 @@ pub fn run(session: &Session, args: &FollowArgs) -> Result<Output, Failure> {
                 match show(session, &pack, &registry, &request) {
                     Ok(output) if output.stdout != last => {
                         news.moved(&args.id, version, true);
-                        last = out.print(&output.stdout);
+                        last = out.print(&output);
                         printed += 1;
                     }
                     Ok(_) => news.moved(&args.id, version, false),
@@ -170,7 +170,7 @@ impl News {
 /// The line between two renders of `--watch` and `follow`, so a script
 /// can split what it reads: the ASCII record separator (U+001E) alone on
 /// its line, which a terminal does not show and a prompt does not hold.
-pub const RENDER_SEPARATOR: &str = "\u{1e}\n";
+const RENDER_SEPARATOR: &str = "\u{1e}\n";
 
 /// Prints renders one after another on standard output: as text, each
 /// after the first preceded by [`RENDER_SEPARATOR`]; with `--json`, each
@@ -185,21 +185,19 @@ impl Renders {
         Renders { json, printed: 0 }
     }
 
-    /// Prints `text` (a command's output) and returns it, to compare the
+    /// Prints a command's output and returns its text, to compare the
     /// next render with.
-    fn print(&mut self, text: &str) -> String {
+    fn print(&mut self, output: &Output) -> String {
         let mut shown = String::new();
-        if self.json {
-            // The command printed pretty JSON; a line per render.
-            match serde_json::from_str::<serde_json::Value>(text) {
-                Ok(value) => shown.push_str(&value.to_string()),
-                Err(_) => shown.push_str(text.trim_end()),
+        match &output.json {
+            // JSON Lines: the data on one line.
+            Some(value) if self.json => shown.push_str(&value.to_string()),
+            _ => {
+                if self.printed > 0 {
+                    shown.push_str(RENDER_SEPARATOR);
+                }
+                shown.push_str(&output.stdout);
             }
-        } else {
-            if self.printed > 0 {
-                shown.push_str(RENDER_SEPARATOR);
-            }
-            shown.push_str(text);
         }
         if !shown.ends_with('\n') {
             shown.push('\n');
@@ -208,7 +206,7 @@ impl Renders {
         let _ = stdout.write_all(shown.as_bytes());
         let _ = stdout.flush();
         self.printed += 1;
-        text.to_owned()
+        output.stdout.clone()
     }
 }
 

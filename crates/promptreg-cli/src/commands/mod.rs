@@ -28,17 +28,27 @@ use crate::report::Failure;
 pub struct Output {
     pub stdout: String,
     pub code: u8,
+    /// The data `stdout` prints, for an output made by [`Output::json`]:
+    /// what a watched render prints again as one line.
+    pub json: Option<serde_json::Value>,
 }
 
 impl Output {
     pub fn text(stdout: String) -> Self {
-        Output { stdout, code: 0 }
+        Output {
+            stdout,
+            code: 0,
+            json: None,
+        }
     }
 
     pub fn json(value: &serde_json::Value) -> Self {
         let mut stdout = serde_json::to_string_pretty(value).unwrap_or_default();
         stdout.push('\n');
-        Output::text(stdout)
+        Output {
+            json: Some(value.clone()),
+            ..Output::text(stdout)
+        }
     }
 
     /// A prompt's text, exactly; a newline is added only for a terminal.

@@ -67,7 +67,10 @@ pub fn run(session: &Session, args: &TestArgs) -> Result<Output, Failure> {
         .map(|r| case_report(r, paint, &relative))
         .collect();
     text.push_str(&summary(results.len() - failed, failed));
-    Ok(Output { stdout: text, code })
+    Ok(Output {
+        code,
+        ..Output::text(text)
+    })
 }
 
 /// One case: a line with its verdict, then each failure with its diff.

@@ -14,7 +14,7 @@ use crate::cache::Renderer;
 use crate::extract::{JsonBody, PackName, Path, PromptName, label};
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
-use promptreg::{Rendering, Traced};
+use promptreg::Rendering;
 
 /// The renderer of the label asked for (built off the async workers),
 /// and the locale.
@@ -148,10 +148,8 @@ pub(crate) async fn explain(
     state
         .heavy
         .run(move || {
-            let rendered = match explained(&renderer.registry, &id, &request, &locale)? {
-                Traced::Chat(chat) => serde_json::to_value(&chat),
-                Traced::Text(text) => serde_json::to_value(&text),
-            };
+            let rendered =
+                serde_json::to_value(explained(&renderer.registry, &id, &request, &locale)?);
             Ok(Json(ExplainResponse {
                 warnings: locale_warnings(&request, &locale),
                 label: request.label,

@@ -166,6 +166,9 @@ struct HistoryRow {
     reason: String,
     /// For a release: every move it made (this row stands for them all).
     moves: Vec<HistoryRow>,
+    /// When, to tell the moves of one release.
+    #[serde(skip)]
+    at: promptreg_store::Timestamp,
 }
 
 impl HistoryRow {
@@ -179,6 +182,7 @@ impl HistoryRow {
             actor: m.actor.clone(),
             reason: m.reason.clone(),
             moves: Vec::new(),
+            at: m.at,
         }
     }
 }
@@ -205,17 +209,8 @@ fn grouped_by_release<'a>(moves: impl Iterator<Item = &'a LabelMove>) -> Vec<His
     let mut rows: Vec<HistoryRow> = Vec::new();
     let same_release = |row: &HistoryRow, m: &LabelMove| {
         m.reason.starts_with("release ")
-            && (
-                row.time.as_str(),
-                row.label.as_str(),
-                row.actor.as_str(),
-                row.reason.as_str(),
-            ) == (
-                m.at.to_string().as_str(),
-                m.label.as_str(),
-                m.actor.as_str(),
-                m.reason.as_str(),
-            )
+            && (row.at, &row.label, &row.actor, &row.reason)
+                == (m.at, &m.label, &m.actor, &m.reason)
     };
     for m in moves {
         match rows.last_mut() {
