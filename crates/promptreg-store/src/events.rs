@@ -30,10 +30,10 @@ use sqlx::sqlite::SqlitePool;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::backend::Backend;
+use crate::backend::EVENTS_CHANNEL;
 use crate::backend::{postgres, sqlite};
 use crate::model::{LabelMove, Timestamp};
-use crate::schema::EVENTS_CHANNEL;
-use crate::store::Backend;
 
 /// One change to the store, numbered in commit order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -58,24 +58,7 @@
 
 #![deny(missing_docs)]
 
-/// Runs operation `$op` on the backend's pool, as `backend::sqlite::$op`
-/// or `backend::postgres::$op`.
-macro_rules! raw {
-    ($self:expr, $op:ident ( $($arg:expr),* )) => {
-        match &$self.backend {
-            $crate::store::Backend::Sqlite(pool) => $crate::backend::sqlite::$op(pool, $($arg),*).await,
-            $crate::store::Backend::Postgres(pool) => $crate::backend::postgres::$op(pool, $($arg),*).await,
-        }
-    };
-}
-
-/// As `raw!`, with database errors in the user's words.
-macro_rules! on_backend {
-    ($self:expr, $op:ident ( $($arg:expr),* )) => {
-        raw!($self, $op($($arg),*)).map_err(|e| $self.error(e))
-    };
-}
-
+#[macro_use]
 mod backend;
 mod diff;
 mod error;
@@ -87,6 +70,8 @@ mod location;
 mod model;
 mod schema;
 mod store;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 mod text;
 
 pub use diff::{FileDiff, PromptDiff, file_locale};

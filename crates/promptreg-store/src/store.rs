@@ -3,15 +3,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
+use crate::backend::{self, Backend, OpError};
 use crate::diff::PromptDiff;
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Feed, Written};
@@ -22,17 +20,6 @@ use crate::model::{
     Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef,
 };
 use crate::text;
-
-/// How long an operation waits for SQLite's write lock.
-const WAIT: Duration = Duration::from_secs(10);
-
-/// How long [`Store::ready`] waits for SQLite's write lock: a probe
-/// answers quickly, and a lock held this long already delays writers.
-const READY_WAIT: Duration = Duration::from_secs(1);
-
-/// How long an operation waits for a connection to PostgreSQL (sqlx retries
-/// in the meantime), before reporting the server unreachable.
-const CONNECT_WAIT: Duration = Duration::from_secs(5);
 
 /// A store of pack versions and labels, in SQLite or PostgreSQL.
 ///
@@ -49,12 +36,6 @@ pub struct Store {
     limits: FileLimits,
 }
 
-#[derive(Clone)]
-pub(crate) enum Backend {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
-}
-
 impl Store {
     /// Opens (creating a SQLite file if needed) the store at `database`:
     /// `postgres://user:password@host/db`, `sqlite:PATH` (with sqlx's
@@ -68,10 +49,7 @@ impl Store {
     /// [`ErrorKind::Unavailable`] when the server cannot be reached.
     pub async fn open(database: &str) -> Result<Store, Error> {
         let location = Location::parse(database);
-        let backend = match &location {
-            Location::Sqlite { path, url } => connect_sqlite(path, url.as_deref()),
-            Location::Postgres(url) => connect_postgres(url),
-        };
+        let backend = backend::connect(&location);
         let mut store = match backend {
             Ok(backend) => Store {
                 backend,
@@ -79,7 +57,7 @@ impl Store {
                 feed: Feed::new(0),
                 limits: FileLimits::default(),
             },
-            Err(e) => return Err(OpError::Db(e)).map_err(|e| fail(&location, e)),
+            Err(e) => return Err(backend::in_user_words(&location, OpError::Db(e))),
         };
         on_backend!(store, migrate())?;
         store.feed = Feed::new(store.last_event_id().await?);
@@ -304,11 +282,9 @@ impl Store {
     /// [`ErrorKind::Unavailable`] when the database cannot be reached or
     /// another process holds SQLite's write lock.
     pub async fn ready(&self) -> Result<(), Error> {
-        let probed = match &self.backend {
-            Backend::Sqlite(pool) => sqlite_writable(pool).await,
-            Backend::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
-        };
-        probed.map_err(|e| self.error(OpError::Db(e)))
+        backend::probe(&self.backend)
+            .await
+            .map_err(|e| self.error(OpError::Db(e)))
     }
 
     /// The names of the packs in the store, sorted.
@@ -678,7 +654,7 @@ impl Store {
     }
 
     pub(crate) fn error(&self, e: OpError) -> Error {
-        fail(&self.location, e)
+        backend::in_user_words(&self.location, e)
     }
 }
 
@@ -686,174 +662,6 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Store({})", self.location)
     }
-}
-
-/// An operation's failure: the database's, or the store's own.
-pub(crate) enum OpError {
-    Db(sqlx::Error),
-    Store(Error),
-    /// A label did not point where the move expected.
-    Conflict {
-        prompt: String,
-        label: String,
-        expected: Option<i64>,
-    },
-}
-
-impl From<sqlx::Error> for OpError {
-    fn from(e: sqlx::Error) -> Self {
-        OpError::Db(e)
-    }
-}
-
-impl From<Error> for OpError {
-    fn from(e: Error) -> Self {
-        OpError::Store(e)
-    }
-}
-
-fn fail(location: &Location, e: OpError) -> Error {
-    match e {
-        OpError::Store(e) => e,
-        OpError::Conflict { prompt, label, .. } => Error::new(
-            ErrorKind::Conflict,
-            format!(
-                "label `{label}` of `{prompt}` was moved by someone else: nothing was written; retry"
-            ),
-        ),
-        OpError::Db(e) => database_error(location, e),
-    }
-}
-
-/// A database error in the user's words, naming the store. The database's
-/// own message is only the error's source: it may name tables and
-/// constraints, which mean nothing to a user and are not shown.
-fn database_error(location: &Location, e: sqlx::Error) -> Error {
-    let (kind, detail) = match &e {
-        sqlx::Error::Database(db) => {
-            let code = db.code().unwrap_or_default();
-            database_refusal(location, code.as_ref(), db.is_unique_violation())
-        }
-        sqlx::Error::Io(_)
-        | sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::Protocol(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::WorkerCrashed => (
-            ErrorKind::Unavailable,
-            format!(
-                "cannot reach {location} ({e}): the operation was all or nothing; retrying is safe"
-            ),
-        ),
-        sqlx::Error::Configuration(_) => (
-            ErrorKind::Unavailable,
-            format!("invalid database {location}: {e}"),
-        ),
-        _ => (
-            ErrorKind::Database,
-            format!("database error in {location}: {e}"),
-        ),
-    };
-    Error::new(kind, detail).with_source(e)
-}
-
-/// The kind and message of an error the database answered with `code`.
-fn database_refusal(location: &Location, code: &str, unique: bool) -> (ErrorKind, String) {
-    let sqlite = matches!(location, Location::Sqlite { .. });
-    match code {
-        // SQLITE_NOTADB
-        "26" if sqlite => (
-            ErrorKind::NotAStore,
-            format!(
-                "{location} is not a promptreg store: it is not a SQLite database; pass --database with the store's file or URL"
-            ),
-        ),
-        // SQLITE_READONLY and its extended codes
-        c if sqlite && (c == "8" || c.parse::<u32>().is_ok_and(|c| c & 0xff == 8)) => (
-            ErrorKind::ReadOnly,
-            format!(
-                "{location} is read-only: nothing was written; make the file writable or use another --database"
-            ),
-        ),
-        // PostgreSQL: read_only_sql_transaction, insufficient_privilege
-        "25006" | "42501" if !sqlite => (
-            ErrorKind::ReadOnly,
-            format!("{location} refuses writes (SQLSTATE {code}): nothing was written"),
-        ),
-        // Writers of one pack take turns (`Dialect::lock_pack`), so a unique
-        // violation, a serialisation failure or a deadlock is a race the
-        // store lost, not the user's conflict: retrying succeeds.
-        _ if unique || (!sqlite && matches!(code, "40001" | "40P01")) => (
-            ErrorKind::Unavailable,
-            format!(
-                "another writer changed the store {location} at the same time: nothing was written; retrying is safe"
-            ),
-        ),
-        // SQLITE_BUSY: another process holds the write lock too long.
-        "5" | "517" if sqlite => (
-            ErrorKind::Unavailable,
-            format!(
-                "{location} is locked by another writer: nothing was written; retrying is safe"
-            ),
-        ),
-        // Connection failures: class 08, shutdown 57P*
-        c if !sqlite && (c.starts_with("08") || c.starts_with("57P")) => (
-            ErrorKind::Unavailable,
-            format!(
-                "lost the connection to {location}: the operation was all or nothing; retrying is safe"
-            ),
-        ),
-        _ => (
-            ErrorKind::Database,
-            format!("database error in {location} (code {code}): nothing was written"),
-        ),
-    }
-}
-
-fn connect_sqlite(path: &std::path::Path, url: Option<&str>) -> Result<Backend, sqlx::Error> {
-    let options = match url {
-        Some(url) => SqliteConnectOptions::from_str(url)?,
-        None => SqliteConnectOptions::new().filename(path),
-    };
-    let options = options
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(WAIT)
-        .foreign_keys(true);
-    let pool = SqlitePoolOptions::new()
-        .max_connections(4)
-        .acquire_timeout(WAIT)
-        .connect_lazy_with(options);
-    Ok(Backend::Sqlite(pool))
-}
-
-/// Takes SQLite's write lock and gives it back, waiting at most
-/// [`READY_WAIT`] for it.
-async fn sqlite_writable(pool: &SqlitePool) -> Result<(), sqlx::Error> {
-    use sqlx::Connection;
-    let mut connection = pool.acquire().await?;
-    let busy_timeout = |wait: Duration| format!("PRAGMA busy_timeout = {}", wait.as_millis());
-    sqlx::query(&busy_timeout(READY_WAIT))
-        .execute(&mut *connection)
-        .await?;
-    let locked = match connection.begin_with("BEGIN IMMEDIATE").await {
-        Ok(tx) => tx.rollback().await,
-        Err(e) => Err(e),
-    };
-    // The connection goes back to the pool with the wait writers expect.
-    sqlx::query(&busy_timeout(WAIT))
-        .execute(&mut *connection)
-        .await?;
-    locked
-}
-
-fn connect_postgres(url: &str) -> Result<Backend, sqlx::Error> {
-    let options = PgConnectOptions::from_str(url)?;
-    let pool = PgPoolOptions::new()
-        .max_connections(8)
-        .acquire_timeout(CONNECT_WAIT)
-        .connect_lazy_with(options);
-    Ok(Backend::Postgres(pool))
 }
 
 /// Why `pack` cannot be read at `label`: its manifest does not carry it.

@@ -2,15 +2,12 @@
 //! when `PROMPTREG_TEST_DATABASE_URL` is set), and an HTTP client.
 #![allow(dead_code, unused_imports)]
 
-#[path = "../../../promptreg-store/tests/common/mod.rs"]
-mod store_common;
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use promptreg_server::{Config, Server};
 use promptreg_store::{Label, Store};
-pub use store_common::{
+pub use promptreg_store::test_support::{
     TestDb, admin, big_pack, databases, demo, postgres, postgres_only, sqlite, writer,
 };
 use tokio::sync::oneshot;

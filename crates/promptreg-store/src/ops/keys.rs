@@ -1,5 +1,6 @@
-// API keys' operations: included after `ops.rs` in each backend module,
-// whose imports they share.
+// API keys, stored by the SHA-256 of their secret.
+// Included in each backend module (see `backend/mod.rs`) after
+// `prelude.rs`, whose imports it shares.
 
 const KEY_COLUMNS: &str = "name, pack, scope, created_at, created_by, revoked_at";
 

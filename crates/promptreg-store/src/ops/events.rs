@@ -1,5 +1,6 @@
-// The event log's operations: included after `ops.rs` in each backend
-// module, whose imports they share.
+// The event log: appending events with a change, and reading them.
+// Included in each backend module (see `backend/mod.rs`) after
+// `prelude.rs`, whose imports it shares.
 
 /// Appends `events` of the pack (none: nothing to append), announces the
 /// last one to other processes, and commits: the events exist exactly

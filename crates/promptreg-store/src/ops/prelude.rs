@@ -1,0 +1,20 @@
+// The imports and types every file of `ops/` shares. The operations are
+// written once in SQL both databases accept and compiled once per backend:
+// `backend/mod.rs` includes these files in a module that defines `Db` (the
+// sqlx database) and `DIALECT`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use sqlx::{Pool, Transaction};
+
+use crate::error::{Error, ErrorKind};
+use crate::events::{Event, EventKind, ReleasedPrompt, Written};
+use crate::files::Entry;
+use crate::model::{
+    Actor, Change, EntryVersion, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
+    VersionRef,
+};
+use crate::backend::{EVENTS_CHANNEL, OpError};
+use crate::schema::{MIGRATIONS, SCHEMA_TABLE, SCHEMA_VERSION};
+
+type Tx = Transaction<'static, Db>;
