@@ -31,6 +31,7 @@ mod api;
 mod auth;
 mod body;
 mod cache;
+mod config;
 mod connection;
 mod events;
 mod extract;
@@ -50,6 +51,7 @@ pub use body::{
     NewVersion, PackList, PromptList, PromptSummary, PromptVersion, Release, RenderRequest,
     RenderResponse, VersionList, VersionSummary,
 };
+pub use config::Config;
 pub use openapi::openapi;
 pub use problem::{PROBLEM_JSON, Problem, ProblemCode, ProblemDetails};
-pub use serve::{Config, ServeError, Server, shutdown_signal};
+pub use serve::{ServeError, Server, shutdown_signal};

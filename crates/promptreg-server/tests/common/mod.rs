@@ -6,10 +6,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use promptreg_server::{Config, Server};
-use promptreg_store::{Label, Store};
 pub use promptreg_store::test_support::{
     TestDb, admin, big_pack, databases, demo, postgres, postgres_only, sqlite, writer,
 };
+use promptreg_store::{Label, Store};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 

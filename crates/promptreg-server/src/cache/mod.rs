@@ -15,15 +15,14 @@
 //! [`MAX_PACKS`] packs and [`MAX_LABELS`] label views, the least recently
 //! used going first.
 
+mod slots;
+mod views;
+
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use axum::body::Bytes;
-use promptreg::PromptRegistry;
-use promptreg::pack::Pack;
-use promptreg_store::{EntryVersion, LATEST, Label, PACK_ENTRY, PackFiles, Store, VersionRef};
+use promptreg_store::{LATEST, Label, PACK_ENTRY, Store, VersionRef};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
@@ -31,221 +30,9 @@ use crate::body::{Bundle, PackList, PromptList, PromptSummary, PromptVersion};
 use crate::heavy::HeavyWork;
 use crate::problem::Problem;
 
-/// A response body serialised once, with its strong ETag (quoted).
-#[derive(Debug)]
-pub(crate) struct Cached {
-    pub(crate) body: Bytes,
-    pub(crate) etag: String,
-}
-
-impl Cached {
-    fn json(value: &impl serde::Serialize, tag: &str) -> Cached {
-        Cached {
-            body: Bytes::from(serde_json::to_vec(value).unwrap_or_default()),
-            etag: format!("\"{tag}\""),
-        }
-    }
-}
-
-/// A pack installed in a registry of its own, to render from.
-pub(crate) struct Installed {
-    /// The pack, as loaded from the label's files.
-    pub(crate) pack: Pack,
-    /// A registry holding only that pack.
-    pub(crate) registry: PromptRegistry,
-}
-
-impl Installed {
-    /// `pack`, installed in a new registry.
-    pub(crate) fn new(pack: Pack) -> Result<Installed, promptreg::Error> {
-        let registry = PromptRegistry::new();
-        pack.install(&registry)?;
-        Ok(Installed { pack, registry })
-    }
-}
-
-/// A label's pack installed, shared by the requests that render from it.
-pub(crate) type Renderer = Arc<Installed>;
-
-/// One label of a pack, read in one consistent query.
-pub(crate) struct LabelView {
-    pub(crate) bundle: Cached,
-    prompts: HashMap<String, Arc<Cached>>,
-    entries: Vec<EntryVersion>,
-    /// Built on the first render: the pack installed in a registry, or
-    /// why it cannot be.
-    renderer: OnceCell<Result<Renderer, Problem>>,
-    origin: String,
-}
-
-impl LabelView {
-    /// The prompt's version at this label, serialised, if it has one.
-    pub(crate) fn prompt(&self, id: &str) -> Option<Arc<Cached>> {
-        self.prompts.get(id).cloned()
-    }
-
-    /// The pack at this label installed in a registry, to render from:
-    /// built once, by `heavy`, off the async workers, while other requests
-    /// for it wait.
-    pub(crate) async fn renderer_in(
-        self: &Arc<Self>,
-        heavy: &HeavyWork,
-    ) -> Result<Renderer, Problem> {
-        self.built(heavy).await?.clone()
-    }
-
-    /// What building the renderer gave; the outer error is `heavy`'s
-    /// (busy, shutting down), which is not kept: a later request builds.
-    async fn built(
-        self: &Arc<Self>,
-        heavy: &HeavyWork,
-    ) -> Result<&Result<Renderer, Problem>, Problem> {
-        let view = Arc::clone(self);
-        self.renderer
-            .get_or_try_init(|| heavy.run(move || view.build()))
-            .await
-    }
-
-    /// The pack of this label's files, installed in a new registry.
-    fn build(&self) -> Result<Renderer, Problem> {
-        let files: PackFiles = self
-            .entries
-            .iter()
-            .flat_map(|e| e.files.iter())
-            .map(|(p, b)| (p.to_owned(), b.to_vec()))
-            .collect();
-        let pack = files.to_pack(PathBuf::from(&self.origin))?;
-        Ok(Arc::new(Installed::new(pack)?))
-    }
-}
-
-/// Whether `id` of `renderer`'s pack is the manifest, a template or text.
-fn kind(renderer: Option<&Renderer>, id: &str) -> Option<String> {
-    if id == PACK_ENTRY {
-        return Some("pack".to_owned());
-    }
-    let prompt = renderer?.pack.prompt(id)?;
-    let template = prompt
-        .default_prompt()
-        .is_some_and(|p| p.body().is_template());
-    Some(if template { "template" } else { "text" }.to_owned())
-}
-
-type Cell<T> = Arc<OnceCell<Arc<T>>>;
-
-/// A pack's cells, and when it was last used.
-#[derive(Default)]
-struct PackSlot {
-    listing: Cell<Cached>,
-    labels: HashMap<String, LabelSlot>,
-    used: u64,
-}
-
-impl PackSlot {
-    /// Holds something the store confirmed.
-    fn is_filled(&self) -> bool {
-        self.listing.initialized() || self.labels.values().any(|l| l.cell.initialized())
-    }
-
-    /// Holds nothing the store confirmed, and no read is filling it.
-    fn is_unused(&self) -> bool {
-        self.labels.is_empty()
-            && Arc::strong_count(&self.listing) == 1
-            && !self.listing.initialized()
-    }
-}
-
-struct LabelSlot {
-    cell: Cell<LabelView>,
-    used: u64,
-}
-
-/// The packs held, with a clock for "least recently used".
-#[derive(Default)]
-struct Slots {
-    packs: HashMap<String, PackSlot>,
-    clock: u64,
-}
-
-impl Slots {
-    fn tick(&mut self) -> u64 {
-        self.clock += 1;
-        self.clock
-    }
-
-    /// The slot of `pack`, made if needed, marked as used now.
-    fn pack(&mut self, pack: &str) -> &mut PackSlot {
-        let now = self.tick();
-        let slot = self.packs.entry(pack.to_owned()).or_default();
-        slot.used = now;
-        slot
-    }
-
-    /// Makes room after the store filled a cell: the least recently used
-    /// filled label views and packs go until `max` (packs, labels) hold.
-    /// Only filled cells count, so requests for names that do not exist
-    /// never push out what does.
-    fn settle(&mut self, (max_packs, max_labels): (usize, usize)) {
-        while self.filled_labels().count() > max_labels {
-            let oldest = self
-                .filled_labels()
-                .min()
-                .map(|(_, p, l)| (p.clone(), l.clone()));
-            let Some((pack, label)) = oldest else { break };
-            if let Some(slot) = self.packs.get_mut(&pack) {
-                slot.labels.remove(&label);
-            }
-            self.forget_pack_if_unused(&pack);
-        }
-        while self.packs.values().filter(|s| s.is_filled()).count() > max_packs {
-            let filled = self.packs.iter().filter(|(_, s)| s.is_filled());
-            let oldest = filled
-                .min_by_key(|(_, s)| s.used)
-                .map(|(name, _)| name.clone());
-            let Some(pack) = oldest else { break };
-            self.packs.remove(&pack);
-        }
-    }
-
-    /// Every label view the store filled: when it was used, its pack and
-    /// label.
-    fn filled_labels(&self) -> impl Iterator<Item = (u64, &String, &String)> {
-        self.packs.iter().flat_map(|(pack, slot)| {
-            slot.labels
-                .iter()
-                .filter(|(_, l)| l.cell.initialized())
-                .map(move |(label, l)| (l.used, pack, label))
-        })
-    }
-
-    #[cfg(test)]
-    fn label_count(&self) -> usize {
-        self.packs.values().map(|slot| slot.labels.len()).sum()
-    }
-
-    /// Takes out `cell` of `pack`'s `label` after a failed read, unless
-    /// something replaced it meanwhile; and the pack's slot when it holds
-    /// nothing else.
-    fn forget_label(&mut self, pack: &str, label: &str, cell: &Cell<LabelView>) {
-        let Some(slot) = self.packs.get_mut(pack) else {
-            return;
-        };
-        if slot
-            .labels
-            .get(label)
-            .is_some_and(|l| Arc::ptr_eq(&l.cell, cell) && !cell.initialized())
-        {
-            slot.labels.remove(label);
-        }
-        self.forget_pack_if_unused(pack);
-    }
-
-    fn forget_pack_if_unused(&mut self, pack: &str) {
-        if self.packs.get(pack).is_some_and(PackSlot::is_unused) {
-            self.packs.remove(pack);
-        }
-    }
-}
+use slots::{Cell, LabelSlot, Slots};
+use views::kind;
+pub(crate) use views::{Cached, Installed, LabelView, Renderer};
 
 /// The most packs whose listing and labels are kept.
 pub(crate) const MAX_PACKS: usize = 1_000;
@@ -508,7 +295,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use promptreg_store::{Actor, Permission};
+    use promptreg_store::{Actor, PackFiles, Permission};
     use tokio::sync::watch;
 
     use super::*;

@@ -1,0 +1,115 @@
+//! What a cache entry holds: a body serialised once with its ETag, a
+//! label's bundle, and the pack installed for renders.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use promptreg::PromptRegistry;
+use promptreg::pack::Pack;
+use promptreg_store::{EntryVersion, PACK_ENTRY, PackFiles};
+use tokio::sync::OnceCell;
+
+use crate::heavy::HeavyWork;
+use crate::problem::Problem;
+
+/// A response body serialised once, with its strong ETag (quoted).
+#[derive(Debug)]
+pub(crate) struct Cached {
+    pub(crate) body: Bytes,
+    pub(crate) etag: String,
+}
+
+impl Cached {
+    pub(super) fn json(value: &impl serde::Serialize, tag: &str) -> Cached {
+        Cached {
+            body: Bytes::from(serde_json::to_vec(value).unwrap_or_default()),
+            etag: format!("\"{tag}\""),
+        }
+    }
+}
+
+/// A pack installed in a registry of its own, to render from.
+pub(crate) struct Installed {
+    /// The pack, as loaded from the label's files.
+    pub(crate) pack: Pack,
+    /// A registry holding only that pack.
+    pub(crate) registry: PromptRegistry,
+}
+
+impl Installed {
+    /// `pack`, installed in a new registry.
+    pub(crate) fn new(pack: Pack) -> Result<Installed, promptreg::Error> {
+        let registry = PromptRegistry::new();
+        pack.install(&registry)?;
+        Ok(Installed { pack, registry })
+    }
+}
+
+/// A label's pack installed, shared by the requests that render from it.
+pub(crate) type Renderer = Arc<Installed>;
+
+/// One label of a pack, read in one consistent query.
+pub(crate) struct LabelView {
+    pub(crate) bundle: Cached,
+    pub(super) prompts: HashMap<String, Arc<Cached>>,
+    pub(super) entries: Vec<EntryVersion>,
+    /// Built on the first render: the pack installed in a registry, or
+    /// why it cannot be.
+    pub(super) renderer: OnceCell<Result<Renderer, Problem>>,
+    pub(super) origin: String,
+}
+
+impl LabelView {
+    /// The prompt's version at this label, serialised, if it has one.
+    pub(crate) fn prompt(&self, id: &str) -> Option<Arc<Cached>> {
+        self.prompts.get(id).cloned()
+    }
+
+    /// The pack at this label installed in a registry, to render from:
+    /// built once, by `heavy`, off the async workers, while other requests
+    /// for it wait.
+    pub(crate) async fn renderer_in(
+        self: &Arc<Self>,
+        heavy: &HeavyWork,
+    ) -> Result<Renderer, Problem> {
+        self.built(heavy).await?.clone()
+    }
+
+    /// What building the renderer gave; the outer error is `heavy`'s
+    /// (busy, shutting down), which is not kept: a later request builds.
+    pub(super) async fn built(
+        self: &Arc<Self>,
+        heavy: &HeavyWork,
+    ) -> Result<&Result<Renderer, Problem>, Problem> {
+        let view = Arc::clone(self);
+        self.renderer
+            .get_or_try_init(|| heavy.run(move || view.build()))
+            .await
+    }
+
+    /// The pack of this label's files, installed in a new registry.
+    fn build(&self) -> Result<Renderer, Problem> {
+        let files: PackFiles = self
+            .entries
+            .iter()
+            .flat_map(|e| e.files.iter())
+            .map(|(p, b)| (p.to_owned(), b.to_vec()))
+            .collect();
+        let pack = files.to_pack(PathBuf::from(&self.origin))?;
+        Ok(Arc::new(Installed::new(pack)?))
+    }
+}
+
+/// Whether `id` of `renderer`'s pack is the manifest, a template or text.
+pub(super) fn kind(renderer: Option<&Renderer>, id: &str) -> Option<String> {
+    if id == PACK_ENTRY {
+        return Some("pack".to_owned());
+    }
+    let prompt = renderer?.pack.prompt(id)?;
+    let template = prompt
+        .default_prompt()
+        .is_some_and(|p| p.body().is_template());
+    Some(if template { "template" } else { "text" }.to_owned())
+}

@@ -1,0 +1,152 @@
+//! [`Config`]: how a server runs, its limits and timeouts.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use promptreg_store::FileLimits;
+
+use crate::connection::Timeouts;
+
+/// How a server runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where to listen; `127.0.0.1:7878` by default. Binding to an address
+    /// other than loopback needs an API key in the store.
+    pub listen: SocketAddr,
+    /// The largest request body accepted, in bytes (1 MiB).
+    pub body_limit: usize,
+    /// How long a request may take before it is answered 503 (30 s); the
+    /// event stream is not limited.
+    pub request_timeout: Duration,
+    /// How long a response may wait for a client that reads nothing before
+    /// its connection is closed (30 s): a client that stops reading does
+    /// not hold a connection forever. This holds for the event stream too:
+    /// a follower whose send buffer stays full this long is dropped (one
+    /// that reads, but slowly, is dropped after `client_buffer` events).
+    pub write_timeout: Duration,
+    /// How long a client may take to send a request's head (10 s), counted
+    /// from the connection's start, or from the first byte of a later
+    /// request: a client that sends nothing, or a header line every few
+    /// seconds, is closed.
+    pub header_timeout: Duration,
+    /// How long a kept-alive connection may stay idle between requests
+    /// (60 s), before it is closed. The event stream is never idle.
+    pub idle_timeout: Duration,
+    /// How many connections the server holds at once (10,000); one more
+    /// is answered 503 at once and closed, so established clients keep
+    /// working. Keep it below the process's file descriptor limit
+    /// (`ulimit -n`).
+    pub max_connections: usize,
+    /// How often an idle event stream gets a keep-alive comment (15 s).
+    pub keep_alive: Duration,
+    /// How many events a client of the stream may fall behind before it is
+    /// dropped with a `reconnect` event (1024).
+    pub client_buffer: usize,
+    /// The kernel's send buffer of each connection, in bytes (`None`: the
+    /// system's, which grows to megabytes). With the event stream's ring,
+    /// it bounds how much one client can hold before it counts as slow.
+    pub send_buffer: Option<u32>,
+    /// How long a checked API key is trusted before it is checked again
+    /// (1 s): a revoked key is refused within this time.
+    pub key_cache: Duration,
+    /// How long a key checked before stays good while the store cannot be
+    /// reached (10 min): cached reads go on at their usual speed through
+    /// an outage, and no request waits for the store meanwhile. Past it,
+    /// a key's requests are answered 503 until the store is back.
+    pub key_grace: Duration,
+    /// How long a web page session lasts after signing in (8 h).
+    pub session_ttl: Duration,
+    /// Host names the server answers to besides IP addresses and
+    /// `localhost` (none): a request naming another host is refused, so a
+    /// web page cannot reach the server through a name of its own (DNS
+    /// rebinding). Add the names clients use, `prompts.example.com`.
+    pub allowed_hosts: Vec<String>,
+    /// Whether clients reach the server through a proxy that terminates
+    /// TLS (no): the web page's cookies are then `Secure`, and the page
+    /// may be served beyond loopback.
+    pub behind_tls: bool,
+    /// Whether the web page, which sends API keys to sign in, may be served
+    /// over plain HTTP on an address other than loopback (no): without
+    /// TLS, anyone on the network path could read the keys.
+    pub web_over_plain_http: bool,
+    /// How many CPU-heavy jobs (building a label's pack to render from,
+    /// checking a pushed version, a render) run at once, on tokio's
+    /// blocking threads (the number of CPUs): however costly a pack, the
+    /// async workers stay free for health checks, reads and shutdown.
+    pub heavy_jobs: usize,
+    /// How many more heavy jobs may wait for a place (64); past them a
+    /// request is answered 503 `busy` with `Retry-After`, instead of
+    /// piling up work no one may wait for.
+    pub heavy_queue: usize,
+    /// How many files a pushed version may hold, per prompt and per pack
+    /// ([`FileLimits::default`]: 1,000 and 10,000).
+    pub file_limits: FileLimits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
+            body_limit: 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 10_000,
+            keep_alive: Duration::from_secs(15),
+            client_buffer: 1024,
+            send_buffer: None,
+            key_cache: Duration::from_secs(1),
+            key_grace: Duration::from_secs(600),
+            session_ttl: Duration::from_secs(8 * 3600),
+            heavy_jobs: std::thread::available_parallelism().map_or(1, usize::from),
+            heavy_queue: 64,
+            file_limits: FileLimits::default(),
+            allowed_hosts: Vec::new(),
+            behind_tls: false,
+            web_over_plain_http: false,
+        }
+    }
+}
+
+impl Config {
+    /// Whether the web page, which takes API keys, is refused: on an
+    /// address beyond loopback, without TLS, unless plain HTTP is allowed.
+    pub(crate) fn refuses_web_in_clear(&self) -> bool {
+        !self.listen.ip().is_loopback() && !self.behind_tls && !self.web_over_plain_http
+    }
+
+    pub(crate) fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            header: self.header_timeout,
+            idle: self.idle_timeout,
+            write: self.write_timeout,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_web_page_is_refused_beyond_loopback_without_tls_unless_allowed() {
+        let on = |listen: &str| Config {
+            listen: listen.parse().unwrap(),
+            ..Config::default()
+        };
+        assert!(!on("127.0.0.1:7878").refuses_web_in_clear());
+        assert!(!on("[::1]:7878").refuses_web_in_clear());
+        assert!(on("0.0.0.0:7878").refuses_web_in_clear());
+        let behind_tls = Config {
+            behind_tls: true,
+            ..on("0.0.0.0:7878")
+        };
+        assert!(!behind_tls.refuses_web_in_clear());
+        let allowed = Config {
+            web_over_plain_http: true,
+            ..on("10.0.0.5:7878")
+        };
+        assert!(!allowed.refuses_web_in_clear());
+    }
+}
