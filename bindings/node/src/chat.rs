@@ -30,6 +30,36 @@ impl From<Message> for ChatMessage {
     }
 }
 
+/// What `renderAny` gives: a text prompt's text, or a chat prompt's
+/// messages.
+#[napi(object)]
+pub struct Rendering {
+    /// Which of the two the prompt renders to.
+    #[napi(ts_type = "'text' | 'messages'")]
+    pub kind: String,
+    /// A text prompt's text.
+    pub text: Option<String>,
+    /// A chat prompt's messages, histories inserted.
+    pub messages: Option<Vec<ChatMessage>>,
+}
+
+impl From<promptreg::Rendering> for Rendering {
+    fn from(rendering: promptreg::Rendering) -> Self {
+        match rendering {
+            promptreg::Rendering::Text(text) => Rendering {
+                kind: "text".to_owned(),
+                text: Some(text),
+                messages: None,
+            },
+            promptreg::Rendering::Messages(messages) => Rendering {
+                kind: "messages".to_owned(),
+                text: None,
+                messages: Some(messages.into_iter().map(ChatMessage::from).collect()),
+            },
+        }
+    }
+}
+
 /// One item a chat prompt declares: a message, or the place of a history.
 #[napi]
 pub type ChatItem = Either<ChatMessageDeclaration, HistoryPlaceholder>;

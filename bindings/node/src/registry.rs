@@ -9,7 +9,7 @@ use napi_derive::napi;
 use promptreg::{ErrorKind, Locale, Pin, Prompt};
 
 use crate::args;
-use crate::chat::{self, ChatMessage};
+use crate::chat::{self, ChatMessage, Rendering};
 use crate::config::{self, LoadReport};
 use crate::errors::{self, OrThrow};
 use crate::follow::{self, FollowSlot, Follower};
@@ -419,6 +419,34 @@ impl PromptRegistry {
             None => registry.render_messages(&id, cx, &histories),
         })?;
         Ok(messages.into_iter().map(ChatMessage::from).collect())
+    }
+
+    /// Renders `id` as what it is, one call for any prompt: a text prompt
+    /// gives `{ kind: 'text', text }`, a chat prompt
+    /// `{ kind: 'messages', messages }` with at each `{ history }`
+    /// placeholder the messages `histories` has under its name. A history
+    /// given to a text prompt (any name, even an empty list) is refused with
+    /// `InvalidChat`: it has no placeholder. The `promptreg` tool and the
+    /// server render by the same rule.
+    #[napi]
+    pub fn render_any(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+    ) -> Result<Rendering> {
+        let id = args::string(&env, id, "id")?;
+        let locale = self.locale_arg(&env, locale)?;
+        let histories = chat::histories_arg(&env, histories, "histories")?;
+        let histories = chat::borrowed(&histories);
+        let rendering = self.render_with(&env, ctx, |registry, cx| {
+            registry
+                .snapshot()
+                .render_any_in(&id, cx, &locale, &histories)
+        })?;
+        Ok(Rendering::from(rendering))
     }
 
     /// Renders chat prompt `id` as `renderMessages` does and returns every

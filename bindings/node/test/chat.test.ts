@@ -198,3 +198,26 @@ test('a history given to a text prompt is refused, as the tool and the server re
     },
   );
 });
+
+test('renderAny renders any prompt as what it is, and refuses a history given to a text prompt', () => {
+  const prompts = narrator();
+  prompts.registerDefault('plain', 'Be brief.');
+  const conversation: ChatMessage[] = [{ role: 'user', content: 'And the stoves?' }];
+
+  const chat = prompts.renderAny('narrator', { brand: 'Acme' }, 'en', { conversation });
+  assert.equal(chat.kind, 'messages');
+  assert.equal(chat.text, undefined);
+  assert.deepEqual(chat.messages, prompts.renderMessages('narrator', { brand: 'Acme' }, 'en', { conversation }));
+
+  assert.deepEqual(prompts.renderAny('plain'), { kind: 'text', text: 'Be brief.' });
+  for (const histories of [{ conversation }, { conversation: [] }]) {
+    assert.throws(
+      () => prompts.renderAny('plain', {}, 'en', histories),
+      (e: unknown) => {
+        assert.equal((e as { code?: string }).code, 'invalid-chat');
+        assert.match((e as Error).message, /prompt `plain` has no history placeholder `conversation`/);
+        return true;
+      },
+    );
+  }
+});
