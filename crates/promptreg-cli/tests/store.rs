@@ -158,21 +158,31 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 #[test]
 fn push_pull_is_byte_exact_and_idempotent() {
     for sb in sandboxes("round_trip") {
-        // Only the pack's own files travel: drop the example's context.json
-        // and its prompt tests, which are not versioned.
-        fs::remove_file(sb.path("goal-agent/context.json")).unwrap();
-        fs::remove_dir_all(sb.path("goal-agent/tests")).unwrap();
+        // Every file of the pack format travels, its tests and snapshots
+        // too; the others are named as not stored.
+        fs::write(sb.path("goal-agent/defaults/notes.txt"), "to do\n").unwrap();
         let out = sb.ok(&["push", "goal-agent", "-m", "import"]);
         assert!(out.starts_with("pushed goal-agent to "), "{out}");
-        assert!(out.contains("19 added, 0 changed"), "{out}");
+        assert!(out.contains("20 added, 0 changed"), "{out}");
         assert!(out.contains("  added     goal-running v1\n"), "{out}");
+        assert!(out.contains("  added     @tests v1\n"), "{out}");
+        let not_stored = "not stored, outside the pack format (a pull does not give them back): context.json, defaults/notes.txt\n";
+        assert!(out.ends_with(not_stored), "{out}");
         let again = sb.ok(&["push", "goal-agent"]);
         assert!(
-            again.contains("0 added, 0 changed, 0 restored, 0 removed, 19 unchanged"),
+            again.contains("0 added, 0 changed, 0 restored, 0 removed, 20 unchanged\n"),
             "{again}"
         );
-        assert_eq!(again.lines().count(), 1, "{again}");
+        assert_eq!(again.lines().count(), 2, "{again}");
+        assert!(again.ends_with(not_stored), "{again}");
+        let json: Value = serde_json::from_str(&sb.ok(&["push", "goal-agent", "--json"])).unwrap();
+        assert_eq!(
+            json["not_stored"],
+            serde_json::json!(["context.json", "defaults/notes.txt"])
+        );
         sb.ok(&["pull", "copy", "--label", "latest"]);
+        fs::remove_file(sb.path("goal-agent/context.json")).unwrap();
+        fs::remove_file(sb.path("goal-agent/defaults/notes.txt")).unwrap();
         assert_eq!(
             tree(&sb.path("copy")),
             tree(&sb.path("goal-agent")),
@@ -340,7 +350,8 @@ fn protected_labels_need_admin_and_releases_move_everything() {
             "{err}"
         );
         let out = sb.ok(&["release", "latest", "production", "--admin"]);
-        assert_eq!(out.lines().count(), 19, "{out}");
+        // Every entry moves: the manifest, the tests and 18 prompts.
+        assert_eq!(out.lines().count(), 20, "{out}");
         sb.ok(&["pull", "prod", "--label", "production"]);
         let again = sb.ok(&["release", "latest", "production", "--admin"]);
         assert!(again.contains("nothing moved"), "{again}");

@@ -6,7 +6,7 @@ use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, OptionalFromRequest, Request};
 use axum::http::{StatusCode, header};
 use promptreg::PromptId;
-use promptreg_store::{Label, PACK_ENTRY};
+use promptreg_store::{Label, PACK_ENTRY, TESTS_ENTRY};
 
 use crate::problem::{Problem, ProblemCode};
 
@@ -172,9 +172,9 @@ pub(crate) fn pack_name(name: &str) -> Result<&str, Problem> {
     Ok(name)
 }
 
-/// A prompt id from a URL (or `@pack`, the pack-level entry).
+/// A prompt id from a URL (or a pack-level entry, `@pack`, `@tests`).
 pub(crate) fn prompt_id(id: &str) -> Result<&str, Problem> {
-    if id == PACK_ENTRY {
+    if id == PACK_ENTRY || id == TESTS_ENTRY {
         return Ok(id);
     }
     PromptId::new(id).map_err(Problem::from)?;

@@ -5,7 +5,7 @@
 use promptreg::Locale;
 use similar::TextDiff;
 
-use crate::files::{PACK_ENTRY, PackFiles};
+use crate::files::{PackFiles, is_pack_level};
 
 /// How many unchanged lines surround each change in a unified diff.
 const CONTEXT_LINES: usize = 3;
@@ -103,7 +103,7 @@ impl PromptDiff {
 /// The locale of `defaults/<id>.<locale>.md`; the default file and the
 /// manifest have none.
 pub fn file_locale(id: &str, path: &str) -> Option<Locale> {
-    if id == PACK_ENTRY {
+    if is_pack_level(id) {
         return None;
     }
     let name = path.rsplit('/').next()?.strip_suffix(".md")?;

@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use promptreg::pack::{DEFAULTS_DIR, MANIFEST, Pack, SNIPPETS_DIR};
+use promptreg::testing::{SNAPSHOTS_DIR, TESTS_DIR};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind};
@@ -16,6 +17,25 @@ use crate::error::{Error, ErrorKind};
 /// one entry per prompt id. An id cannot start with `@`.
 pub const PACK_ENTRY: &str = "@pack";
 
+/// The entry that versions the pack's prompt tests (`tests/*.toml`) and
+/// their snapshots (`tests/snapshots/*.txt`), beside the prompts they test.
+/// A pack without tests has no such entry.
+pub const TESTS_ENTRY: &str = "@tests";
+
+/// Whether entry `name` is a pack-level one ([`PACK_ENTRY`],
+/// [`TESTS_ENTRY`]) rather than a prompt: prompt ids cannot start with `@`.
+pub fn is_pack_level(name: &str) -> bool {
+    name.starts_with('@')
+}
+
+/// The folders of the pack format and the files each holds, directly.
+const FORMAT_FOLDERS: [(&str, &str); 4] = [
+    (DEFAULTS_DIR, ".md"),
+    (SNIPPETS_DIR, ".md"),
+    (TESTS_DIR, ".toml"),
+    (SNAPSHOTS_DIR, ".txt"),
+];
+
 /// The files of a pack, by path relative to its folder (`promptreg.toml`,
 /// `defaults/greeting.ja.md`), each exactly as written. Two `PackFiles`
 /// are equal when their files are, wherever they were read.
@@ -24,6 +44,8 @@ pub struct PackFiles {
     files: BTreeMap<String, Vec<u8>>,
     /// The folder read, to name files in diagnostics.
     root: Option<PathBuf>,
+    /// The files of that folder outside the pack format, sorted.
+    not_stored: Vec<String>,
 }
 
 impl PartialEq for PackFiles {
@@ -35,9 +57,12 @@ impl PartialEq for PackFiles {
 impl Eq for PackFiles {}
 
 impl PackFiles {
-    /// The files a pack folder consists of: its manifest and the `.md`
-    /// files of its `defaults/` and `snippets/` folders (what `Pack::load`
-    /// reads; prompt tests are not versioned).
+    /// The files a pack folder consists of, the pack format: its
+    /// manifest, the `.md` files of its `defaults/` and `snippets/`
+    /// folders (what `Pack::load` reads), and its prompt tests, the
+    /// `.toml` files of `tests/` and the `.txt` files of
+    /// `tests/snapshots/`. Every other file is left out and listed by
+    /// [`not_stored`](Self::not_stored).
     ///
     /// # Errors
     ///
@@ -49,14 +74,61 @@ impl PackFiles {
             ..PackFiles::default()
         };
         files.insert(MANIFEST, read_file(&dir.join(MANIFEST))?);
-        for folder in [DEFAULTS_DIR, SNIPPETS_DIR] {
-            files.read_markdown(dir, folder)?;
+        for (folder, extension) in FORMAT_FOLDERS {
+            files.read_folder(dir, folder, extension)?;
         }
+        let mut outside = Vec::new();
+        files.find_not_stored(dir, "", &mut outside)?;
+        outside.sort_unstable();
+        files.not_stored = outside;
         Ok(files)
     }
 
-    /// Adds the `*.md` files directly in `dir/folder`, when it exists.
-    fn read_markdown(&mut self, dir: &Path, folder: &str) -> Result<(), Error> {
+    /// The files of the folder read that are outside the pack format
+    /// (`context.json` beside the manifest, `notes.txt` in `defaults/`),
+    /// sorted: a push does not store them and a pull does not give them
+    /// back. Hidden files and folders (`.git`, a project's `.demo/`) are
+    /// not listed.
+    pub fn not_stored(&self) -> &[String] {
+        &self.not_stored
+    }
+
+    /// Adds to `out` every file under `dir/prefix` that is not one of
+    /// these files, skipping hidden names and not following links.
+    fn find_not_stored(
+        &self,
+        dir: &Path,
+        prefix: &str,
+        out: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        let path = dir.join(prefix);
+        let entries = fs::read_dir(&path).map_err(|e| io_error("cannot read folder", &path, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| io_error("cannot read folder", &path, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str().filter(|n| !n.starts_with('.')) else {
+                continue;
+            };
+            let relative = if prefix.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let kind = entry
+                .file_type()
+                .map_err(|e| io_error("cannot read", &entry.path(), e))?;
+            if kind.is_dir() {
+                self.find_not_stored(dir, &relative, out)?;
+            } else if !self.files.contains_key(&relative) {
+                out.push(relative);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the files directly in `dir/folder` whose names end with
+    /// `extension`, when the folder exists.
+    fn read_folder(&mut self, dir: &Path, folder: &str, extension: &str) -> Result<(), Error> {
         let path = dir.join(folder);
         let entries = match fs::read_dir(&path) {
             Ok(entries) => entries,
@@ -66,9 +138,16 @@ impl PackFiles {
         for entry in entries {
             let entry = entry.map_err(|e| io_error("cannot read folder", &path, e))?;
             let name = entry.file_name();
-            let Some(name) = name.to_str().filter(|n| n.ends_with(".md")) else {
+            let Some(name) = name.to_str().filter(|n| n.ends_with(extension)) else {
                 continue;
             };
+            let is_file = entry
+                .file_type()
+                .map_err(|e| io_error("cannot read", &entry.path(), e))?
+                .is_file();
+            if !is_file {
+                continue;
+            }
             let bytes = read_file(&entry.path())?;
             self.insert(format!("{folder}/{name}"), bytes);
         }
@@ -160,7 +239,9 @@ impl PackFiles {
     }
 
     /// Splits the files into the store's entries: [`PACK_ENTRY`] (the
-    /// manifest) and one per prompt of `pack` (its default and variants).
+    /// manifest and snippets), one per prompt of `pack` (its default and
+    /// variants), and [`TESTS_ENTRY`] (the tests and snapshots) when there
+    /// are any.
     pub(crate) fn entries(&self, pack: &Pack) -> Vec<Entry> {
         // Snippets belong to the whole pack, as the manifest does: any
         // prompt may include them.
@@ -179,7 +260,29 @@ impl PackFiles {
                 .filter_map(|file| relative(pack.root(), file));
             entries.push(self.entry(prompt.id().as_str(), paths));
         }
+        let tests: Vec<String> = self
+            .files
+            .keys()
+            .filter(|p| is_test_file(p))
+            .cloned()
+            .collect();
+        if !tests.is_empty() {
+            entries.push(self.entry(TESTS_ENTRY, tests));
+        }
         entries
+    }
+
+    /// The files no entry holds, sorted: what a push of them leaves out.
+    pub(crate) fn unheld(&self, entries: &[Entry]) -> Vec<String> {
+        let held: std::collections::BTreeSet<&str> = entries
+            .iter()
+            .flat_map(|e| e.files.keys().map(String::as_str))
+            .collect();
+        self.files
+            .keys()
+            .filter(|p| !held.contains(p.as_str()))
+            .cloned()
+            .collect()
     }
 
     fn entry(&self, name: &str, paths: impl IntoIterator<Item = String>) -> Entry {
@@ -200,6 +303,7 @@ impl FromIterator<(String, Vec<u8>)> for PackFiles {
         PackFiles {
             files: iter.into_iter().collect(),
             root: None,
+            not_stored: Vec::new(),
         }
     }
 }
@@ -213,6 +317,17 @@ pub(crate) fn entry_paths(files: &PackFiles, pack: &Pack, prompt: &str) -> Vec<S
         .filter(|e| e.name == prompt)
         .flat_map(|e| e.files.into_keys())
         .collect()
+}
+
+/// Whether `path` is a prompt test file or a snapshot, directly in its
+/// folder.
+fn is_test_file(path: &str) -> bool {
+    let directly_in = |folder: &str, extension: &str| {
+        path.strip_prefix(folder)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|name| !name.contains('/') && name.ends_with(extension))
+    };
+    directly_in(TESTS_DIR, ".toml") || directly_in(SNAPSHOTS_DIR, ".txt")
 }
 
 /// One entry's files and their content address.

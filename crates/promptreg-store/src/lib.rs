@@ -7,7 +7,10 @@
 //! else its front matter declares), so a rollback restores every language
 //! at once. A version is content-addressed (SHA-256 of its files), so
 //! pushing the same content again writes nothing. The pack-level files
-//! (the manifest) are versioned the same way, under [`PACK_ENTRY`].
+//! (the manifest and the snippets) are versioned the same way, under
+//! [`PACK_ENTRY`], and the prompt tests with their snapshots under
+//! [`TESTS_ENTRY`]: a pull gives back every file of the pack format, byte
+//! for byte.
 //!
 //! Labels (`production`, `staging`) point at versions; `latest` follows
 //! pushes. A move names the version it expects the label to point at now,
@@ -77,7 +80,7 @@ mod text;
 pub use diff::{FileDiff, PromptDiff, file_locale};
 pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
-pub use files::{PACK_ENTRY, PackFiles};
+pub use files::{PACK_ENTRY, PackFiles, TESTS_ENTRY, is_pack_level};
 pub use keys::{ApiKey, Scope};
 pub use limits::FileLimits;
 pub use location::DEFAULT_DATABASE;

@@ -303,12 +303,17 @@ impl Change {
 
 /// The outcome of a push, per prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PushReport {
     /// The pack's name.
     pub pack: String,
     /// Every prompt of the pack and every prompt removed, sorted; the
     /// version is the one `latest` points at now (`None` when removed).
     pub prompts: Vec<(String, Change, Option<u64>)>,
+    /// The files given that are outside the pack format, sorted: not
+    /// stored, so a pull does not give them back
+    /// ([`PackFiles::not_stored`](crate::PackFiles::not_stored)).
+    pub not_stored: Vec<String>,
 }
 
 impl PushReport {

@@ -160,7 +160,11 @@ impl Store {
         self.limits.check_prompts(&pack)?;
         let entries = files.entries(&pack);
         let written = on_backend!(self, push(pack.name(), &entries, true, actor, message))?;
-        Ok(self.published(written))
+        let mut report = self.published(written);
+        report.not_stored = files.unheld(&entries);
+        report.not_stored.extend_from_slice(files.not_stored());
+        report.not_stored.sort_unstable();
+        Ok(report)
     }
 
     /// Records a new version of one prompt of `pack` from `files` (its

@@ -7,7 +7,7 @@ use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
 use promptreg_store::{
     Actor, Change, ErrorKind, FileLimits, Label, PACK_ENTRY, PackFiles, Permission, Store,
-    VersionRef,
+    TESTS_ENTRY, VersionRef,
 };
 
 fn label(name: &str) -> Label {
@@ -122,14 +122,57 @@ async fn a_removed_prompt_loses_latest_and_keeps_its_versions() {
     }
 }
 
-/// pack -> store -> pack is byte for byte, for both example packs.
+/// Every file under `dir`, relative with `/`, hidden ones left out.
+fn files_under(dir: &std::path::Path, prefix: &str, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir.join(prefix)).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
+        if entry.file_type().unwrap().is_dir() {
+            files_under(dir, &path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// pack -> store -> pack is byte for byte, for both example packs: every
+/// file of the pack format, their tests and snapshots included; the files
+/// outside it are named by the push.
 #[tokio::test]
 async fn the_round_trip_through_the_store_is_byte_exact() {
     for db in databases("round_trip").await {
         let store = db.open().await;
         for name in ["goal-agent", "web-agent"] {
-            let files = PackFiles::read(common::example(name)).unwrap();
-            store.push(&files, &writer(), "import").await.unwrap();
+            let dir = common::example(name);
+            let files = PackFiles::read(&dir).unwrap();
+            let mut on_disk = Vec::new();
+            files_under(&dir, "", &mut on_disk);
+            let mut accounted: Vec<String> = files.iter().map(|(p, _)| p.to_owned()).collect();
+            accounted.extend(files.not_stored().iter().cloned());
+            accounted.sort();
+            on_disk.sort();
+            assert_eq!(accounted, on_disk, "{name}: every file is stored or named");
+            let outside: &[&str] = match name {
+                "web-agent" => &["context.json", "history.json"],
+                _ => &["context.json"],
+            };
+            assert_eq!(files.not_stored(), outside, "{name}");
+            let tests = files
+                .iter()
+                .filter(|(p, _)| p.starts_with("tests/"))
+                .count();
+            assert!(tests >= 4, "{name}: its tests and snapshots are read");
+            let report = store.push(&files, &writer(), "import").await.unwrap();
+            assert_eq!(report.not_stored, files.not_stored(), "{}: {name}", db.name);
+            assert_eq!(store.log(name, TESTS_ENTRY).await.unwrap().len(), 1);
             let pulled = store.checkout(name, &Label::latest()).await.unwrap();
             assert_eq!(pulled, files, "{}: {name}", db.name);
             let out = tempfile::tempdir().unwrap();

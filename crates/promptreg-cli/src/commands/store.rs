@@ -221,6 +221,24 @@ impl<'a> Command<'a> {
             let version = version.map_or("-".to_owned(), |v| format!("v{v}"));
             out += &format!("  {:<9} {id} {version}\n", change.as_str());
         }
+        if !report.not_stored.is_empty() {
+            const SHOWN: usize = 10;
+            let mut names: Vec<&str> = report
+                .not_stored
+                .iter()
+                .take(SHOWN)
+                .map(String::as_str)
+                .collect();
+            let more = report.not_stored.len().saturating_sub(SHOWN);
+            let more = format!("and {more} more");
+            if report.not_stored.len() > SHOWN {
+                names.push(&more);
+            }
+            out += &format!(
+                "not stored, outside the pack format (a pull does not give them back): {}\n",
+                names.join(", ")
+            );
+        }
         out
     }
 
@@ -475,6 +493,7 @@ fn push_json(report: &PushReport) -> Value {
         "pack": report.pack,
         "versions_written": report.versions_written(),
         "prompts": prompts,
+        "not_stored": report.not_stored,
     })
 }
 

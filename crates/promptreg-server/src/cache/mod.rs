@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use promptreg_store::{LATEST, Label, PACK_ENTRY, Store, VersionRef};
+use promptreg_store::{EntryVersion, LATEST, Label, PACK_ENTRY, Store, VersionRef, is_pack_level};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
@@ -163,10 +163,9 @@ impl Cache {
             // The store says why: no manifest at that label.
             self.store.checkout(pack, label).await?;
         }
-        // The manifest first, then the prompts by id.
-        entries.sort_by(|a, b| {
-            (a.prompt != PACK_ENTRY, &a.prompt).cmp(&(b.prompt != PACK_ENTRY, &b.prompt))
-        });
+        // The manifest first, then the tests, then the prompts by id.
+        let order = |e: &EntryVersion| (!is_pack_level(&e.prompt), e.prompt != PACK_ENTRY);
+        entries.sort_by(|a, b| (order(a), &a.prompt).cmp(&(order(b), &b.prompt)));
         let versions: Vec<PromptVersion> = entries
             .iter()
             .map(|e| PromptVersion::new(pack, e))

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
-use promptreg_store::{EntryVersion, PACK_ENTRY, PackFiles};
+use promptreg_store::{EntryVersion, PACK_ENTRY, PackFiles, TESTS_ENTRY};
 use tokio::sync::OnceCell;
 
 use crate::heavy::HeavyWork;
@@ -104,8 +104,10 @@ impl LabelView {
 
 /// Whether `id` of `renderer`'s pack is the manifest, a template or text.
 pub(super) fn kind(renderer: Option<&Renderer>, id: &str) -> Option<String> {
-    if id == PACK_ENTRY {
-        return Some("pack".to_owned());
+    match id {
+        PACK_ENTRY => return Some("pack".to_owned()),
+        TESTS_ENTRY => return Some("tests".to_owned()),
+        _ => {}
     }
     let prompt = renderer?.pack.prompt(id)?;
     let template = prompt

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use axum::extract::State;
 use axum::response::Html;
 use minijinja::context;
-use promptreg_store::{Label, LabelMove, PACK_ENTRY, Scope};
+use promptreg_store::{Label, LabelMove, Scope, is_pack_level};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -72,7 +72,7 @@ pub(crate) async fn prompts(
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|p| p["id"] != PACK_ENTRY)
+        .filter(|p| !p["id"].as_str().is_some_and(is_pack_level))
         .map(|p| row(p, &renderer.pack))
         .filter(|r| filter.keeps(r))
         .collect();

@@ -45,6 +45,7 @@ pub(crate) async fn push(
     let mut report = PushReport {
         pack: pack.to_owned(),
         prompts: Vec::new(),
+        not_stored: Vec::new(),
     };
     let reason = if message.is_empty() {
         "push".to_owned()
