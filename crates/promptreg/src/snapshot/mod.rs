@@ -179,7 +179,7 @@ impl Snapshot {
     }
 
     /// How a render of `id` in `locale` finds its body: the steps of
-    /// locale matching, as [`Rendered::lookup`] lists them, and the locale
+    /// locale matching, as [`Rendered::lookup`](crate::Rendered::lookup) lists them, and the locale
     /// variant they find (`None`: the default). Renders nothing, so it
     /// answers for templates that need a context too.
     ///
