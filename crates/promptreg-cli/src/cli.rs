@@ -450,6 +450,13 @@ pub enum StoreCommand {
         #[command(flatten)]
         pack: StorePack,
     },
+    /// List the revisions of a label, newest first, with what each changed
+    Revisions {
+        /// The label
+        label: String,
+        #[command(flatten)]
+        pack: StorePack,
+    },
     /// Show the label moves of a prompt, or of the whole pack
     History {
         /// The prompt id [default: every prompt]

@@ -194,6 +194,56 @@ fn push_pull_is_byte_exact_and_idempotent() {
     }
 }
 
+#[test]
+fn revisions_list_each_change_to_a_label_with_what_it_changed() {
+    for sb in sandboxes("revisions") {
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["release", "latest", "production", "--reason", "first"]);
+        let stale = sb.path("goal-agent/defaults/goal-stale.md");
+        fs::write(&stale, "Changed.\n").unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["release", "latest", "production"]);
+        sb.ok(&["rollback", "goal-stale", "production"]);
+        let out = sb.ok(&["revisions", "production"]);
+        let heads: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+        assert_eq!(heads.len(), 3, "{}: {out}", sb.name);
+        assert!(heads[0].contains("  production r3  "), "{out}");
+        assert!(
+            heads[0].contains("  rollback  ada  rollback from 2"),
+            "{out}"
+        );
+        assert!(heads[1].contains("  release  ada  release latest"), "{out}");
+        assert!(
+            heads[2].ends_with("  release  ada  release latest: first"),
+            "{out}"
+        );
+        assert!(out.contains("\n  goal-stale v2 -> v1\n"), "{out}");
+        assert!(out.contains("\n  goal-stale v1 -> v2\n"), "{out}");
+        // The first release changed every entry; the others one each.
+        assert_eq!(out.lines().count(), 3 + 20 + 1 + 1, "{out}");
+
+        let json: Value =
+            serde_json::from_str(&sb.ok(&["revisions", "production", "--json"])).unwrap();
+        let revisions = json["revisions"].as_array().unwrap();
+        assert_eq!(revisions[0]["cause"], "rollback");
+        assert_eq!(
+            revisions[0]["digest"], revisions[2]["digest"],
+            "back to the first state"
+        );
+        assert_eq!(
+            revisions[1]["changes"],
+            serde_json::json!([{ "id": "goal-stale", "from": 1, "to": 2 }])
+        );
+        assert_eq!(revisions[2]["entries"]["@tests"], 1);
+
+        let err = sb.fails(&["revisions", "staging"]);
+        assert!(
+            err.contains("label `staging` of pack `goal-agent` has no revisions"),
+            "{err}"
+        );
+    }
+}
+
 /// The author `store log --json` shows for the newest version of `id`.
 fn author_of(sb: &Sandbox, id: &str) -> Value {
     let out = sb

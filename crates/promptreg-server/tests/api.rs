@@ -349,6 +349,66 @@ async fn a_label_moves_with_if_match_and_a_stale_one_is_refused_naming_the_curre
     }
 }
 
+/// A release is one revision of its label, listed with what it changed,
+/// and the label's bundle carries the revision's digest as its ETag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_is_one_revision_whose_digest_is_the_bundle_etag() {
+    for db in databases("server_revisions").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let release = json!({ "from": "latest", "to": "staging", "reason": "ship" });
+        json(server.post("/v1/packs/demo/releases", release).await, 200).await;
+        let listed = json(
+            server.get("/v1/packs/demo/labels/staging/revisions").await,
+            200,
+        )
+        .await;
+        let revisions = listed["revisions"].as_array().unwrap();
+        assert_eq!(revisions.len(), 1, "{}: {listed}", db.name);
+        let revision = &revisions[0];
+        assert_eq!(revision["revision"], 1);
+        assert_eq!(revision["cause"], "release");
+        assert_eq!(revision["reason"], "release latest: ship");
+        assert_eq!(
+            revision["entries"],
+            json!({ "@pack": 1, "farewell": 1, "greeting": 1 })
+        );
+        assert_eq!(revision["changes"].as_array().unwrap().len(), 3);
+        let bundle = server.get("/v1/packs/demo/labels/staging").await;
+        let etag = bundle.headers()["etag"].to_str().unwrap().to_owned();
+        assert_eq!(
+            etag,
+            format!("\"{}\"", revision["digest"].as_str().unwrap())
+        );
+        // production moved prompt by prompt: a revision per move.
+        let production = json(
+            server
+                .get("/v1/packs/demo/labels/production/revisions")
+                .await,
+            200,
+        )
+        .await;
+        let causes: Vec<&str> = production["revisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["cause"].as_str().unwrap())
+            .collect();
+        assert_eq!(causes, ["move", "move", "move"], "{}", db.name);
+        let unknown = json(
+            server.get("/v1/packs/demo/labels/canary/revisions").await,
+            404,
+        )
+        .await;
+        assert!(
+            unknown["detail"]
+                .as_str()
+                .unwrap()
+                .contains("label `canary` of pack `demo` has no revisions"),
+            "{unknown}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_moves_every_prompt_at_once() {
     for db in databases("server_release").await {

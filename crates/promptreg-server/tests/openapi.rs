@@ -25,6 +25,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/packs/{pack}/labels/{label}"),
     ("post", "/v1/packs/{pack}/releases"),
     ("get", "/v1/packs/{pack}/history"),
+    ("get", "/v1/packs/{pack}/labels/{label}/revisions"),
     ("get", "/v1/events"),
     ("get", "/healthz"),
     ("get", "/readyz"),

@@ -356,6 +356,26 @@ pub(crate) fn digest(files: &BTreeMap<String, Vec<u8>>) -> String {
         .collect()
 }
 
+/// The address of a label's state: the SHA-256, in hex, of each entry's
+/// name and version digest (`NAME NUL DIGEST LF`), the entries sorted by
+/// name. A label's revisions and its bundle's ETag carry it.
+pub fn state_digest<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut entries: Vec<(&str, &str)> = entries.into_iter().collect();
+    entries.sort_unstable();
+    let mut hasher = Sha256::new();
+    for (name, digest) in entries {
+        hasher.update(name.as_bytes());
+        hasher.update(b"\0");
+        hasher.update(digest.as_bytes());
+        hasher.update(b"\n");
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// `file` relative to `root`, with `/` separators.
 fn relative(root: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(root).ok()?;

@@ -80,13 +80,13 @@ mod text;
 pub use diff::{FileDiff, PromptDiff, file_locale};
 pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
-pub use files::{PACK_ENTRY, PackFiles, TESTS_ENTRY, is_pack_level};
+pub use files::{PACK_ENTRY, PackFiles, TESTS_ENTRY, is_pack_level, state_digest};
 pub use keys::{ApiKey, Scope};
 pub use limits::FileLimits;
 pub use location::DEFAULT_DATABASE;
 pub use model::{
-    Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Timestamp,
-    VersionInfo, VersionRef,
+    Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Revision,
+    RevisionCause, RevisionChange, Timestamp, VersionInfo, VersionRef,
 };
 pub use store::Store;
 pub use text::MAX_MESSAGE_BYTES;

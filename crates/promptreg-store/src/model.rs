@@ -1,5 +1,6 @@
 //! What the store records: labels, versions, label moves, actors.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -299,6 +300,94 @@ impl Change {
             Change::Removed => "removed",
         }
     }
+}
+
+/// What made a revision of a label. Exhaustive: the API publishes the
+/// causes as an enum, and a new one is a new version of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RevisionCause {
+    /// A push moved `latest`.
+    Push,
+    /// A label moved on one prompt.
+    Move,
+    /// A release pointed the label at what another label points at.
+    Release,
+    /// A rollback moved the label back on one prompt.
+    Rollback,
+    /// The store was migrated to revisions: the label as it then stood.
+    Migration,
+}
+
+impl RevisionCause {
+    const ALL: [RevisionCause; 5] = [
+        RevisionCause::Push,
+        RevisionCause::Move,
+        RevisionCause::Release,
+        RevisionCause::Rollback,
+        RevisionCause::Migration,
+    ];
+
+    /// Its name: `push`, `move`, `release`, `rollback`, `migration`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RevisionCause::Push => "push",
+            RevisionCause::Move => "move",
+            RevisionCause::Release => "release",
+            RevisionCause::Rollback => "rollback",
+            RevisionCause::Migration => "migration",
+        }
+    }
+
+    /// The cause named `name`, as [`as_str`](Self::as_str) writes it.
+    pub(crate) fn named(name: &str) -> Option<RevisionCause> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+impl fmt::Display for RevisionCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One numbered, immutable state of a label of a pack: the version of
+/// every entry (prompts, [`PACK_ENTRY`](crate::PACK_ENTRY),
+/// [`TESTS_ENTRY`](crate::TESTS_ENTRY)) it pointed at after one change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Revision {
+    /// The label.
+    pub label: String,
+    /// Its number, from 1, per label.
+    pub number: u64,
+    /// The state's address ([`state_digest`](crate::state_digest) of its
+    /// entries), as the label's bundle ETag carries it.
+    pub digest: String,
+    /// What made it.
+    pub cause: RevisionCause,
+    /// Who made it.
+    pub actor: String,
+    /// When.
+    pub at: Timestamp,
+    /// Why, as the history records it.
+    pub reason: String,
+    /// Every entry the label points at, with its version.
+    pub entries: BTreeMap<String, u64>,
+    /// The entries that changed since the revision before (all of them for
+    /// the first), sorted.
+    pub changes: Vec<RevisionChange>,
+}
+
+/// One entry that a revision changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RevisionChange {
+    /// The entry.
+    pub entry: String,
+    /// Its version in the revision before (`None`: the label was not on it).
+    pub from: Option<u64>,
+    /// Its version in this one (`None`: the label left it).
+    pub to: Option<u64>,
 }
 
 /// The outcome of a push, per prompt.

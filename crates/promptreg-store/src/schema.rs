@@ -104,7 +104,39 @@ ALTER TABLE event_prompts ADD COLUMN to_number BIGINT;
 -- migration undo nothing.
 ALTER TABLE label_history ADD COLUMN undoes BIGINT;
 "#,
+    r#"
+-- A label's revisions: every change to what a label of a pack resolves to
+-- (a move, a release, a rollback, a push that moves `latest`) is one
+-- numbered, immutable revision of it, holding the version of every entry
+-- the label then points at and the digest of that state. Labels that
+-- existed before this migration get their revision 1 when the store opens
+-- (cause `migration`); the moves made before it belong to no revision (0).
+CREATE TABLE revisions (
+    revision_id {id},
+    pack_id BIGINT NOT NULL REFERENCES packs (pack_id),
+    label TEXT NOT NULL,
+    number BIGINT NOT NULL,
+    digest TEXT NOT NULL,
+    cause TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    reason TEXT NOT NULL,
+    UNIQUE (pack_id, label, number)
+);
+CREATE TABLE revision_entries (
+    revision_id BIGINT NOT NULL REFERENCES revisions (revision_id),
+    entry TEXT NOT NULL,
+    number BIGINT NOT NULL,
+    PRIMARY KEY (revision_id, entry)
+);
+ALTER TABLE label_history ADD COLUMN revision_id BIGINT;
+UPDATE label_history SET revision_id = 0;
+"#,
 ];
+
+/// The schema version whose migration adds revisions: a store migrated
+/// past it gives each of its labels a first revision.
+pub(crate) const REVISIONS_SINCE: i64 = 5;
 
 /// The schema version this binary writes and understands.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -178,5 +210,60 @@ mod tests {
                 },
             ]
         );
+    }
+
+    /// A store made before revisions gives each of its labels revision 1,
+    /// the label as it stood, when it is migrated; the moves made before
+    /// belong to no revision.
+    #[tokio::test]
+    async fn labels_made_before_revisions_get_their_first_revision() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = SqlitePool::connect_with(options).await.unwrap();
+        sqlx::raw_sql(SCHEMA_TABLE).execute(&pool).await.unwrap();
+        let before = (REVISIONS_SINCE - 1) as usize;
+        for migration in &MIGRATIONS[..before] {
+            sqlx::raw_sql(&SQLITE.migration(migration))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        sqlx::raw_sql(
+            "INSERT INTO promptreg_schema VALUES (1, 0), (2, 0), (3, 0), (4, 0);
+             INSERT INTO packs (name, created_at) VALUES ('demo', 0);
+             INSERT INTO versions (pack_id, entry, number, digest, author, message, created_at)
+                 VALUES (1, 'greeting', 1, 'aa', 'ada', '', 0), (1, 'greeting', 2, 'bb', 'ada', '', 0);
+             INSERT INTO labels VALUES (1, 'greeting', 'production', 1), (1, 'greeting', 'latest', 2);
+             INSERT INTO label_history (pack_id, entry, label, from_number, to_number, actor, moved_at, reason)
+                 VALUES (1, 'greeting', 'production', NULL, 1, 'ada', 0, 'ship');",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+
+        let store = Store::open(path.to_str().unwrap()).await.unwrap();
+        let production = crate::Label::new("production").unwrap();
+        let revisions = store.revisions("demo", &production).await.unwrap();
+        assert_eq!(revisions.len(), 1);
+        let first = &revisions[0];
+        assert_eq!(
+            (first.number, first.cause),
+            (1, crate::RevisionCause::Migration)
+        );
+        assert_eq!(first.entries, [("greeting".to_owned(), 1)].into());
+        assert_eq!(first.digest, crate::state_digest([("greeting", "aa")]));
+        let latest = store
+            .revisions("demo", &crate::Label::latest())
+            .await
+            .unwrap();
+        assert_eq!(latest[0].entries["greeting"], 2);
+        // Opening again migrates nothing: still one revision.
+        drop(store);
+        let store = Store::open(path.to_str().unwrap()).await.unwrap();
+        assert_eq!(store.revisions("demo", &production).await.unwrap().len(), 1);
     }
 }

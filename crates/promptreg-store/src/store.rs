@@ -17,7 +17,8 @@ use crate::files::{self, PACK_ENTRY, PackFiles};
 use crate::limits::FileLimits;
 use crate::location::Location;
 use crate::model::{
-    Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef,
+    Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Revision, VersionInfo,
+    VersionRef,
 };
 use crate::text;
 
@@ -526,6 +527,29 @@ impl Store {
             None => self.pack_id(pack).await?,
         };
         on_backend!(self, history(id, prompt))
+    }
+
+    /// The revisions of `label` in `pack`, newest first: each change to
+    /// what the label resolves to (a move, a release, a rollback, a push
+    /// that moved `latest`) is one, with every entry's version and what it
+    /// changed. A release of any number of prompts is one revision.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownPack`]; [`ErrorKind::UnknownVersion`] when no
+    /// change ever moved the label.
+    pub async fn revisions(&self, pack: &str, label: &Label) -> Result<Vec<Revision>, Error> {
+        let id = self.pack_id(pack).await?;
+        let revisions = on_backend!(self, revisions(id, label.as_str()))?;
+        if revisions.is_empty() {
+            return Err(Error::new(
+                ErrorKind::UnknownVersion,
+                format!(
+                    "label `{label}` of pack `{pack}` has no revisions: nothing ever moved it (`promptreg store history` lists the moves)"
+                ),
+            ));
+        }
+        Ok(revisions)
     }
 
     /// The pack's files at `label`: every prompt's version there, and the

@@ -6,8 +6,8 @@ use common::{admin, databases, demo, writer};
 use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
 use promptreg_store::{
-    Actor, Change, ErrorKind, FileLimits, Label, PACK_ENTRY, PackFiles, Permission, Store,
-    TESTS_ENTRY, VersionRef,
+    Actor, Change, ErrorKind, FileLimits, Label, PACK_ENTRY, PackFiles, Permission, RevisionCause,
+    Store, TESTS_ENTRY, VersionRef,
 };
 
 fn label(name: &str) -> Label {
@@ -188,6 +188,96 @@ async fn the_round_trip_through_the_store_is_byte_exact() {
                 assert_eq!(std::fs::read(target.join(path)).unwrap(), bytes, "{path}");
             }
         }
+    }
+}
+
+/// Every change to what a label resolves to is one numbered revision of
+/// it, a release of every prompt included; each names what it changed, and
+/// two labels in the same state carry the same digest.
+#[tokio::test]
+async fn each_change_to_a_label_is_one_revision() {
+    for db in databases("revisions").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "first").await.unwrap();
+        let production = label("production");
+        store
+            .release("demo", &Label::latest(), &production, &writer(), "")
+            .await
+            .unwrap();
+        let mut files = demo();
+        files.insert("defaults/greeting.md", "Hi {{ name }}!\n");
+        store.push(&files, &writer(), "shorter").await.unwrap();
+        store.push(&files, &writer(), "again").await.unwrap();
+        store
+            .release("demo", &Label::latest(), &production, &writer(), "ship")
+            .await
+            .unwrap();
+        store
+            .rollback("demo", "greeting", &production, &writer(), "too short")
+            .await
+            .unwrap();
+
+        let latest = store.revisions("demo", &Label::latest()).await.unwrap();
+        let numbers: Vec<(u64, RevisionCause)> =
+            latest.iter().map(|r| (r.number, r.cause)).collect();
+        // The push that changed nothing made no revision.
+        assert_eq!(
+            numbers,
+            [(2, RevisionCause::Push), (1, RevisionCause::Push)],
+            "{}",
+            db.name
+        );
+        let changed: Vec<(&str, Option<u64>, Option<u64>)> = latest[0]
+            .changes
+            .iter()
+            .map(|c| (c.entry.as_str(), c.from, c.to))
+            .collect();
+        assert_eq!(changed, [("greeting", Some(1), Some(2))], "{}", db.name);
+
+        let revisions = store.revisions("demo", &production).await.unwrap();
+        let causes: Vec<(u64, RevisionCause)> =
+            revisions.iter().map(|r| (r.number, r.cause)).collect();
+        assert_eq!(
+            causes,
+            [
+                (3, RevisionCause::Rollback),
+                (2, RevisionCause::Release),
+                (1, RevisionCause::Release)
+            ],
+            "{}",
+            db.name
+        );
+        // One release of every entry is one revision holding them all.
+        let first = &revisions[2];
+        assert_eq!(first.entries.len(), 3, "{}", db.name);
+        assert_eq!(first.changes.len(), 3, "{}", db.name);
+        assert!(
+            first
+                .changes
+                .iter()
+                .all(|c| c.from.is_none() && c.to == Some(1))
+        );
+        assert_eq!(revisions[1].reason, "release latest: ship");
+        assert_eq!(
+            revisions[1].digest, latest[0].digest,
+            "the same state, the same digest"
+        );
+        assert_eq!(
+            revisions[0].digest, first.digest,
+            "rolled back to the first state"
+        );
+        assert_eq!(revisions[0].entries["greeting"], 1);
+
+        let err = store
+            .revisions("demo", &label("staging"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion, "{err}");
+        assert!(
+            err.to_string()
+                .contains("label `staging` of pack `demo` has no revisions"),
+            "{err}"
+        );
     }
 }
 

@@ -9,8 +9,8 @@ use std::future::Future;
 
 use promptreg::Locale;
 use promptreg_store::{
-    Actor, Change, Error, ErrorKind, Label, LabelMove, Permission, PushReport, Store, VersionInfo,
-    VersionRef,
+    Actor, Change, Error, ErrorKind, Label, LabelMove, Permission, PushReport, Revision, Store,
+    VersionInfo, VersionRef,
 };
 use serde_json::{Value, json};
 
@@ -94,6 +94,7 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
                 .await
         }
         StoreCommand::History { id, pack } => cmd(Some(pack), None).history(id.as_deref()).await,
+        StoreCommand::Revisions { label, pack } => cmd(Some(pack), None).revisions(label).await,
         StoreCommand::Protect {
             label,
             off,
@@ -385,6 +386,38 @@ impl<'a> Command<'a> {
         Ok(self.moves(&moves))
     }
 
+    async fn revisions(&self, label: &str) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let label = Label::new(label).map_err(failure)?;
+        let revisions = self.store.revisions(&pack, &label).await.map_err(failure)?;
+        if self.session.args.json {
+            let list: Vec<Value> = revisions.iter().map(revision_json).collect();
+            return Ok(Output::json(
+                &json!({ "pack": pack, "label": label.as_str(), "revisions": list }),
+            ));
+        }
+        let paint = self.paint();
+        let show = |v: Option<u64>| v.map_or("-".to_owned(), |n| format!("v{n}"));
+        let mut out = String::new();
+        for r in &revisions {
+            let line = format!(
+                "{}  {label} r{}  {}  {}  {}  {}",
+                paint.dim(&r.at.to_string()),
+                r.number,
+                &r.digest[..12.min(r.digest.len())],
+                r.cause,
+                r.actor,
+                paint.dim(&r.reason),
+            );
+            out += line.trim_end();
+            out += "\n";
+            for c in &r.changes {
+                out += &format!("  {} {} -> {}\n", c.entry, show(c.from), show(c.to));
+            }
+        }
+        Ok(Output::text(out))
+    }
+
     /// Label moves, one a line: when, prompt, label, from -> to, who, why.
     fn moves(&self, moves: &[LabelMove]) -> Output {
         if self.session.args.json {
@@ -505,6 +538,24 @@ fn version_json(v: &VersionInfo) -> Value {
         "message": v.message,
         "created_at": v.created_at.to_string(),
         "labels": v.labels,
+    })
+}
+
+fn revision_json(r: &Revision) -> Value {
+    let changes: Vec<Value> = r
+        .changes
+        .iter()
+        .map(|c| json!({ "id": c.entry, "from": c.from, "to": c.to }))
+        .collect();
+    json!({
+        "revision": r.number,
+        "digest": r.digest,
+        "cause": r.cause.as_str(),
+        "actor": r.actor,
+        "at": r.at.to_string(),
+        "reason": r.reason,
+        "entries": r.entries,
+        "changes": changes,
     })
 }
 

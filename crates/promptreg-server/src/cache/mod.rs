@@ -22,7 +22,9 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use promptreg_store::{EntryVersion, LATEST, Label, PACK_ENTRY, Store, VersionRef, is_pack_level};
+use promptreg_store::{
+    EntryVersion, LATEST, Label, PACK_ENTRY, Store, VersionRef, is_pack_level, state_digest,
+};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
@@ -170,10 +172,12 @@ impl Cache {
             .iter()
             .map(|e| PromptVersion::new(pack, e))
             .collect();
-        let mut hasher = Sha256::new();
-        for e in &entries {
-            hasher.update(format!("{}\0{}\n", e.prompt, e.digest));
-        }
+        // The label's state digest: its newest revision carries the same.
+        let digest = state_digest(
+            entries
+                .iter()
+                .map(|e| (e.prompt.as_str(), e.digest.as_str())),
+        );
         let prompts = versions
             .iter()
             .map(|v| (v.id.clone(), Arc::new(Cached::json(v, &v.digest))))
@@ -184,7 +188,7 @@ impl Cache {
             entries: versions,
         };
         Ok(Arc::new(LabelView {
-            bundle: Cached::json(&bundle, &hex(&hasher.finalize())),
+            bundle: Cached::json(&bundle, &digest),
             prompts,
             entries,
             renderer: OnceCell::new(),

@@ -54,6 +54,7 @@ macro_rules! operations {
         include!("../ops/migrate.rs");
         include!("../ops/versions.rs");
         include!("../ops/labels.rs");
+        include!("../ops/revisions.rs");
         include!("../ops/events.rs");
         include!("../ops/keys.rs");
     };

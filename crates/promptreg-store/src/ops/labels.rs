@@ -153,11 +153,18 @@ pub(crate) async fn move_label(
         Timestamp::now(),
     )
     .await?;
-    commit_move(tx, pack_id, moved).await
+    commit_move(tx, pack_id, moved, RevisionCause::Move).await
 }
 
 /// Commits one label move with its event.
-async fn commit_move(tx: Tx, pack_id: i64, moved: LabelMove) -> Result<Written<LabelMove>, OpError> {
+async fn commit_move(
+    mut tx: Tx,
+    pack_id: i64,
+    moved: LabelMove,
+    cause: RevisionCause,
+) -> Result<Written<LabelMove>, OpError> {
+    let (label, actor) = (&moved.label, &moved.actor);
+    record_revision(&mut tx, pack_id, label, cause, actor, &moved.reason, moved.at).await?;
     let last_event = commit(tx, pack_id, &[EventKind::from(&moved)], moved.at).await?;
     Ok(Written {
         value: moved,
@@ -231,7 +238,7 @@ pub(crate) async fn rollback(
     .bind(label.as_str())
     .execute(&mut *tx)
     .await?;
-    commit_move(tx, pack_id, moved).await
+    commit_move(tx, pack_id, moved, RevisionCause::Rollback).await
 }
 
 /// Where a rollback of `label` of `entry` would take it, without moving it.
@@ -360,6 +367,8 @@ pub(crate) async fn release(
     // keep up with a release of any size.
     let mut events = Vec::new();
     if !moves.is_empty() {
+        let cause = RevisionCause::Release;
+        record_revision(&mut tx, pack_id, to.as_str(), cause, &actor.name, &reason, now).await?;
         events.push(EventKind::Released {
             label: to.as_str().to_owned(),
             moves: moves.iter().map(ReleasedPrompt::from).collect(),

@@ -40,6 +40,9 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<(), OpError> {
             .execute(&mut *tx)
             .await?;
     }
+    if version < REVISIONS_SINCE {
+        record_first_revisions(&mut tx).await?;
+    }
     tx.commit().await?;
     Ok(())
 }

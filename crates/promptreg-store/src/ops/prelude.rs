@@ -11,10 +11,10 @@ use crate::error::{Error, ErrorKind};
 use crate::events::{Event, EventKind, ReleasedPrompt, Written};
 use crate::files::Entry;
 use crate::model::{
-    Actor, Change, EntryVersion, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
-    VersionRef,
+    Actor, Change, EntryVersion, Label, LabelMove, Permission, PushReport, Revision, RevisionCause,
+    RevisionChange, Timestamp, VersionInfo, VersionRef,
 };
 use crate::backend::{EVENTS_CHANNEL, OpError};
-use crate::schema::{MIGRATIONS, SCHEMA_TABLE, SCHEMA_VERSION};
+use crate::schema::{MIGRATIONS, REVISIONS_SINCE, SCHEMA_TABLE, SCHEMA_VERSION};
 
 type Tx = Transaction<'static, Db>;

@@ -53,6 +53,7 @@ pub(crate) async fn push(
         format!("push: {message}")
     };
     let mut events = Vec::new();
+    let mut moved_latest = false;
     for entry in entries {
         let current = latest.remove(&entry.name);
         let (number, change) = match by_digest.get(&(entry.name.clone(), entry.digest.clone())) {
@@ -91,6 +92,7 @@ pub(crate) async fn push(
             )
             .await?;
             events.push(EventKind::from(&moved));
+            moved_latest = true;
         }
         report
             .prompts
@@ -114,6 +116,11 @@ pub(crate) async fn push(
         .await?;
         events.push(EventKind::from(&moved));
         report.prompts.push((gone, Change::Removed, None));
+        moved_latest = true;
+    }
+    if moved_latest {
+        let cause = RevisionCause::Push;
+        record_revision(&mut tx, pack_id, "latest", cause, &actor.name, &reason, now).await?;
     }
     let last_event = commit(tx, pack_id, &events, now).await?;
     report.prompts.sort_by(|a, b| a.0.cmp(&b.0));

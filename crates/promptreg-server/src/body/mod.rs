@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+mod revisions;
+
+pub use revisions::{RevisionBody, RevisionCause, RevisionChange, Revisions};
+
 /// The packs in the store.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PackList {

@@ -1,0 +1,111 @@
+//! A label's revisions: one numbered state of the whole pack per change.
+
+use std::collections::BTreeMap;
+
+use promptreg_store::Revision;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The revisions of a label, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Revisions {
+    /// The pack.
+    pub pack: String,
+    /// The label.
+    pub label: String,
+    /// Newest first.
+    pub revisions: Vec<RevisionBody>,
+}
+
+/// One numbered, immutable state of a label: the version of every entry
+/// (prompts, `@pack`, `@tests`) it pointed at after one change.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RevisionBody {
+    /// Its number, from 1, per label.
+    pub revision: u64,
+    /// The state's SHA-256, in hex: the ETag of the label's bundle while
+    /// the label stands at this revision.
+    pub digest: String,
+    /// What made it.
+    #[schema(inline)]
+    pub cause: RevisionCause,
+    /// Who made it: a user or an API key's name.
+    pub actor: String,
+    /// When, RFC 3339.
+    pub at: String,
+    /// Why, as the history records it.
+    pub reason: String,
+    /// Every entry the label points at, with its version.
+    pub entries: BTreeMap<String, u64>,
+    /// The entries whose version changed since the revision before.
+    pub changes: Vec<RevisionChange>,
+}
+
+/// What made a revision.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RevisionCause {
+    /// A push moved `latest`.
+    Push,
+    /// A label moved on one prompt.
+    Move,
+    /// A release.
+    Release,
+    /// A rollback on one prompt.
+    Rollback,
+    /// The store was migrated to revisions.
+    Migration,
+}
+
+/// One entry a revision changed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RevisionChange {
+    /// The entry: a prompt id, `@pack` or `@tests`.
+    pub id: String,
+    /// Its version before (null: the label was not on it).
+    pub from: Option<u64>,
+    /// Its version after (null: the label left it).
+    pub to: Option<u64>,
+}
+
+impl Revisions {
+    /// The body of `revisions` of `label` in `pack`.
+    pub(crate) fn of(pack: &str, label: &str, revisions: &[Revision]) -> Revisions {
+        Revisions {
+            pack: pack.to_owned(),
+            label: label.to_owned(),
+            revisions: revisions.iter().map(RevisionBody::from).collect(),
+        }
+    }
+}
+
+impl From<&Revision> for RevisionBody {
+    fn from(r: &Revision) -> Self {
+        use promptreg_store::RevisionCause as C;
+        let cause = match r.cause {
+            C::Push => RevisionCause::Push,
+            C::Move => RevisionCause::Move,
+            C::Release => RevisionCause::Release,
+            C::Rollback => RevisionCause::Rollback,
+            C::Migration => RevisionCause::Migration,
+        };
+        RevisionBody {
+            revision: r.number,
+            digest: r.digest.clone(),
+            cause,
+            actor: r.actor.clone(),
+            at: r.at.to_string(),
+            reason: r.reason.clone(),
+            entries: r.entries.clone(),
+            changes: r
+                .changes
+                .iter()
+                .map(|c| RevisionChange {
+                    id: c.entry.clone(),
+                    from: c.from,
+                    to: c.to,
+                })
+                .collect(),
+        }
+    }
+}
