@@ -379,6 +379,9 @@ pub enum StoreCommand {
         /// The label written
         #[arg(long, value_name = "LABEL", default_value = "latest")]
         label: String,
+        /// Write the pack as revision N of the label held it
+        #[arg(long, value_name = "N")]
+        revision: Option<u64>,
         #[command(flatten)]
         pack: StorePack,
     },
@@ -389,17 +392,28 @@ pub enum StoreCommand {
         #[command(flatten)]
         pack: StorePack,
     },
-    /// Point a label of a prompt at a version
+    /// Point a label of a prompt at a version (--revision: a label at one of its revisions, for the whole pack)
     Label {
-        /// The prompt id (`@pack` for the manifest)
+        /// The prompt id (`@pack` for the manifest); with --revision, the label
+        #[arg(value_name = "ID")]
         id: String,
-        /// The label, like `production`
-        label: String,
-        /// The version number
-        version: u64,
-        /// The version the label points at now, or `none` for a new label
-        #[arg(long, value_name = "VERSION|none")]
-        expect: String,
+        /// The label, like `production` (not with --revision)
+        #[arg(required_unless_present = "revision")]
+        label: Option<String>,
+        /// The version number (not with --revision)
+        #[arg(required_unless_present = "revision")]
+        version: Option<u64>,
+        /// Point the label at what its revision N held, on every prompt, in one step
+        #[arg(long, value_name = "N", conflicts_with_all = ["label", "version"])]
+        revision: Option<u64>,
+        /// The version the label points at now, or `none` for a new label; with
+        /// --revision, the revision it is at now (optional)
+        #[arg(
+            long,
+            value_name = "VERSION|none",
+            required_unless_present = "revision"
+        )]
+        expect: Option<String>,
         /// Why, recorded in the history
         #[arg(long, value_name = "TEXT", default_value = "")]
         reason: String,
@@ -408,12 +422,17 @@ pub enum StoreCommand {
         #[command(flatten)]
         who: Mover,
     },
-    /// Move a label one step back in its history (again: one more step back)
+    /// Move a label one step back in its history (again: one more step back); --label: the whole pack, one revision back
     Rollback {
-        /// The prompt id
-        id: String,
-        /// The label
-        label: String,
+        /// The prompt id (not with --label)
+        #[arg(required_unless_present = "whole_pack")]
+        id: Option<String>,
+        /// The label (not with --label)
+        #[arg(required_unless_present = "whole_pack")]
+        label: Option<String>,
+        /// Roll this label back one revision for the whole pack, in one step
+        #[arg(long = "label", value_name = "LABEL", conflicts_with_all = ["id", "label"])]
+        whole_pack: Option<String>,
         /// Why, recorded in the history after `rollback from N`
         #[arg(long, value_name = "TEXT", default_value = "")]
         reason: String,
@@ -436,17 +455,24 @@ pub enum StoreCommand {
         #[command(flatten)]
         who: Mover,
     },
-    /// Show what changed between two versions or labels of a prompt (--locale for one file)
+    /// Show what changed between two versions or labels of a prompt (--locale for one file; --revision A B: two revisions of a label, the whole pack)
     Diff {
-        /// The prompt id
+        /// The prompt id; with --revision, the old revision
         id: String,
-        /// The old version or label
+        /// The old version or label; with --revision, the new revision
         a: String,
-        /// The new version or label
-        b: String,
+        /// The new version or label (not with --revision)
+        #[arg(required_unless_present = "revision")]
+        b: Option<String>,
         /// Compare only the file of this locale
         #[arg(long, value_name = "TAG")]
         locale: Option<String>,
+        /// Compare two revisions of --label: every file of the pack that differs
+        #[arg(long, conflicts_with_all = ["b", "locale"])]
+        revision: bool,
+        /// The label whose revisions --revision compares
+        #[arg(long, value_name = "LABEL", default_value = "latest")]
+        label: String,
         #[command(flatten)]
         pack: StorePack,
     },

@@ -244,6 +244,72 @@ fn revisions_list_each_change_to_a_label_with_what_it_changed() {
     }
 }
 
+#[test]
+fn a_whole_pack_rolls_back_is_pinned_pulled_and_compared_by_revision() {
+    for sb in sandboxes("pack_rollback") {
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["release", "latest", "production"]);
+        let running = sb.path("goal-agent/defaults/goal-running.md");
+        let stale = sb.path("goal-agent/defaults/goal-stale.md");
+        let first = fs::read_to_string(&running).unwrap();
+        fs::write(&running, format!("{first}Verify each task.\n")).unwrap();
+        fs::write(&stale, "Changed.\n").unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["release", "latest", "production"]);
+
+        let out = sb.ok(&["rollback", "--label", "production", "--reason", "bad day"]);
+        assert!(
+            out.starts_with("production is at revision 3, restoring revision 1\n"),
+            "{}: {out}",
+            sb.name
+        );
+        assert_eq!(
+            out.lines().count(),
+            3,
+            "two prompts moved back together: {out}"
+        );
+        assert!(out.contains("goal-running production: v2 -> v1"), "{out}");
+        let err = sb.fails(&["rollback", "--label", "production"]);
+        assert!(err.contains("stands on its first revision"), "{err}");
+
+        let out = sb.ok(&["label", "production", "--revision", "2", "--expect", "3"]);
+        assert!(
+            out.starts_with("production is at revision 4, restoring revision 2\n"),
+            "{out}"
+        );
+        let err = sb.fails(&["label", "production", "--revision", "1", "--expect", "3"]);
+        assert!(err.contains("is at revision 4, not 3"), "{err}");
+        let err = sb.fails(&["label", "production", "--revision", "9"]);
+        assert!(
+            err.contains("has no revision 9: its revisions are 1 to 4"),
+            "{err}"
+        );
+        let same = sb.ok(&["label", "production", "--revision", "2"]);
+        assert_eq!(same, "production already holds revision 2: nothing moved\n");
+
+        let out = sb.ok(&["pull", "old", "--label", "production", "--revision", "1"]);
+        assert!(
+            out.starts_with("wrote goal-agent at production r1 to old: "),
+            "{out}"
+        );
+        assert_eq!(
+            fs::read_to_string(sb.path("old/defaults/goal-running.md")).unwrap(),
+            first
+        );
+        let diff = sb.ok(&["diff", "--revision", "r1", "2", "--label", "production"]);
+        assert!(
+            diff.contains("--- defaults/goal-running.md (r1)\n+++ defaults/goal-running.md (r2)\n"),
+            "{diff}"
+        );
+        assert!(diff.contains("+++ defaults/goal-stale.md (r2)"), "{diff}");
+        assert!(!diff.contains("auditor"), "only files that differ: {diff}");
+        let same = sb.ok(&["diff", "--revision", "2", "4", "--label", "production"]);
+        assert_eq!(same, "production: r2 and r4 hold the same files\n");
+        let err = sb.fails(&["diff", "--revision", "x", "2", "--label", "production"]);
+        assert!(err.contains("`x` is not a revision number"), "{err}");
+    }
+}
+
 /// The author `store log --json` shows for the newest version of `id`.
 fn author_of(sb: &Sandbox, id: &str) -> Value {
     let out = sb

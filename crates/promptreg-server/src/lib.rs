@@ -49,8 +49,8 @@ mod web;
 pub use body::{
     Bundle, Created, DiffResponse, ExplainResponse, FileDiff, Health, Move, MoveLabel, Moves,
     NewVersion, PackList, PromptList, PromptSummary, PromptVersion, Release, RenderRequest,
-    RenderResponse, RevisionBody, RevisionCause, RevisionChange, Revisions, VersionList,
-    VersionSummary,
+    RenderResponse, RestoreRevision, Restored, RevisionBody, RevisionCause, RevisionChange,
+    Revisions, VersionList, VersionSummary,
 };
 pub use config::Config;
 pub use openapi::openapi;

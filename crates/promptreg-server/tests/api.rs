@@ -409,6 +409,92 @@ async fn a_release_is_one_revision_whose_digest_is_the_bundle_etag() {
     }
 }
 
+/// A whole pack rolls back one revision, and a label takes any earlier
+/// revision, each in one step the bundle then serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pack_rolls_back_and_a_label_takes_a_revision_over_http() {
+    for db in databases("server_restore").await {
+        let store = published(&db).await;
+        let mut files = common::demo();
+        files.insert("defaults/farewell.md", "Bye.\n");
+        store
+            .push(&files, &common::writer(), "shorter")
+            .await
+            .unwrap();
+        let server = TestServer::start(store, config()).await;
+        let release = json!({ "from": "latest", "to": "production" });
+        json(server.post("/v1/packs/demo/releases", release).await, 200).await;
+        let bundle = "/v1/packs/demo/labels/production";
+        let etag = |r: &reqwest::Response| r.headers()["etag"].to_str().unwrap().to_owned();
+        let released = etag(&server.get(bundle).await);
+
+        let back = json(
+            server
+                .post(
+                    "/v1/packs/demo/labels/production/rollback",
+                    json!({ "reason": "bad day" }),
+                )
+                .await,
+            200,
+        )
+        .await;
+        // Revisions 1 to 3 were the three moves of `published`; 4 the release.
+        assert_eq!(back["restores"], 3, "{}: {back}", db.name);
+        assert_eq!(back["revision"], 5);
+        assert_eq!(back["moves"][0]["id"], "farewell");
+        assert_eq!(back["moves"][0]["to"], 1);
+        assert_ne!(
+            etag(&server.get(bundle).await),
+            released,
+            "the bundle moved back"
+        );
+
+        let again = json(
+            server
+                .put(
+                    "/v1/packs/demo/labels/production/revision",
+                    json!({ "revision": 4, "expect": 5 }),
+                )
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(
+            (again["restores"].clone(), again["revision"].clone()),
+            (json!(4), json!(6))
+        );
+        assert_eq!(etag(&server.get(bundle).await), released, "{}", db.name);
+        let stale = json(
+            server
+                .put(
+                    "/v1/packs/demo/labels/production/revision",
+                    json!({ "revision": 1, "expect": 5 }),
+                )
+                .await,
+            412,
+        )
+        .await;
+        assert_eq!(stale["current"], 6, "{stale}");
+        let missing = json(
+            server
+                .put(
+                    "/v1/packs/demo/labels/production/revision",
+                    json!({ "revision": 99 }),
+                )
+                .await,
+            404,
+        )
+        .await;
+        assert!(
+            missing["detail"]
+                .as_str()
+                .unwrap()
+                .contains("has no revision 99"),
+            "{missing}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_moves_every_prompt_at_once() {
     for db in databases("server_release").await {

@@ -26,6 +26,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/packs/{pack}/releases"),
     ("get", "/v1/packs/{pack}/history"),
     ("get", "/v1/packs/{pack}/labels/{label}/revisions"),
+    ("post", "/v1/packs/{pack}/labels/{label}/rollback"),
+    ("put", "/v1/packs/{pack}/labels/{label}/revision"),
     ("get", "/v1/events"),
     ("get", "/healthz"),
     ("get", "/readyz"),

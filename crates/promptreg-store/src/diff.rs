@@ -54,38 +54,14 @@ impl PromptDiff {
     ) -> PromptDiff {
         let (a, a_files) = from;
         let (b, b_files) = to;
-        let mut paths: Vec<&str> = a_files
-            .iter()
-            .chain(b_files.iter())
-            .map(|(p, _)| p)
-            .collect();
-        paths.sort_unstable();
-        paths.dedup();
-        let files = paths
-            .into_iter()
-            .map(|path| (path, file_locale(id, path)))
-            .filter(|(_, l)| locale.is_none() || l.as_ref() == locale)
-            .map(|(path, locale)| {
-                let old = String::from_utf8_lossy(a_files.get(path).unwrap_or_default());
-                let new = String::from_utf8_lossy(b_files.get(path).unwrap_or_default());
-                let changed = old != new;
-                let diff = if changed {
-                    TextDiff::from_lines(old.as_ref(), new.as_ref())
-                        .unified_diff()
-                        .context_radius(CONTEXT_LINES)
-                        .header(&format!("{path} (v{a})"), &format!("{path} (v{b})"))
-                        .to_string()
-                } else {
-                    String::new()
-                };
-                FileDiff {
-                    path: path.to_owned(),
-                    locale,
-                    changed,
-                    diff,
-                }
-            })
-            .collect();
+        let files = compare(
+            (&format!("v{a}"), a_files),
+            (&format!("v{b}"), b_files),
+            |path| file_locale(id, path),
+        )
+        .into_iter()
+        .filter(|f| locale.is_none() || f.locale.as_ref() == locale)
+        .collect();
         PromptDiff {
             id: id.to_owned(),
             from: a,
@@ -98,6 +74,79 @@ impl PromptDiff {
     pub fn changed(&self) -> bool {
         self.files.iter().any(|f| f.changed)
     }
+}
+
+/// Two revisions of a label compared: every file of the pack that differs.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RevisionDiff {
+    /// The label.
+    pub label: String,
+    /// The revision compared from.
+    pub from: u64,
+    /// The revision compared to.
+    pub to: u64,
+    /// The files that differ, sorted by path, each headed `PATH (rN)`; a
+    /// file only one revision has compares as empty. Files are named by
+    /// path alone (`locale` is `None`).
+    pub files: Vec<FileDiff>,
+}
+
+impl RevisionDiff {
+    /// Compares the pack's files at revision `from.0` with those at
+    /// revision `to.0`.
+    pub fn new(label: &str, from: (u64, &PackFiles), to: (u64, &PackFiles)) -> RevisionDiff {
+        let files = compare(
+            (&format!("r{}", from.0), from.1),
+            (&format!("r{}", to.0), to.1),
+            |_| None,
+        );
+        RevisionDiff {
+            label: label.to_owned(),
+            from: from.0,
+            to: to.0,
+            files: files.into_iter().filter(|f| f.changed).collect(),
+        }
+    }
+}
+
+/// Every file of either set, sorted by path, compared line by line, each
+/// side headed `PATH (NAME)`; `locale` names a file's locale.
+fn compare(
+    (a, a_files): (&str, &PackFiles),
+    (b, b_files): (&str, &PackFiles),
+    locale: impl Fn(&str) -> Option<Locale>,
+) -> Vec<FileDiff> {
+    let mut paths: Vec<&str> = a_files
+        .iter()
+        .chain(b_files.iter())
+        .map(|(p, _)| p)
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    paths
+        .into_iter()
+        .map(|path| {
+            let old = String::from_utf8_lossy(a_files.get(path).unwrap_or_default());
+            let new = String::from_utf8_lossy(b_files.get(path).unwrap_or_default());
+            let changed = old != new;
+            let diff = if changed {
+                TextDiff::from_lines(old.as_ref(), new.as_ref())
+                    .unified_diff()
+                    .context_radius(CONTEXT_LINES)
+                    .header(&format!("{path} ({a})"), &format!("{path} ({b})"))
+                    .to_string()
+            } else {
+                String::new()
+            };
+            FileDiff {
+                path: path.to_owned(),
+                locale: locale(path),
+                changed,
+                diff,
+            }
+        })
+        .collect()
 }
 
 /// The locale of `defaults/<id>.<locale>.md`; the default file and the

@@ -71,13 +71,14 @@ mod keys;
 mod limits;
 mod location;
 mod model;
+mod revisions;
 mod schema;
 mod store;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 mod text;
 
-pub use diff::{FileDiff, PromptDiff, file_locale};
+pub use diff::{FileDiff, PromptDiff, RevisionDiff, file_locale};
 pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
 pub use files::{PACK_ENTRY, PackFiles, TESTS_ENTRY, is_pack_level, state_digest};
@@ -85,8 +86,8 @@ pub use keys::{ApiKey, Scope};
 pub use limits::FileLimits;
 pub use location::DEFAULT_DATABASE;
 pub use model::{
-    Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Revision,
-    RevisionCause, RevisionChange, Timestamp, VersionInfo, VersionRef,
+    Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Restored,
+    Revision, RevisionCause, RevisionChange, Timestamp, VersionInfo, VersionRef,
 };
 pub use store::Store;
 pub use text::MAX_MESSAGE_BYTES;

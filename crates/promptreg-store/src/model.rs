@@ -316,18 +316,23 @@ pub enum RevisionCause {
     Rollback,
     /// The store was migrated to revisions: the label as it then stood.
     Migration,
+    /// The label was pointed back at an earlier revision of it, for the
+    /// whole pack: a pack rollback, or a label set to a revision.
+    Restore,
 }
 
 impl RevisionCause {
-    const ALL: [RevisionCause; 5] = [
+    const ALL: [RevisionCause; 6] = [
         RevisionCause::Push,
         RevisionCause::Move,
         RevisionCause::Release,
         RevisionCause::Rollback,
         RevisionCause::Migration,
+        RevisionCause::Restore,
     ];
 
-    /// Its name: `push`, `move`, `release`, `rollback`, `migration`.
+    /// Its name: `push`, `move`, `release`, `rollback`, `migration`,
+    /// `restore`.
     pub fn as_str(self) -> &'static str {
         match self {
             RevisionCause::Push => "push",
@@ -335,6 +340,7 @@ impl RevisionCause {
             RevisionCause::Release => "release",
             RevisionCause::Rollback => "rollback",
             RevisionCause::Migration => "migration",
+            RevisionCause::Restore => "restore",
         }
     }
 
@@ -371,11 +377,26 @@ pub struct Revision {
     pub at: Timestamp,
     /// Why, as the history records it.
     pub reason: String,
+    /// The earlier revision a [`RevisionCause::Restore`] brought back.
+    pub restores: Option<u64>,
     /// Every entry the label points at, with its version.
     pub entries: BTreeMap<String, u64>,
     /// The entries that changed since the revision before (all of them for
     /// the first), sorted.
     pub changes: Vec<RevisionChange>,
+}
+
+/// What restoring a revision did: the revision it recorded (`None` when
+/// the label already held that state) and the moves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Restored {
+    /// The revision restored.
+    pub restores: u64,
+    /// The new revision, restoring it.
+    pub revision: Option<u64>,
+    /// Every label move it made, in one transaction.
+    pub moves: Vec<LabelMove>,
 }
 
 /// One entry that a revision changed.

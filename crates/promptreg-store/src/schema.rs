@@ -111,6 +111,8 @@ ALTER TABLE label_history ADD COLUMN undoes BIGINT;
 -- the label then points at and the digest of that state. Labels that
 -- existed before this migration get their revision 1 when the store opens
 -- (cause `migration`); the moves made before it belong to no revision (0).
+-- `restores` is the revision a restore (a pack rollback, a label pointed
+-- at a revision) brought back.
 CREATE TABLE revisions (
     revision_id {id},
     pack_id BIGINT NOT NULL REFERENCES packs (pack_id),
@@ -121,6 +123,7 @@ CREATE TABLE revisions (
     actor TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     reason TEXT NOT NULL,
+    restores BIGINT,
     UNIQUE (pack_id, label, number)
 );
 CREATE TABLE revision_entries (

@@ -17,8 +17,7 @@ use crate::files::{self, PACK_ENTRY, PackFiles};
 use crate::limits::FileLimits;
 use crate::location::Location;
 use crate::model::{
-    Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Revision, VersionInfo,
-    VersionRef,
+    Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef,
 };
 use crate::text;
 
@@ -114,7 +113,7 @@ impl Store {
     }
 
     /// A write's value, after announcing its last event to subscribers.
-    fn published<T>(&self, written: Written<T>) -> T {
+    pub(crate) fn published<T>(&self, written: Written<T>) -> T {
         if let Some(id) = written.last_event {
             self.feed.publish(id);
         }
@@ -529,29 +528,6 @@ impl Store {
         on_backend!(self, history(id, prompt))
     }
 
-    /// The revisions of `label` in `pack`, newest first: each change to
-    /// what the label resolves to (a move, a release, a rollback, a push
-    /// that moved `latest`) is one, with every entry's version and what it
-    /// changed. A release of any number of prompts is one revision.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::UnknownPack`]; [`ErrorKind::UnknownVersion`] when no
-    /// change ever moved the label.
-    pub async fn revisions(&self, pack: &str, label: &Label) -> Result<Vec<Revision>, Error> {
-        let id = self.pack_id(pack).await?;
-        let revisions = on_backend!(self, revisions(id, label.as_str()))?;
-        if revisions.is_empty() {
-            return Err(Error::new(
-                ErrorKind::UnknownVersion,
-                format!(
-                    "label `{label}` of pack `{pack}` has no revisions: nothing ever moved it (`promptreg store history` lists the moves)"
-                ),
-            ));
-        }
-        Ok(revisions)
-    }
-
     /// The pack's files at `label`: every prompt's version there, and the
     /// pack-level files, byte for byte as pushed.
     ///
@@ -615,7 +591,7 @@ impl Store {
         Ok(versions.len())
     }
 
-    async fn pack_id(&self, pack: &str) -> Result<i64, Error> {
+    pub(crate) async fn pack_id(&self, pack: &str) -> Result<i64, Error> {
         match on_backend!(self, pack_id(pack))? {
             Some(id) => Ok(id),
             None => self.pack(Some(pack)).await.map(|_| 0),
@@ -653,7 +629,7 @@ impl Store {
 
     /// A conflict as an error naming the version the label points at now,
     /// read after the failed transaction.
-    async fn explain_conflict<T>(
+    pub(crate) async fn explain_conflict<T>(
         &self,
         result: Result<T, OpError>,
         pack_id: i64,

@@ -281,6 +281,140 @@ async fn each_change_to_a_label_is_one_revision() {
     }
 }
 
+/// A label points back at any earlier revision for the whole pack in one
+/// transaction, and a pack rollback walks back one revision at a time; a
+/// revision reads and compares as the pack it held.
+#[tokio::test]
+async fn a_whole_pack_rolls_back_and_restores_revisions() {
+    for db in databases("restore").await {
+        let store = db.open().await;
+        let production = label("production");
+        store.push(&demo(), &writer(), "first").await.unwrap();
+        store
+            .release("demo", &Label::latest(), &production, &writer(), "")
+            .await
+            .unwrap();
+        let mut files = demo();
+        files.insert("defaults/greeting.md", "Hi {{ name }}!\n");
+        files.insert("defaults/farewell.md", "Bye.\n");
+        store.push(&files, &writer(), "shorter").await.unwrap();
+        store
+            .release("demo", &Label::latest(), &production, &writer(), "")
+            .await
+            .unwrap();
+
+        let back = store
+            .rollback_pack("demo", &production, &writer(), "bad day")
+            .await
+            .unwrap();
+        assert_eq!(back.revision, Some(3), "{}", db.name);
+        assert_eq!(
+            back.moves.len(),
+            2,
+            "greeting and farewell move back together"
+        );
+        let revisions = store.revisions("demo", &production).await.unwrap();
+        let (r3, r2, r1) = (&revisions[0], &revisions[1], &revisions[2]);
+        assert_eq!((r3.cause, r3.restores), (RevisionCause::Restore, Some(1)));
+        assert_eq!(r3.reason, "rollback to revision 1: bad day");
+        assert_eq!(r3.digest, r1.digest, "{}", db.name);
+        let err = store
+            .rollback_pack("demo", &production, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion, "{err}");
+        assert!(
+            err.to_string().contains("stands on its first revision"),
+            "{err}"
+        );
+
+        let again = store
+            .restore("demo", &production, 2, Some(3), &writer(), "")
+            .await
+            .unwrap();
+        assert_eq!(again.revision, Some(4));
+        assert_eq!(
+            store.revisions("demo", &production).await.unwrap()[0].digest,
+            r2.digest
+        );
+        let stale = store
+            .restore("demo", &production, 1, Some(3), &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(stale.kind(), ErrorKind::Conflict, "{stale}");
+        assert!(
+            stale.to_string().contains("is at revision 4, not 3"),
+            "{stale}"
+        );
+        let same = store
+            .restore("demo", &production, 2, None, &writer(), "")
+            .await
+            .unwrap();
+        assert_eq!(
+            (same.revision, same.moves.len()),
+            (None, 0),
+            "already there: nothing moves"
+        );
+        let missing = store
+            .restore("demo", &production, 99, None, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::UnknownVersion);
+        assert!(
+            missing
+                .to_string()
+                .contains("has no revision 99: its revisions are 1 to 4"),
+            "{missing}"
+        );
+        let latest = store
+            .restore("demo", &Label::latest(), 1, None, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(latest.kind(), ErrorKind::InvalidLabel, "{latest}");
+
+        assert_eq!(
+            store
+                .checkout_revision("demo", &production, 1)
+                .await
+                .unwrap(),
+            demo()
+        );
+        assert_eq!(
+            store
+                .checkout_revision("demo", &production, 4)
+                .await
+                .unwrap(),
+            files
+        );
+        let diff = store
+            .diff_revisions("demo", &production, 1, 2)
+            .await
+            .unwrap();
+        let paths: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["defaults/farewell.md", "defaults/greeting.md"],
+            "{}",
+            db.name
+        );
+        assert!(
+            diff.files[1].diff.contains("+++ defaults/greeting.md (r2)"),
+            "{}",
+            diff.files[1].diff
+        );
+
+        store
+            .protect("demo", &production, true, &admin())
+            .await
+            .unwrap();
+        let refused = store
+            .rollback_pack("demo", &production, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::Forbidden, "{refused}");
+    }
+}
+
 /// A label loaded from the store renders and explains as the pack folder does.
 #[tokio::test]
 async fn a_stored_label_renders_like_the_pack_folder() {

@@ -14,6 +14,7 @@ mod operations;
 mod packs;
 mod prompts;
 mod renders;
+mod revisions;
 
 pub(crate) use operations::{method_not_allowed, not_found};
 
@@ -77,6 +78,7 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .merge(packs::routes())
         .merge(prompts::routes())
         .merge(labels::routes())
+        .merge(revisions::routes())
         .merge(renders::routes())
         .merge(operations::routes())
 }

@@ -134,36 +134,6 @@ pub(crate) async fn pack_history(
     Ok(Json(Moves::of(&moves)))
 }
 
-/// `GET /v1/packs/{pack}/labels/{label}/revisions`.
-#[utoipa::path(
-    get, path = "/v1/packs/{pack}/labels/{label}/revisions", tag = "labels",
-    params(
-        ("pack" = String, Path, description = "The pack's name"),
-        ("label" = String, Path, description = "The label"),
-    ),
-    responses(
-        (status = 200, description = "The label's revisions, newest first: one per change to what it resolves to (a move, a release, a rollback, a push that moved `latest`)", body = crate::body::Revisions),
-        (status = 400, description = "Invalid pack or label name", body = ProblemDetails, content_type = "application/problem+json"),
-        crate::responses::PackRead,
-        (status = 404, description = "No such pack, or nothing ever moved the label", body = ProblemDetails, content_type = "application/problem+json"),
-    ),
-    security(("api_key" = [])),
-)]
-pub(crate) async fn label_revisions(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((pack, name)): Path<(PackName, LabelName)>,
-) -> Result<Json<crate::body::Revisions>, Problem> {
-    let (pack, name) = (pack.as_str(), name.0);
-    caller.require(pack, Scope::Read)?;
-    let revisions = state.store.revisions(pack, &name).await?;
-    Ok(Json(crate::body::Revisions::of(
-        pack,
-        name.as_str(),
-        &revisions,
-    )))
-}
-
 /// Its routes, with their OpenAPI paths.
 pub(super) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -171,5 +141,4 @@ pub(super) fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_prompts))
         .routes(routes!(get_bundle))
         .routes(routes!(pack_history))
-        .routes(routes!(label_revisions))
 }

@@ -11,7 +11,9 @@ use utoipa::ToSchema;
 
 mod revisions;
 
-pub use revisions::{RevisionBody, RevisionCause, RevisionChange, Revisions};
+pub use revisions::{
+    RestoreRevision, Restored, RevisionBody, RevisionCause, RevisionChange, Revisions,
+};
 
 /// The packs in the store.
 #[derive(Debug, Serialize, ToSchema)]

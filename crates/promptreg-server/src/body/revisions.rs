@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use promptreg_store::Revision;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// The revisions of a label, newest first.
@@ -35,6 +35,8 @@ pub struct RevisionBody {
     pub at: String,
     /// Why, as the history records it.
     pub reason: String,
+    /// The earlier revision a restore brought back.
+    pub restores: Option<u64>,
     /// Every entry the label points at, with its version.
     pub entries: BTreeMap<String, u64>,
     /// The entries whose version changed since the revision before.
@@ -55,6 +57,9 @@ pub enum RevisionCause {
     Rollback,
     /// The store was migrated to revisions.
     Migration,
+    /// The label was pointed back at an earlier revision, for the whole
+    /// pack (a pack rollback, or a label set to a revision).
+    Restore,
 }
 
 /// One entry a revision changed.
@@ -66,6 +71,46 @@ pub struct RevisionChange {
     pub from: Option<u64>,
     /// Its version after (null: the label left it).
     pub to: Option<u64>,
+}
+
+/// Points a label at one of its revisions.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreRevision {
+    /// The revision whose state the label takes, on every entry.
+    pub revision: u64,
+    /// The label's newest revision now, to refuse the change (412) when
+    /// someone changed the label since it was read.
+    #[serde(default)]
+    pub expect: Option<u64>,
+    /// Why, recorded in the history after `restore revision N`.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// What restoring a revision did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Restored {
+    /// The label.
+    pub label: String,
+    /// The revision whose state it took.
+    pub restores: u64,
+    /// The new revision it recorded (null: the label already held it).
+    pub revision: Option<u64>,
+    /// Every label move it made.
+    pub moves: Vec<super::Move>,
+}
+
+impl Restored {
+    /// The body of `restored` for `label`.
+    pub(crate) fn of(label: &str, restored: &promptreg_store::Restored) -> Restored {
+        Restored {
+            label: label.to_owned(),
+            restores: restored.restores,
+            revision: restored.revision,
+            moves: restored.moves.iter().map(super::Move::from).collect(),
+        }
+    }
 }
 
 impl Revisions {
@@ -88,6 +133,7 @@ impl From<&Revision> for RevisionBody {
             C::Release => RevisionCause::Release,
             C::Rollback => RevisionCause::Rollback,
             C::Migration => RevisionCause::Migration,
+            C::Restore => RevisionCause::Restore,
         };
         RevisionBody {
             revision: r.number,
@@ -96,6 +142,7 @@ impl From<&Revision> for RevisionBody {
             actor: r.actor.clone(),
             at: r.at.to_string(),
             reason: r.reason.clone(),
+            restores: r.restores,
             entries: r.entries.clone(),
             changes: r
                 .changes

@@ -68,6 +68,15 @@ impl TestServer {
             .unwrap()
     }
 
+    pub async fn put(&self, path: &str, body: serde_json::Value) -> reqwest::Response {
+        self.client
+            .put(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// How many clients follow `/v1/events` now, from `/metrics`.
     pub async fn events_clients(&self) -> usize {
         let metrics = self.get("/metrics").await.text().await.unwrap();

@@ -163,8 +163,8 @@ async fn commit_move(
     moved: LabelMove,
     cause: RevisionCause,
 ) -> Result<Written<LabelMove>, OpError> {
-    let (label, actor) = (&moved.label, &moved.actor);
-    record_revision(&mut tx, pack_id, label, cause, actor, &moved.reason, moved.at).await?;
+    let made = Made::by(cause, &moved.actor, &moved.reason, moved.at);
+    record_revision(&mut tx, pack_id, &moved.label, made).await?;
     let last_event = commit(tx, pack_id, &[EventKind::from(&moved)], moved.at).await?;
     Ok(Written {
         value: moved,
@@ -367,8 +367,8 @@ pub(crate) async fn release(
     // keep up with a release of any size.
     let mut events = Vec::new();
     if !moves.is_empty() {
-        let cause = RevisionCause::Release;
-        record_revision(&mut tx, pack_id, to.as_str(), cause, &actor.name, &reason, now).await?;
+        let made = Made::by(RevisionCause::Release, &actor.name, &reason, now);
+        record_revision(&mut tx, pack_id, to.as_str(), made).await?;
         events.push(EventKind::Released {
             label: to.as_str().to_owned(),
             moves: moves.iter().map(ReleasedPrompt::from).collect(),

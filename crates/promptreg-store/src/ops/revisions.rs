@@ -2,6 +2,28 @@
 // Included in each backend module (see `backend/mod.rs`) after
 // `prelude.rs`, whose imports it shares.
 
+/// What made a revision: its cause, who, why, when, and the revision a
+/// restore brought back.
+struct Made<'a> {
+    cause: RevisionCause,
+    restores: Option<u64>,
+    actor: &'a str,
+    reason: &'a str,
+    now: Timestamp,
+}
+
+impl<'a> Made<'a> {
+    fn by(cause: RevisionCause, actor: &'a str, reason: &'a str, now: Timestamp) -> Self {
+        Made {
+            cause,
+            restores: None,
+            actor,
+            reason,
+            now,
+        }
+    }
+}
+
 /// Records the revision of `label` that this transaction's moves made:
 /// every entry the label now points at, and the digest of that state. The
 /// label's moves this transaction wrote are attached to it. Returns its
@@ -10,10 +32,7 @@ async fn record_revision(
     tx: &mut Tx,
     pack_id: i64,
     label: &str,
-    cause: RevisionCause,
-    actor: &str,
-    reason: &str,
-    now: Timestamp,
+    made: Made<'_>,
 ) -> Result<u64, OpError> {
     let state: Vec<(String, String)> = sqlx::query_as(
         "SELECT l.entry, v.digest FROM labels l JOIN versions v \
@@ -33,17 +52,18 @@ async fn record_revision(
             .await?;
     let number = newest.unwrap_or(0) + 1;
     let (revision_id,): (i64,) = sqlx::query_as(
-        "INSERT INTO revisions (pack_id, label, number, digest, cause, actor, created_at, reason) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING revision_id",
+        "INSERT INTO revisions (pack_id, label, number, digest, cause, actor, created_at, reason, restores) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING revision_id",
     )
     .bind(pack_id)
     .bind(label)
     .bind(number)
     .bind(&digest)
-    .bind(cause.as_str())
-    .bind(actor)
-    .bind(now.0)
-    .bind(reason)
+    .bind(made.cause.as_str())
+    .bind(made.actor)
+    .bind(made.now.0)
+    .bind(made.reason)
+    .bind(made.restores.map(|n| n as i64))
     .fetch_one(&mut **tx)
     .await?;
     sqlx::query(
@@ -78,22 +98,15 @@ async fn record_first_revisions(tx: &mut Tx) -> Result<(), OpError> {
             .await?;
     let now = Timestamp::now();
     for (pack_id, label) in labels {
-        record_revision(
-            tx,
-            pack_id,
-            &label,
-            RevisionCause::Migration,
-            "promptreg",
-            "the label as it stood when the store was migrated to revisions",
-            now,
-        )
-        .await?;
+        let why = "the label as it stood when the store was migrated to revisions";
+        let made = Made::by(RevisionCause::Migration, "promptreg", why, now);
+        record_revision(tx, pack_id, &label, made).await?;
     }
     Ok(())
 }
 
-/// revision_id, number, digest, cause, actor, created_at, reason
-type RevisionRow = (i64, i64, String, String, String, i64, String);
+/// revision_id, number, digest, cause, actor, created_at, reason, restores
+type RevisionRow = (i64, i64, String, String, String, i64, String, Option<i64>);
 
 /// The revisions of `label`, newest first, each with its entries and what
 /// it changed.
@@ -103,7 +116,7 @@ pub(crate) async fn revisions(
     label: &str,
 ) -> Result<Vec<Revision>, OpError> {
     let rows: Vec<RevisionRow> = sqlx::query_as(
-        "SELECT revision_id, number, digest, cause, actor, created_at, reason FROM revisions \
+        "SELECT revision_id, number, digest, cause, actor, created_at, reason, restores FROM revisions \
          WHERE pack_id = $1 AND label = $2 ORDER BY number",
     )
     .bind(pack_id)
@@ -128,7 +141,7 @@ pub(crate) async fn revisions(
     }
     let mut out: Vec<Revision> = Vec::with_capacity(rows.len());
     let mut before = BTreeMap::new();
-    for (revision_id, number, digest, cause, actor, at, reason) in rows {
+    for (revision_id, number, digest, cause, actor, at, reason, restores) in rows {
         let entries = by_revision.remove(&revision_id).unwrap_or_default();
         let cause = RevisionCause::named(&cause).ok_or_else(|| {
             OpError::Store(Error::new(
@@ -144,6 +157,7 @@ pub(crate) async fn revisions(
             actor,
             at: Timestamp(at),
             reason,
+            restores: restores.map(|n| n as u64),
             changes: revision_changes(&before, &entries),
             entries: entries.clone(),
         });
@@ -170,4 +184,151 @@ fn revision_changes(
             })
         })
         .collect()
+}
+
+/// Points `label` at what revision `target` of it held, on every entry, in
+/// one transaction, and records that as a new revision restoring it; with
+/// `expect`, only if the label's newest revision is that one. `None` for
+/// `target`: the revision a rollback goes back to (one step back from the
+/// revision the label stands on, so rollbacks walk back). Returns the new
+/// revision's number (none when the label already held that state) and
+/// the moves, after the revision restored.
+pub(crate) async fn restore(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &Label,
+    target: Option<u64>,
+    expect: Option<u64>,
+    actor: &Actor,
+    why: &str,
+) -> Result<Written<(u64, Option<u64>, Vec<LabelMove>)>, OpError> {
+    let mut tx = pool.begin_with(DIALECT.begin_write).await?;
+    lock_pack(&mut tx, pack_id).await?;
+    check_protection(&mut tx, pack_id, label, actor).await?;
+    let newest: Option<(i64, Option<i64>)> = sqlx::query_as(
+        "SELECT number, restores FROM revisions WHERE pack_id = $1 AND label = $2 \
+         ORDER BY number DESC LIMIT 1",
+    )
+    .bind(pack_id)
+    .bind(label.as_str())
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((newest, restored)) = newest else {
+        return Err(no_revision(label, None).into());
+    };
+    if let Some(expected) = expect.filter(|&e| e != newest as u64) {
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "label `{label}` is at revision {newest}, not {expected} as expected: someone changed it; check `promptreg store revisions {label}` and retry"
+            ),
+        )
+        .with_current(Some(newest as u64))
+        .into());
+    }
+    let (target, what) = match target {
+        Some(n) => (n, format!("restore revision {n}")),
+        None => {
+            let stands_on = restored.unwrap_or(newest);
+            if stands_on <= 1 {
+                return Err(Error::new(
+                    ErrorKind::UnknownVersion,
+                    format!(
+                        "label `{label}` stands on its first revision: there is no earlier one to roll back to"
+                    ),
+                )
+                .into());
+            }
+            let n = (stands_on - 1) as u64;
+            (n, format!("rollback to revision {n}"))
+        }
+    };
+    let wanted: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT e.entry, e.number FROM revision_entries e \
+         JOIN revisions r ON r.revision_id = e.revision_id \
+         WHERE r.pack_id = $1 AND r.label = $2 AND r.number = $3",
+    )
+    .bind(pack_id)
+    .bind(label.as_str())
+    .bind(target as i64)
+    .fetch_all(&mut *tx)
+    .await?;
+    let exists: Option<(i64,)> = sqlx::query_as(
+        "SELECT revision_id FROM revisions WHERE pack_id = $1 AND label = $2 AND number = $3",
+    )
+    .bind(pack_id)
+    .bind(label.as_str())
+    .bind(target as i64)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if exists.is_none() {
+        return Err(no_revision(label, Some((target, newest as u64))).into());
+    }
+    let wanted: BTreeMap<String, i64> = wanted.into_iter().collect();
+    let current = labels_named(&mut tx, pack_id, label.as_str()).await?;
+    let reason = recorded_reason(what, why);
+    let now = Timestamp::now();
+    let names: BTreeSet<&String> = wanted.keys().chain(current.keys()).collect();
+    let mut moves = Vec::new();
+    for entry in names {
+        let (from, to) = (current.get(entry).copied(), wanted.get(entry).copied());
+        if from != to {
+            let name = label.as_str();
+            moves.push(set_label(&mut tx, pack_id, entry, name, from, to, actor, &reason, now).await?);
+        }
+    }
+    let mut events = Vec::new();
+    let mut number = None;
+    if !moves.is_empty() {
+        let made = Made {
+            restores: Some(target),
+            ..Made::by(RevisionCause::Restore, &actor.name, &reason, now)
+        };
+        number = Some(record_revision(&mut tx, pack_id, label.as_str(), made).await?);
+        // One event, as for a release: followers sync the whole label.
+        events.push(EventKind::Released {
+            label: label.as_str().to_owned(),
+            moves: moves.iter().map(ReleasedPrompt::from).collect(),
+            actor: actor.name.clone(),
+            reason,
+        });
+    }
+    let last_event = commit(tx, pack_id, &events, now).await?;
+    Ok(Written {
+        value: (target, number, moves),
+        last_event,
+    })
+}
+
+/// There is no revision `asked` of `label` (with the newest), or none at all.
+fn no_revision(label: &Label, asked: Option<(u64, u64)>) -> Error {
+    let message = match asked {
+        Some((n, newest)) => format!(
+            "label `{label}` has no revision {n}: its revisions are 1 to {newest} (`promptreg store revisions {label}`)"
+        ),
+        None => format!("label `{label}` has no revisions: nothing ever moved it"),
+    };
+    Error::new(ErrorKind::UnknownVersion, message)
+}
+
+/// Every file of every entry revision `number` of `label` held, in one read.
+pub(crate) async fn checkout_revision(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &str,
+    number: u64,
+) -> Result<Vec<(String, String, Vec<u8>)>, OpError> {
+    let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
+        "SELECT e.entry, f.path, f.content FROM revisions r \
+         JOIN revision_entries e ON e.revision_id = r.revision_id \
+         JOIN versions v ON v.pack_id = r.pack_id AND v.entry = e.entry AND v.number = e.number \
+         JOIN version_files f ON f.version_id = v.version_id \
+         WHERE r.pack_id = $1 AND r.label = $2 AND r.number = $3",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .bind(number as i64)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows)
 }

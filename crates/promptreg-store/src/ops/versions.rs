@@ -119,8 +119,8 @@ pub(crate) async fn push(
         moved_latest = true;
     }
     if moved_latest {
-        let cause = RevisionCause::Push;
-        record_revision(&mut tx, pack_id, "latest", cause, &actor.name, &reason, now).await?;
+        let made = Made::by(RevisionCause::Push, &actor.name, &reason, now);
+        record_revision(&mut tx, pack_id, "latest", made).await?;
     }
     let last_event = commit(tx, pack_id, &events, now).await?;
     report.prompts.sort_by(|a, b| a.0.cmp(&b.0));

@@ -9,12 +9,14 @@ use std::future::Future;
 
 use promptreg::Locale;
 use promptreg_store::{
-    Actor, Change, Error, ErrorKind, Label, LabelMove, Permission, PushReport, Revision, Store,
-    VersionInfo, VersionRef,
+    Actor, Change, Error, ErrorKind, Label, LabelMove, Permission, PushReport, Store, VersionInfo,
+    VersionRef,
 };
 use serde_json::{Value, json};
 
 use super::Output;
+
+mod revisions;
 use crate::cli::{Author, Mover, StoreArgs, StoreCommand, StorePack};
 use crate::options::Session;
 use crate::report::Failure;
@@ -45,31 +47,52 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             let who = Some(Who::pushing(author));
             cmd(None, who).push(dir, message, limits.limits()).await
         }
-        StoreCommand::Pull { dir, label, pack } => cmd(Some(pack), None).pull(dir, label).await,
+        StoreCommand::Pull {
+            dir,
+            label,
+            revision,
+            pack,
+        } => cmd(Some(pack), None).pull(dir, label, *revision).await,
         StoreCommand::Log { id, pack } => cmd(Some(pack), None).log(id).await,
         StoreCommand::Label {
             id,
             label,
             version,
+            revision,
             expect,
             reason,
             pack,
             who,
         } => {
-            cmd(Some(pack), Some(Who::moving(who)))
-                .label(id, label, *version, expect, reason)
-                .await
+            let cmd = cmd(Some(pack), Some(Who::moving(who)));
+            let expect = expect.as_deref();
+            match (revision, label, version) {
+                (Some(n), ..) => cmd.restore(id, *n, expect, reason).await,
+                (None, Some(label), Some(version)) => {
+                    let expect = expect.unwrap_or_default();
+                    cmd.label(id, label, *version, expect, reason).await
+                }
+                _ => Err(Failure::usage(
+                    "give ID LABEL VERSION --expect V, or LABEL --revision N",
+                )),
+            }
         }
         StoreCommand::Rollback {
             id,
             label,
+            whole_pack,
             reason,
             pack,
             who,
         } => {
-            cmd(Some(pack), Some(Who::moving(who)))
-                .rollback(id, label, reason)
-                .await
+            let cmd = cmd(Some(pack), Some(Who::moving(who)));
+            match (whole_pack, id, label) {
+                (Some(label), ..) => cmd.rollback_pack(label, reason).await,
+                (None, Some(id), Some(label)) => cmd.rollback(id, label, reason).await,
+                _ => Err(Failure::usage(
+                    "give ID LABEL, or --label LABEL for the whole pack",
+                )),
+            }
         }
         StoreCommand::Release {
             from,
@@ -87,11 +110,16 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             a,
             b,
             locale,
+            revision,
+            label,
             pack,
         } => {
-            cmd(Some(pack), None)
-                .diff(id, a, b, locale.as_deref())
-                .await
+            let cmd = cmd(Some(pack), None);
+            match (revision, b) {
+                (true, _) => cmd.diff_revisions(label, id, a).await,
+                (false, Some(b)) => cmd.diff(id, a, b, locale.as_deref()).await,
+                (false, None) => Err(Failure::usage("give ID A B, or --revision A B")),
+            }
         }
         StoreCommand::History { id, pack } => cmd(Some(pack), None).history(id.as_deref()).await,
         StoreCommand::Revisions { label, pack } => cmd(Some(pack), None).revisions(label).await,
@@ -243,19 +271,29 @@ impl<'a> Command<'a> {
         out
     }
 
-    async fn pull(&self, dir: &std::path::Path, label: &str) -> Result<Output, Failure> {
+    async fn pull(
+        &self,
+        dir: &std::path::Path,
+        label: &str,
+        revision: Option<u64>,
+    ) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let label = Label::new(label).map_err(failure)?;
-        let files = self.store.checkout(&pack, &label).await.map_err(failure)?;
+        let files = match revision {
+            Some(n) => self.store.checkout_revision(&pack, &label, n).await,
+            None => self.store.checkout(&pack, &label).await,
+        };
+        let files = files.map_err(failure)?;
         files.write(dir).map_err(failure)?;
         if self.session.args.json {
             let paths: Vec<&str> = files.iter().map(|(p, _)| p).collect();
             return Ok(Output::json(&json!({
-                "pack": pack, "label": label.as_str(), "dir": dir, "files": paths,
+                "pack": pack, "label": label.as_str(), "revision": revision, "dir": dir, "files": paths,
             })));
         }
+        let at = revision.map_or(label.to_string(), |n| format!("{label} r{n}"));
         Ok(Output::text(format!(
-            "wrote {pack} at {label} to {}: {} files\n",
+            "wrote {pack} at {at} to {}: {} files\n",
             dir.display(),
             files.len()
         )))
@@ -386,38 +424,6 @@ impl<'a> Command<'a> {
         Ok(self.moves(&moves))
     }
 
-    async fn revisions(&self, label: &str) -> Result<Output, Failure> {
-        let pack = self.pack().await?;
-        let label = Label::new(label).map_err(failure)?;
-        let revisions = self.store.revisions(&pack, &label).await.map_err(failure)?;
-        if self.session.args.json {
-            let list: Vec<Value> = revisions.iter().map(revision_json).collect();
-            return Ok(Output::json(
-                &json!({ "pack": pack, "label": label.as_str(), "revisions": list }),
-            ));
-        }
-        let paint = self.paint();
-        let show = |v: Option<u64>| v.map_or("-".to_owned(), |n| format!("v{n}"));
-        let mut out = String::new();
-        for r in &revisions {
-            let line = format!(
-                "{}  {label} r{}  {}  {}  {}  {}",
-                paint.dim(&r.at.to_string()),
-                r.number,
-                &r.digest[..12.min(r.digest.len())],
-                r.cause,
-                r.actor,
-                paint.dim(&r.reason),
-            );
-            out += line.trim_end();
-            out += "\n";
-            for c in &r.changes {
-                out += &format!("  {} {} -> {}\n", c.entry, show(c.from), show(c.to));
-            }
-        }
-        Ok(Output::text(out))
-    }
-
     /// Label moves, one a line: when, prompt, label, from -> to, who, why.
     fn moves(&self, moves: &[LabelMove]) -> Output {
         if self.session.args.json {
@@ -538,24 +544,6 @@ fn version_json(v: &VersionInfo) -> Value {
         "message": v.message,
         "created_at": v.created_at.to_string(),
         "labels": v.labels,
-    })
-}
-
-fn revision_json(r: &Revision) -> Value {
-    let changes: Vec<Value> = r
-        .changes
-        .iter()
-        .map(|c| json!({ "id": c.entry, "from": c.from, "to": c.to }))
-        .collect();
-    json!({
-        "revision": r.number,
-        "digest": r.digest,
-        "cause": r.cause.as_str(),
-        "actor": r.actor,
-        "at": r.at.to_string(),
-        "reason": r.reason,
-        "entries": r.entries,
-        "changes": changes,
     })
 }
 

@@ -1,0 +1,154 @@
+//! A label's revisions through the [`Store`]: listing them, restoring
+//! one for the whole pack (a pack rollback is one step back), reading and
+//! comparing the pack as one of them held it.
+
+use crate::diff::RevisionDiff;
+use crate::error::{Error, ErrorKind};
+use crate::files::PackFiles;
+use crate::model::{Actor, Label, Permission, Restored, Revision};
+use crate::store::Store;
+use crate::text;
+
+impl Store {
+    /// The revisions of `label` in `pack`, newest first: each change to
+    /// what the label resolves to (a move, a release, a rollback, a push
+    /// that moved `latest`) is one, with every entry's version and what it
+    /// changed. A release of any number of prompts is one revision.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownPack`]; [`ErrorKind::UnknownVersion`] when no
+    /// change ever moved the label.
+    pub async fn revisions(&self, pack: &str, label: &Label) -> Result<Vec<Revision>, Error> {
+        let id = self.pack_id(pack).await?;
+        let revisions = on_backend!(self, revisions(id, label.as_str()))?;
+        if revisions.is_empty() {
+            return Err(Error::new(
+                ErrorKind::UnknownVersion,
+                format!(
+                    "label `{label}` of pack `{pack}` has no revisions: nothing ever moved it (`promptreg store history` lists the moves)"
+                ),
+            ));
+        }
+        Ok(revisions)
+    }
+
+    /// Points `label` of `pack` at what its revision `revision` held, on
+    /// every entry (prompts, manifest, snippets, tests) in one transaction,
+    /// recorded as a new revision restoring it; with `expect`, only if the
+    /// label's newest revision is that one. The history records
+    /// `restore revision N`, then `reason`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownVersion`] naming the revisions there are;
+    /// [`ErrorKind::Conflict`] with the newest revision when it is not
+    /// `expect`; [`ErrorKind::Forbidden`] as for a move.
+    pub async fn restore(
+        &self,
+        pack: &str,
+        label: &Label,
+        revision: u64,
+        expect: Option<u64>,
+        actor: &Actor,
+        reason: &str,
+    ) -> Result<Restored, Error> {
+        self.restore_to(pack, label, Some(revision), expect, actor, reason)
+            .await
+    }
+
+    /// Rolls `label` of `pack` back one revision for the whole pack, in one
+    /// transaction: to the revision before the one it stands on (a restore
+    /// stands on the revision it restored, so rollbacks walk back, r5, r4,
+    /// r3, as per-prompt rollbacks do). The history records
+    /// `rollback to revision N`, then `reason`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownVersion`] when the label stands on its first
+    /// revision or has none; [`ErrorKind::Forbidden`] as for a move.
+    pub async fn rollback_pack(
+        &self,
+        pack: &str,
+        label: &Label,
+        actor: &Actor,
+        reason: &str,
+    ) -> Result<Restored, Error> {
+        self.restore_to(pack, label, None, None, actor, reason)
+            .await
+    }
+
+    async fn restore_to(
+        &self,
+        pack: &str,
+        label: &Label,
+        revision: Option<u64>,
+        expect: Option<u64>,
+        actor: &Actor,
+        reason: &str,
+    ) -> Result<Restored, Error> {
+        actor.require(Permission::Write, &format!("move label `{label}`"))?;
+        if label.is_latest() {
+            return Err(Error::new(
+                ErrorKind::InvalidLabel,
+                "label `latest` follows pushes and cannot be pointed at a revision: push the content, or use another label",
+            ));
+        }
+        text::check_message("reason", reason)?;
+        let id = self.pack_id(pack).await?;
+        let done = raw!(self, restore(id, label, revision, expect, actor, reason));
+        let (restores, revision, moves) = self.published(self.explain_conflict(done, id).await?);
+        Ok(Restored {
+            restores,
+            revision,
+            moves,
+        })
+    }
+
+    /// The pack's files as revision `revision` of `label` held them, byte
+    /// for byte.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownVersion`] naming the revisions there are.
+    pub async fn checkout_revision(
+        &self,
+        pack: &str,
+        label: &Label,
+        revision: u64,
+    ) -> Result<PackFiles, Error> {
+        let revisions = self.revisions(pack, label).await?;
+        let newest = revisions.first().map_or(0, |r| r.number);
+        if !revisions.iter().any(|r| r.number == revision) {
+            return Err(Error::new(
+                ErrorKind::UnknownVersion,
+                format!(
+                    "label `{label}` has no revision {revision}: its revisions are 1 to {newest} (`promptreg store revisions {label}`)"
+                ),
+            ));
+        }
+        let id = self.pack_id(pack).await?;
+        let rows = on_backend!(self, checkout_revision(id, label.as_str(), revision))?;
+        Ok(rows
+            .into_iter()
+            .map(|(_, path, bytes)| (path, bytes))
+            .collect())
+    }
+
+    /// Every file that differs between revisions `a` and `b` of `label`.
+    ///
+    /// # Errors
+    ///
+    /// As [`checkout_revision`](Self::checkout_revision), for either.
+    pub async fn diff_revisions(
+        &self,
+        pack: &str,
+        label: &Label,
+        a: u64,
+        b: u64,
+    ) -> Result<RevisionDiff, Error> {
+        let old = self.checkout_revision(pack, label, a).await?;
+        let new = self.checkout_revision(pack, label, b).await?;
+        Ok(RevisionDiff::new(label.as_str(), (a, &old), (b, &new)))
+    }
+}
