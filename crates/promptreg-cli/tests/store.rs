@@ -158,15 +158,16 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 #[test]
 fn push_pull_is_byte_exact_and_idempotent() {
     for sb in sandboxes("round_trip") {
-        // Every file of the pack format travels, its tests and snapshots
-        // too; the others are named as not stored.
+        // Every file of the pack format travels, its tests, their snapshots
+        // and the context file they name too; the others are named as not
+        // stored.
         fs::write(sb.path("goal-agent/defaults/notes.txt"), "to do\n").unwrap();
         let out = sb.ok(&["push", "goal-agent", "-m", "import"]);
         assert!(out.starts_with("pushed goal-agent to "), "{out}");
         assert!(out.contains("20 added, 0 changed"), "{out}");
         assert!(out.contains("  added     goal-running v1\n"), "{out}");
         assert!(out.contains("  added     @tests v1\n"), "{out}");
-        let not_stored = "not stored, outside the pack format (a pull does not give them back): context.json, defaults/notes.txt\n";
+        let not_stored = "not stored, outside the pack format (a pull does not give them back): defaults/notes.txt\n";
         assert!(out.ends_with(not_stored), "{out}");
         let again = sb.ok(&["push", "goal-agent"]);
         assert!(
@@ -178,10 +179,9 @@ fn push_pull_is_byte_exact_and_idempotent() {
         let json: Value = serde_json::from_str(&sb.ok(&["push", "goal-agent", "--json"])).unwrap();
         assert_eq!(
             json["not_stored"],
-            serde_json::json!(["context.json", "defaults/notes.txt"])
+            serde_json::json!(["defaults/notes.txt"])
         );
         sb.ok(&["pull", "copy", "--label", "latest"]);
-        fs::remove_file(sb.path("goal-agent/context.json")).unwrap();
         fs::remove_file(sb.path("goal-agent/defaults/notes.txt")).unwrap();
         assert_eq!(
             tree(&sb.path("copy")),

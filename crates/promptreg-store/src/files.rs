@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use promptreg::pack::{DEFAULTS_DIR, MANIFEST, Pack, SNIPPETS_DIR};
-use promptreg::testing::{SNAPSHOTS_DIR, TESTS_DIR};
+use promptreg::testing::{SNAPSHOTS_DIR, TESTS_DIR, context_files};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind};
@@ -77,11 +77,33 @@ impl PackFiles {
         for (folder, extension) in FORMAT_FOLDERS {
             files.read_folder(dir, folder, extension)?;
         }
+        for path in files.test_contexts() {
+            let file = dir.join(&path);
+            if file.is_file() {
+                files.insert(path, read_file(&file)?);
+            }
+        }
         let mut outside = Vec::new();
         files.find_not_stored(dir, "", &mut outside)?;
         outside.sort_unstable();
         files.not_stored = outside;
         Ok(files)
+    }
+
+    /// The files the tests name as their contexts (`context_file`), by
+    /// path in the pack, sorted: part of the tests, stored with them. A name
+    /// that leaves the pack is left out (loading the tests refuses it).
+    fn test_contexts(&self) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .files
+            .iter()
+            .filter(|(p, _)| p.ends_with(".toml") && is_test_file(p))
+            .flat_map(|(_, bytes)| context_files(&String::from_utf8_lossy(bytes)))
+            .filter_map(|name| inside_pack(TESTS_DIR, &name))
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        paths
     }
 
     /// The files of the folder read that are outside the pack format
@@ -260,12 +282,13 @@ impl PackFiles {
                 .filter_map(|file| relative(pack.root(), file));
             entries.push(self.entry(prompt.id().as_str(), paths));
         }
-        let tests: Vec<String> = self
+        let mut tests: Vec<String> = self
             .files
             .keys()
             .filter(|p| is_test_file(p))
             .cloned()
             .collect();
+        tests.extend(self.test_contexts());
         if !tests.is_empty() {
             entries.push(self.entry(TESTS_ENTRY, tests));
         }
@@ -317,6 +340,25 @@ pub(crate) fn entry_paths(files: &PackFiles, pack: &Pack, prompt: &str) -> Vec<S
         .filter(|e| e.name == prompt)
         .flat_map(|e| e.files.into_keys())
         .collect()
+}
+
+/// `name`, relative to folder `base` of the pack, as a path in the pack
+/// (`..` and `.` resolved), or `None` when it leaves the pack.
+fn inside_pack(base: &str, name: &str) -> Option<String> {
+    if name.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = base.split('/').collect();
+    for part in name.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
 /// Whether `path` is a prompt test file or a snapshot, directly in its
@@ -400,6 +442,19 @@ fn io_error(what: &str, path: &Path, e: io::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_context_name_resolves_inside_the_pack_or_not_at_all() {
+        let inside = |name| inside_pack("tests", name);
+        assert_eq!(inside("../context.json").as_deref(), Some("context.json"));
+        assert_eq!(
+            inside("./cases/a.json").as_deref(),
+            Some("tests/cases/a.json")
+        );
+        assert_eq!(inside("../../etc/passwd"), None);
+        assert_eq!(inside("/etc/passwd"), None);
+        assert_eq!(inside(".."), None);
+    }
 
     #[test]
     fn the_canonical_form_separates_paths_from_contents() {

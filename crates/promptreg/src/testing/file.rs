@@ -453,6 +453,26 @@ fn one_line(message: &str) -> String {
         .to_owned()
 }
 
+/// The context files a test file's cases name (`context_file`), as
+/// written (relative to the test file's folder), in order; none when the
+/// file does not parse, which loading it reports. A pack's tests read
+/// these beside their own files: the store keeps them with the tests.
+///
+/// ```
+/// let text = "prompt = \"greeting\"\n[[case]]\nname = \"a\"\ncontext_file = \"../context.json\"\n";
+/// assert_eq!(promptreg::testing::context_files(text), ["../context.json"]);
+/// ```
+pub fn context_files(text: &str) -> Vec<String> {
+    let Ok(file) = toml::from_str::<RawFile>(text) else {
+        return Vec::new();
+    };
+    file.cases
+        .into_iter()
+        .filter_map(|case| case.into_inner().context_file)
+        .map(Spanned::into_inner)
+        .collect()
+}
+
 /// The test files of `dir`, sorted: every `*.toml` directly in it.
 pub(super) fn test_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let entries = match std::fs::read_dir(dir) {

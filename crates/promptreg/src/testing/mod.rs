@@ -79,6 +79,7 @@ use crate::locale::Locale;
 use crate::pack::Pack;
 use crate::registry::PromptRegistry;
 
+pub use file::context_files;
 pub use schema::test_file_schema;
 
 /// The folder of test files inside a pack.
