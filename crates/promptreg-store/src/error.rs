@@ -60,6 +60,9 @@ pub enum ErrorKind {
     Unauthorized,
     /// The API key was revoked.
     KeyRevoked,
+    /// A gated label would move to a state whose tests fail, cannot be
+    /// read, or run too long ([`Error::failed_cases`] lists the cases).
+    TestsFailed,
 }
 
 impl ErrorKind {
@@ -85,6 +88,7 @@ impl ErrorKind {
             ErrorKind::UnknownKey => "unknown API key",
             ErrorKind::Unauthorized => "unauthorized",
             ErrorKind::KeyRevoked => "revoked API key",
+            ErrorKind::TestsFailed => "tests failed",
         }
     }
 }
@@ -107,6 +111,7 @@ struct Repr {
     detail: String,
     current: Option<u64>,
     diagnostics: Vec<Diagnostic>,
+    failed_cases: Vec<crate::gate::FailedCase>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
@@ -119,6 +124,7 @@ impl Error {
                 detail: detail.into(),
                 current: None,
                 diagnostics: Vec::new(),
+                failed_cases: Vec::new(),
                 source: None,
             }),
         }
@@ -135,6 +141,16 @@ impl Error {
     pub(crate) fn with_current(mut self, current: Option<u64>) -> Self {
         self.repr.current = current;
         self
+    }
+
+    pub(crate) fn tests_failed(detail: String, cases: Vec<crate::gate::FailedCase>) -> Self {
+        let mut this = Error::new(ErrorKind::TestsFailed, detail);
+        this.repr.failed_cases = cases;
+        this
+    }
+
+    pub(crate) fn set_diagnostics(&mut self, diagnostics: Vec<Diagnostic>) {
+        self.repr.diagnostics = diagnostics;
     }
 
     pub(crate) fn invalid_pack(err: promptreg::Error) -> Self {
@@ -165,6 +181,11 @@ impl Error {
     /// For [`ErrorKind::InvalidPack`]: every diagnostic of the check.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.repr.diagnostics
+    }
+
+    /// The test cases that failed, for [`ErrorKind::TestsFailed`].
+    pub fn failed_cases(&self) -> &[crate::gate::FailedCase] {
+        &self.repr.failed_cases
     }
 }
 

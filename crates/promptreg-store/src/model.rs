@@ -133,6 +133,8 @@ pub struct Actor {
     pub name: String,
     /// What the actor may do.
     pub permissions: Vec<Permission>,
+    /// Moves of gated labels past failing tests ([`forcing_gates`](Self::forcing_gates)).
+    forces_gates: bool,
 }
 
 impl Actor {
@@ -141,7 +143,37 @@ impl Actor {
         Actor {
             name: name.into(),
             permissions: permissions.into_iter().collect(),
+            forces_gates: false,
         }
+    }
+
+    /// This actor, moving gated labels even when the candidate state's
+    /// tests fail: an admin's forced move, which needs a reason and is
+    /// marked as forced in the revision. Tests that cannot be read, or run
+    /// too long, still refuse the move.
+    pub fn forcing_gates(mut self) -> Actor {
+        self.forces_gates = true;
+        self
+    }
+
+    /// Whether [`forcing_gates`](Self::forcing_gates) was asked for.
+    pub fn forces_gates(&self) -> bool {
+        self.forces_gates
+    }
+
+    /// Forcing gates is for admins, and says why.
+    pub(crate) fn require_forcing_allowed(&self, reason: &str) -> Result<(), Error> {
+        if !self.forces_gates {
+            return Ok(());
+        }
+        self.require(Permission::Admin, "force a gated label past its tests")?;
+        if reason.trim().is_empty() {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                "forcing a gated label past its tests needs a reason, for the history",
+            ));
+        }
+        Ok(())
     }
 
     /// Whether the actor has `permission` (admins may also write).
@@ -379,6 +411,11 @@ pub struct Revision {
     pub reason: String,
     /// The earlier revision a [`RevisionCause::Restore`] brought back.
     pub restores: Option<u64>,
+    /// For a gated label, the test results the state was admitted with
+    /// (`9 of 9 cases passed`).
+    pub tests: Option<String>,
+    /// Whether an admin moved the gated label past failing tests.
+    pub forced: bool,
     /// Every entry the label points at, with its version.
     pub entries: BTreeMap<String, u64>,
     /// The entries that changed since the revision before (all of them for

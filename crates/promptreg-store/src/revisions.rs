@@ -88,6 +88,7 @@ impl Store {
         reason: &str,
     ) -> Result<Restored, Error> {
         actor.require(Permission::Write, &format!("move label `{label}`"))?;
+        actor.require_forcing_allowed(reason)?;
         if label.is_latest() {
             return Err(Error::new(
                 ErrorKind::InvalidLabel,

@@ -112,7 +112,8 @@ ALTER TABLE label_history ADD COLUMN undoes BIGINT;
 -- existed before this migration get their revision 1 when the store opens
 -- (cause `migration`); the moves made before it belong to no revision (0).
 -- `restores` is the revision a restore (a pack rollback, a label pointed
--- at a revision) brought back.
+-- at a revision) brought back; `tests`, for a gated label, the results it
+-- was admitted with, and `forced` whether an admin moved it past failures.
 CREATE TABLE revisions (
     revision_id {id},
     pack_id BIGINT NOT NULL REFERENCES packs (pack_id),
@@ -124,6 +125,8 @@ CREATE TABLE revisions (
     created_at BIGINT NOT NULL,
     reason TEXT NOT NULL,
     restores BIGINT,
+    tests TEXT,
+    forced BOOLEAN NOT NULL DEFAULT FALSE,
     UNIQUE (pack_id, label, number)
 );
 CREATE TABLE revision_entries (

@@ -423,6 +423,7 @@ impl Store {
         reason: &str,
     ) -> Result<LabelMove, Error> {
         actor.require(Permission::Write, &format!("move label `{label}`"))?;
+        actor.require_forcing_allowed(reason)?;
         refuse_latest(label)?;
         text::check_message("reason", reason)?;
         let to = self.resolve(pack, prompt, &VersionRef::Number(to)).await?;
@@ -452,6 +453,7 @@ impl Store {
         reason: &str,
     ) -> Result<LabelMove, Error> {
         actor.require(Permission::Write, &format!("roll back label `{label}`"))?;
+        actor.require_forcing_allowed(reason)?;
         refuse_latest(label)?;
         text::check_message("reason", reason)?;
         let id = self.prompt_of(pack, prompt).await?;
@@ -487,6 +489,7 @@ impl Store {
         reason: &str,
     ) -> Result<Vec<LabelMove>, Error> {
         actor.require(Permission::Write, &format!("release to `{to}`"))?;
+        actor.require_forcing_allowed(reason)?;
         refuse_latest(to)?;
         text::check_message("reason", reason)?;
         let id = self.pack_id(pack).await?;

@@ -416,6 +416,137 @@ async fn a_whole_pack_rolls_back_and_restores_revisions() {
     }
 }
 
+/// The demo pack with `production` gated and one test of `greeting`.
+fn gated_demo() -> PackFiles {
+    let mut files = demo();
+    files.insert(
+        "promptreg.toml",
+        format!("{}[release]\ngated = [\"production\"]\n", common::MANIFEST),
+    );
+    files.insert(
+        "tests/greeting.toml",
+        "prompt = \"greeting\"\n[[case]]\nname = \"hello\"\ncontext = { name = \"Ada\" }\ncontains = \"Hello Ada\"\n",
+    );
+    files
+}
+
+/// A gated label moves only to a state whose tests pass, by a release, a
+/// move or a restore; an admin may force it with a reason, and the
+/// revision says so; tests that cannot be read fail the gate closed.
+#[tokio::test]
+async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
+    for db in databases("gates").await {
+        let store = db.open().await;
+        let production = label("production");
+        store.push(&gated_demo(), &writer(), "first").await.unwrap();
+        store
+            .release("demo", &Label::latest(), &production, &writer(), "")
+            .await
+            .unwrap();
+        let first = &store.revisions("demo", &production).await.unwrap()[0];
+        assert_eq!(
+            first.tests.as_deref(),
+            Some("1 of 1 cases passed"),
+            "{}",
+            db.name
+        );
+        assert!(!first.forced);
+
+        let mut broken = gated_demo();
+        broken.insert(
+            "defaults/greeting.md",
+            "---\ntemplate: true\nvariables:\n  name:\n---\nHi {{ name }}!\n",
+        );
+        store.push(&broken, &writer(), "shorter").await.unwrap();
+        let err = store
+            .release("demo", &Label::latest(), &production, &writer(), "")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TestsFailed, "{}: {err}", db.name);
+        assert!(
+            err.to_string()
+                .contains("label `production` is gated: 1 of 1 test cases fail"),
+            "{err}"
+        );
+        let case = &err.failed_cases()[0];
+        assert_eq!(
+            (case.prompt.as_str(), case.case.as_str()),
+            ("greeting", "hello")
+        );
+        assert_eq!(case.file, "tests/greeting.toml");
+        assert!(
+            case.problems[0].contains("Hello Ada"),
+            "{:?}",
+            case.problems
+        );
+        let moved = store
+            .move_label("demo", "greeting", &production, 2, Some(1), &writer(), "")
+            .await;
+        assert_eq!(
+            moved.unwrap_err().kind(),
+            ErrorKind::TestsFailed,
+            "a move is gated too"
+        );
+        assert_eq!(
+            store.revisions("demo", &production).await.unwrap().len(),
+            1,
+            "nothing moved"
+        );
+        // A label the manifest does not gate moves as before.
+        store
+            .release("demo", &Label::latest(), &label("staging"), &writer(), "")
+            .await
+            .unwrap();
+
+        let writer_forcing = writer().forcing_gates();
+        let refused = store
+            .release(
+                "demo",
+                &Label::latest(),
+                &production,
+                &writer_forcing,
+                "hotfix",
+            )
+            .await;
+        assert_eq!(refused.unwrap_err().kind(), ErrorKind::Forbidden);
+        let admin_forcing = admin().forcing_gates();
+        let no_reason = store
+            .release("demo", &Label::latest(), &production, &admin_forcing, "")
+            .await;
+        assert_eq!(no_reason.unwrap_err().kind(), ErrorKind::InvalidInput);
+        store
+            .release(
+                "demo",
+                &Label::latest(),
+                &production,
+                &admin_forcing,
+                "hotfix",
+            )
+            .await
+            .unwrap();
+        let forced = &store.revisions("demo", &production).await.unwrap()[0];
+        assert!(forced.forced, "{}", db.name);
+        assert_eq!(
+            forced.tests.as_deref(),
+            Some("0 of 1 cases passed, forced by an admin")
+        );
+
+        // Tests that cannot be read refuse even a forced move.
+        let mut unreadable = gated_demo();
+        unreadable.insert("tests/greeting.toml", "prompt = [\n");
+        store
+            .push(&unreadable, &writer(), "broken test")
+            .await
+            .unwrap();
+        let err = store
+            .release("demo", &Label::latest(), &production, &admin_forcing, "again")
+            .await;
+        let err = err.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TestsFailed, "{err}");
+        assert!(err.to_string().contains("cannot be read"), "{err}");
+    }
+}
+
 /// A label loaded from the store renders and explains as the pack folder does.
 #[tokio::test]
 async fn a_stored_label_renders_like_the_pack_folder() {

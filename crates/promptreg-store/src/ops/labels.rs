@@ -153,7 +153,7 @@ pub(crate) async fn move_label(
         Timestamp::now(),
     )
     .await?;
-    commit_move(tx, pack_id, moved, RevisionCause::Move).await
+    commit_move(tx, pack_id, moved, RevisionCause::Move, actor).await
 }
 
 /// Commits one label move with its event.
@@ -162,8 +162,9 @@ async fn commit_move(
     pack_id: i64,
     moved: LabelMove,
     cause: RevisionCause,
+    actor: &Actor,
 ) -> Result<Written<LabelMove>, OpError> {
-    let made = Made::by(cause, &moved.actor, &moved.reason, moved.at);
+    let made = Made::by(cause, actor, &moved.reason, moved.at);
     record_revision(&mut tx, pack_id, &moved.label, made).await?;
     let last_event = commit(tx, pack_id, &[EventKind::from(&moved)], moved.at).await?;
     Ok(Written {
@@ -238,7 +239,7 @@ pub(crate) async fn rollback(
     .bind(label.as_str())
     .execute(&mut *tx)
     .await?;
-    commit_move(tx, pack_id, moved, RevisionCause::Rollback).await
+    commit_move(tx, pack_id, moved, RevisionCause::Rollback, actor).await
 }
 
 /// Where a rollback of `label` of `entry` would take it, without moving it.
@@ -367,7 +368,7 @@ pub(crate) async fn release(
     // keep up with a release of any size.
     let mut events = Vec::new();
     if !moves.is_empty() {
-        let made = Made::by(RevisionCause::Release, &actor.name, &reason, now);
+        let made = Made::by(RevisionCause::Release, actor, &reason, now);
         record_revision(&mut tx, pack_id, to.as_str(), made).await?;
         events.push(EventKind::Released {
             label: to.as_str().to_owned(),

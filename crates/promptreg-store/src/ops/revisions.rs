@@ -8,16 +8,19 @@ struct Made<'a> {
     cause: RevisionCause,
     restores: Option<u64>,
     actor: &'a str,
+    /// The actor moves gated labels past failing tests.
+    forced: bool,
     reason: &'a str,
     now: Timestamp,
 }
 
 impl<'a> Made<'a> {
-    fn by(cause: RevisionCause, actor: &'a str, reason: &'a str, now: Timestamp) -> Self {
+    fn by(cause: RevisionCause, actor: &'a Actor, reason: &'a str, now: Timestamp) -> Self {
         Made {
             cause,
             restores: None,
-            actor,
+            actor: &actor.name,
+            forced: actor.forces_gates(),
             reason,
             now,
         }
@@ -44,6 +47,7 @@ async fn record_revision(
     .fetch_all(&mut **tx)
     .await?;
     let digest = crate::files::state_digest(state.iter().map(|(e, d)| (e.as_str(), d.as_str())));
+    let admitted = admit_if_gated(tx, pack_id, label, &made).await?;
     let (newest,): (Option<i64>,) =
         sqlx::query_as("SELECT MAX(number) FROM revisions WHERE pack_id = $1 AND label = $2")
             .bind(pack_id)
@@ -52,8 +56,9 @@ async fn record_revision(
             .await?;
     let number = newest.unwrap_or(0) + 1;
     let (revision_id,): (i64,) = sqlx::query_as(
-        "INSERT INTO revisions (pack_id, label, number, digest, cause, actor, created_at, reason, restores) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING revision_id",
+        "INSERT INTO revisions \
+         (pack_id, label, number, digest, cause, actor, created_at, reason, restores, tests, forced) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING revision_id",
     )
     .bind(pack_id)
     .bind(label)
@@ -64,6 +69,8 @@ async fn record_revision(
     .bind(made.now.0)
     .bind(made.reason)
     .bind(made.restores.map(|n| n as i64))
+    .bind(admitted.map(|a| a.summary()))
+    .bind(admitted.is_some_and(|a| a.forced && a.failed > 0))
     .fetch_one(&mut **tx)
     .await?;
     sqlx::query(
@@ -89,6 +96,53 @@ async fn record_revision(
     Ok(number as u64)
 }
 
+/// For a label its manifest gates (now, or in its newest revision), runs
+/// the tests of the state this transaction would leave it in; `None` for
+/// a label no manifest gates. The pack stays locked meanwhile, so the
+/// state tested is the state committed.
+async fn admit_if_gated(
+    tx: &mut Tx,
+    pack_id: i64,
+    label: &str,
+    made: &Made<'_>,
+) -> Result<Option<crate::gate::Admission>, OpError> {
+    let manifests: Vec<(Vec<u8>,)> = sqlx::query_as(
+        "SELECT f.content FROM labels l \
+         JOIN versions v ON v.pack_id = l.pack_id AND v.entry = l.entry AND v.number = l.number \
+         JOIN version_files f ON f.version_id = v.version_id \
+         WHERE l.pack_id = $1 AND l.label = $2 AND l.entry = $3 AND f.path = $4 \
+         UNION ALL \
+         SELECT f.content FROM revisions r \
+         JOIN revision_entries e ON e.revision_id = r.revision_id \
+         JOIN versions v ON v.pack_id = r.pack_id AND v.entry = e.entry AND v.number = e.number \
+         JOIN version_files f ON f.version_id = v.version_id \
+         WHERE r.pack_id = $1 AND r.label = $2 AND e.entry = $3 AND f.path = $4 \
+         AND r.number = (SELECT MAX(number) FROM revisions WHERE pack_id = $1 AND label = $2)",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .bind(crate::files::PACK_ENTRY)
+    .bind(promptreg::pack::MANIFEST)
+    .fetch_all(&mut **tx)
+    .await?;
+    if !manifests.iter().any(|(m,)| crate::gate::gates(m, label)) {
+        return Ok(None);
+    }
+    let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
+        "SELECT l.entry, f.path, f.content FROM labels l \
+         JOIN versions v ON v.pack_id = l.pack_id AND v.entry = l.entry AND v.number = l.number \
+         JOIN version_files f ON f.version_id = v.version_id \
+         WHERE l.pack_id = $1 AND l.label = $2",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .fetch_all(&mut **tx)
+    .await?;
+    let files: crate::files::PackFiles = rows.into_iter().map(|(_, path, bytes)| (path, bytes)).collect();
+    let admission = crate::gate::admit(files, label, made.forced, crate::gate::GATE_TIME).await?;
+    Ok(Some(admission))
+}
+
 /// Gives every label of the store its revision 1, its state now: run once,
 /// by the migration that adds revisions.
 async fn record_first_revisions(tx: &mut Tx) -> Result<(), OpError> {
@@ -98,15 +152,33 @@ async fn record_first_revisions(tx: &mut Tx) -> Result<(), OpError> {
             .await?;
     let now = Timestamp::now();
     for (pack_id, label) in labels {
-        let why = "the label as it stood when the store was migrated to revisions";
-        let made = Made::by(RevisionCause::Migration, "promptreg", why, now);
+        let made = Made {
+            cause: RevisionCause::Migration,
+            restores: None,
+            actor: "promptreg",
+            forced: false,
+            reason: "the label as it stood when the store was migrated to revisions",
+            now,
+        };
         record_revision(tx, pack_id, &label, made).await?;
     }
     Ok(())
 }
 
-/// revision_id, number, digest, cause, actor, created_at, reason, restores
-type RevisionRow = (i64, i64, String, String, String, i64, String, Option<i64>);
+/// revision_id, number, digest, cause, actor, created_at, reason, restores,
+/// tests, forced
+type RevisionRow = (
+    i64,
+    i64,
+    String,
+    String,
+    String,
+    i64,
+    String,
+    Option<i64>,
+    Option<String>,
+    bool,
+);
 
 /// The revisions of `label`, newest first, each with its entries and what
 /// it changed.
@@ -116,7 +188,8 @@ pub(crate) async fn revisions(
     label: &str,
 ) -> Result<Vec<Revision>, OpError> {
     let rows: Vec<RevisionRow> = sqlx::query_as(
-        "SELECT revision_id, number, digest, cause, actor, created_at, reason, restores FROM revisions \
+        "SELECT revision_id, number, digest, cause, actor, created_at, reason, restores, tests, forced \
+         FROM revisions \
          WHERE pack_id = $1 AND label = $2 ORDER BY number",
     )
     .bind(pack_id)
@@ -141,7 +214,7 @@ pub(crate) async fn revisions(
     }
     let mut out: Vec<Revision> = Vec::with_capacity(rows.len());
     let mut before = BTreeMap::new();
-    for (revision_id, number, digest, cause, actor, at, reason, restores) in rows {
+    for (revision_id, number, digest, cause, actor, at, reason, restores, tests, forced) in rows {
         let entries = by_revision.remove(&revision_id).unwrap_or_default();
         let cause = RevisionCause::named(&cause).ok_or_else(|| {
             OpError::Store(Error::new(
@@ -158,6 +231,8 @@ pub(crate) async fn revisions(
             at: Timestamp(at),
             reason,
             restores: restores.map(|n| n as u64),
+            tests,
+            forced,
             changes: revision_changes(&before, &entries),
             entries: entries.clone(),
         });
@@ -282,7 +357,7 @@ pub(crate) async fn restore(
     if !moves.is_empty() {
         let made = Made {
             restores: Some(target),
-            ..Made::by(RevisionCause::Restore, &actor.name, &reason, now)
+            ..Made::by(RevisionCause::Restore, actor, &reason, now)
         };
         number = Some(record_revision(&mut tx, pack_id, label.as_str(), made).await?);
         // One event, as for a release: followers sync the whole label.

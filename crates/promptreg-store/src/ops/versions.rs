@@ -119,7 +119,7 @@ pub(crate) async fn push(
         moved_latest = true;
     }
     if moved_latest {
-        let made = Made::by(RevisionCause::Push, &actor.name, &reason, now);
+        let made = Made::by(RevisionCause::Push, actor, &reason, now);
         record_revision(&mut tx, pack_id, "latest", made).await?;
     }
     let last_event = commit(tx, pack_id, &events, now).await?;

@@ -184,6 +184,7 @@ fn build(
         digests,
         on_disk: false,
         missing_defaults,
+        gated: manifest.gated,
     };
     (Some(pack), diagnostics)
 }

@@ -19,6 +19,9 @@
 //!
 //! [legacy.files]
 //! ".pi/auditor-prompt.md" = "auditor"
+//!
+//! [release]
+//! gated = ["production"]
 //! ```
 
 use std::collections::{BTreeMap, HashSet};
@@ -52,6 +55,16 @@ struct RawManifest {
     user: UserSection,
     #[serde(default)]
     legacy: LegacySection,
+    #[serde(default)]
+    release: ReleaseSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReleaseSection {
+    /// Labels that only move to a state that passes the pack's tests.
+    #[serde(default)]
+    gated: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -89,6 +102,8 @@ pub(crate) struct Manifest {
     pub(crate) warnings: Vec<Diagnostic>,
     /// Where each declared key is written, for diagnostics about it.
     pub(crate) key_spans: BTreeMap<PromptId, std::ops::Range<usize>>,
+    /// The labels `[release] gated` names, sorted.
+    pub(crate) gated: Vec<String>,
 }
 
 /// Parses `text`, the manifest at `path`, reporting every problem found
@@ -127,6 +142,7 @@ impl Place<'_> {
 fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Manifest> {
     let raw = problems.ok(parse_toml(text, at))?;
     check_keys(&raw.keys, at, problems);
+    let gated = gated_labels(&raw.release.gated, at, problems);
     let default_locale = locale("default_locale", raw.default_locale.as_ref(), at, problems);
     let fallback_locale = locale(
         "fallback_locale",
@@ -144,7 +160,45 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
         fallback_locale: fallback_locale?,
         spec: spec?,
         warnings: Vec::new(),
+        gated,
     })
+}
+
+/// The labels of `[release] gated`: label names (`production`,
+/// `[a-z0-9][a-z0-9-]*`), each once, never `latest`, which follows pushes.
+fn gated_labels(
+    labels: &[Spanned<String>],
+    at: &Place<'_>,
+    problems: &mut Diagnostics,
+) -> Vec<String> {
+    let mut gated: Vec<String> = Vec::new();
+    for label in labels {
+        let name = label.get_ref();
+        let valid = name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        let problem = if !valid {
+            Some(format!(
+                "`[release] gated`: `{name}` is not a label name: lowercase letters, digits and `-`, starting with a letter or digit"
+            ))
+        } else if name == "latest" {
+            Some("`[release] gated`: `latest` follows pushes and cannot be gated; gate the label you release to".to_owned())
+        } else if gated.contains(name) {
+            Some(format!("`[release] gated`: `{name}` is listed twice"))
+        } else {
+            None
+        };
+        match problem {
+            Some(message) => problems.push(at.error(message, label.span())),
+            None => gated.push(name.clone()),
+        }
+    }
+    gated.sort_unstable();
+    gated
 }
 
 fn parse_toml(text: &str, at: &Place<'_>) -> Result<RawManifest, Diagnostic> {

@@ -135,6 +135,18 @@ use crate::renderer::Renderer;
 use crate::snippet::Snippets;
 use crate::template::Variable;
 
+/// The labels a manifest's `[release] gated` names, from its text alone
+/// (sorted; none when the manifest does not parse, which loading the pack
+/// reports): what a store checks before it moves a label.
+///
+/// ```
+/// let manifest = "name = \"demo\"\n[user]\nprompts_dir = \".demo\"\n[release]\ngated = [\"production\"]\n";
+/// assert_eq!(promptreg::pack::gated_labels(manifest), ["production"]);
+/// ```
+pub fn gated_labels(manifest: &str) -> Vec<String> {
+    manifest::parse(manifest, Path::new(MANIFEST)).map_or_else(|_| Vec::new(), |m| m.gated)
+}
+
 /// The folder of default files inside a pack.
 pub const DEFAULTS_DIR: &str = "defaults";
 
@@ -175,6 +187,8 @@ pub struct Pack {
     digests: Digests,
     /// Read from a folder (not [`Pack::from_files`]): it can be reloaded.
     on_disk: bool,
+    /// The labels `[release] gated` names.
+    gated: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -332,6 +346,13 @@ impl Pack {
         let (pack, diagnostics) = load::from_memory(&root, files);
         pack.ok_or_else(|| Error::from_diagnostics(diagnostics))
     }
+    /// The labels the manifest gates (`[release] gated = ["production"]`),
+    /// sorted: a store moves them only to a state that passes the pack's
+    /// tests.
+    pub fn gated_labels(&self) -> &[String] {
+        &self.gated
+    }
+
     /// The pack's folder (or the name given to [`from_files`](Self::from_files)).
     pub fn root(&self) -> &Path {
         &self.root

@@ -1,0 +1,175 @@
+//! Gates: a label the pack's manifest gates (`[release] gated`) moves only
+//! to a state whose prompt tests pass. The tests run against the candidate
+//! state exactly as it would be served: its files, written to a private
+//! folder, loaded as a pack and installed in a fresh registry.
+
+use std::time::Duration;
+
+use promptreg::PromptRegistry;
+use promptreg::pack::Pack;
+
+use promptreg::testing::{CaseResult, PromptTests};
+
+use crate::error::{Error, ErrorKind};
+use crate::files::PackFiles;
+
+/// The longest a gate's test run may take; past it the gate fails.
+pub const GATE_TIME: Duration = Duration::from_secs(60);
+
+/// Whether the manifest `manifest` (its bytes) gates `label`.
+pub(crate) fn gates(manifest: &[u8], label: &str) -> bool {
+    let text = String::from_utf8_lossy(manifest);
+    promptreg::pack::gated_labels(&text)
+        .iter()
+        .any(|l| l == label)
+}
+
+/// One test case that failed against a candidate state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FailedCase {
+    /// The prompt.
+    pub prompt: String,
+    /// The case's name.
+    pub case: String,
+    /// The locale rendered in.
+    pub locale: String,
+    /// The test file, by path in the pack (`tests/goal-running.toml`).
+    pub file: String,
+    /// Each expectation that failed, and why.
+    pub problems: Vec<String>,
+}
+
+/// What a gate admitted: how many cases ran, and whether an admin forced
+/// the move past failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Admission {
+    pub(crate) cases: usize,
+    pub(crate) failed: usize,
+    pub(crate) forced: bool,
+}
+
+impl Admission {
+    /// As the revision records it.
+    pub(crate) fn summary(&self) -> String {
+        let mut summary = format!(
+            "{} of {} cases passed",
+            self.cases - self.failed,
+            self.cases
+        );
+        if self.forced {
+            summary += ", forced by an admin";
+        }
+        summary
+    }
+}
+
+/// Runs the tests of `files`, the candidate state of gated `label`, off
+/// the async workers and within `limit`. With `forced`, failing cases are
+/// admitted (counted); tests that cannot be read, or a run past the limit,
+/// never are.
+///
+/// # Errors
+///
+/// [`ErrorKind::TestsFailed`] with every failing case (or the diagnostics
+/// of tests that do not load), naming the label.
+pub(crate) async fn admit(
+    files: PackFiles,
+    label: &str,
+    forced: bool,
+    limit: Duration,
+) -> Result<Admission, Error> {
+    let run = tokio::task::spawn_blocking(move || run_tests(&files));
+    let results = match tokio::time::timeout(limit, run).await {
+        Ok(Ok(results)) => results.map_err(|e| refuse_unreadable(label, e))?,
+        Ok(Err(panicked)) => {
+            return Err(Error::new(
+                ErrorKind::TestsFailed,
+                format!(
+                    "label `{label}` is gated and its tests stopped: {panicked}; nothing moved"
+                ),
+            ));
+        }
+        Err(_) => {
+            return Err(Error::new(
+                ErrorKind::TestsFailed,
+                format!(
+                    "label `{label}` is gated and its tests ran past {} s: nothing moved; make the tests faster",
+                    limit.as_secs()
+                ),
+            ));
+        }
+    };
+    let failed: Vec<FailedCase> = results
+        .iter()
+        .filter(|r| !r.passed())
+        .map(failed_case)
+        .collect();
+    let admission = Admission {
+        cases: results.len(),
+        failed: failed.len(),
+        forced,
+    };
+    if failed.is_empty() || forced {
+        return Ok(admission);
+    }
+    Err(Error::tests_failed(
+        format!(
+            "label `{label}` is gated: {} of {} test cases fail against the state it would serve; nothing moved (an admin may force the move, giving a reason)",
+            failed.len(),
+            results.len()
+        ),
+        failed,
+    ))
+}
+
+/// The pack's tests run against `files`, as `promptreg test` runs them
+/// in a folder holding those files.
+fn run_tests(files: &PackFiles) -> Result<Vec<CaseResult>, Error> {
+    let dir = tempfile::tempdir().map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("cannot make a folder for the tests: {e}"),
+        )
+        .with_source(e)
+    })?;
+    files.write(dir.path())?;
+    let pack = Pack::load(dir.path()).map_err(Error::invalid_pack)?;
+    let tests = PromptTests::load(&pack).map_err(Error::invalid_pack)?;
+    let registry = PromptRegistry::new();
+    pack.install(&registry).map_err(Error::invalid_pack)?;
+    let mut results = tests.run(&registry);
+    // Files are named by path in the pack, not in the private folder.
+    for result in &mut results {
+        if let Ok(relative) = result.file.strip_prefix(dir.path()) {
+            result.file = relative.to_path_buf();
+        }
+    }
+    Ok(results)
+}
+
+fn failed_case(result: &CaseResult) -> FailedCase {
+    FailedCase {
+        prompt: result.prompt.to_string(),
+        case: result.case.clone(),
+        locale: result.locale.to_string(),
+        file: result.file.display().to_string(),
+        problems: result
+            .failures
+            .iter()
+            .map(|f| format!("{}: {}", f.expectation, f.message))
+            .collect(),
+    }
+}
+
+/// Tests that cannot be read fail the gate closed, with their diagnostics.
+fn refuse_unreadable(label: &str, e: Error) -> Error {
+    let mut refused = Error::new(
+        ErrorKind::TestsFailed,
+        format!(
+            "label `{label}` is gated and the tests of the state it would serve cannot be read: nothing moved; {e}"
+        ),
+    );
+    refused.set_diagnostics(e.diagnostics().to_vec());
+    refused
+}
