@@ -356,6 +356,9 @@ pub struct Mover {
     /// Act as an admin: move protected labels, protect labels
     #[arg(long)]
     pub admin: bool,
+    /// Move a gated label even though its tests fail (needs --admin and --reason)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]

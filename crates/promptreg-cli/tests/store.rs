@@ -310,6 +310,68 @@ fn a_whole_pack_rolls_back_is_pinned_pulled_and_compared_by_revision() {
     }
 }
 
+#[test]
+fn a_gated_label_refuses_a_failing_state_unless_an_admin_forces_it() {
+    for sb in sandboxes("gates") {
+        let manifest = sb.path("goal-agent/promptreg.toml");
+        let text = fs::read_to_string(&manifest).unwrap();
+        fs::write(
+            &manifest,
+            format!("{text}\n[release]\ngated = [\"production\"]\n"),
+        )
+        .unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["release", "latest", "production"]);
+        let listed = sb.ok(&["revisions", "production", "--json"]);
+        let json: Value = serde_json::from_str(&listed).unwrap();
+        let tests = json["revisions"][0]["tests"].as_str().unwrap().to_owned();
+        assert!(tests.ends_with("cases passed"), "{}: {tests}", sb.name);
+
+        fs::write(
+            sb.path("goal-agent/tests/strict.toml"),
+            "prompt = \"auditor\"\n[[case]]\nname = \"strict\"\ncontains = \"never written\"\n",
+        )
+        .unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        let err = sb.fails(&["release", "latest", "production"]);
+        assert!(err.contains("label `production` is gated: 1 of "), "{err}");
+        assert!(
+            err.contains("FAIL auditor strict (en, tests/strict.toml)"),
+            "{err}"
+        );
+        assert!(err.contains("contains"), "{err}");
+        let err = sb.fails(&["release", "latest", "production", "--force", "--admin"]);
+        assert!(err.contains("needs a reason"), "{err}");
+        let err = sb.fails(&[
+            "release",
+            "latest",
+            "production",
+            "--force",
+            "--reason",
+            "hotfix",
+        ]);
+        assert!(err.contains("needs the admin permission"), "{err}");
+        sb.ok(&[
+            "release",
+            "latest",
+            "production",
+            "--force",
+            "--admin",
+            "--reason",
+            "hotfix",
+        ]);
+        let listed = sb.ok(&["revisions", "production", "--json"]);
+        let json: Value = serde_json::from_str(&listed).unwrap();
+        assert_eq!(json["revisions"][0]["forced"], true, "{listed}");
+        assert!(
+            json["revisions"][0]["tests"]
+                .as_str()
+                .unwrap()
+                .ends_with("forced by an admin")
+        );
+    }
+}
+
 /// The author `store log --json` shows for the newest version of `id`.
 fn author_of(sb: &Sandbox, id: &str) -> Value {
     let out = sb

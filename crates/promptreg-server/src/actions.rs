@@ -74,12 +74,42 @@ pub(crate) fn prompt_file_path(id: &str, path: &str) -> Result<String, Problem> 
     Ok(format!("defaults/{name}"))
 }
 
+/// Whether a move of a gated label may go past failing tests: an admin
+/// key's forced move, with a reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Gates {
+    /// A failing state is refused.
+    #[default]
+    Respect,
+    /// A failing state is admitted, and the revision says so.
+    Force,
+}
+
+impl Gates {
+    /// `force` as a request's body says it.
+    pub(crate) fn forced(force: bool) -> Gates {
+        match force {
+            true => Gates::Force,
+            false => Gates::Respect,
+        }
+    }
+
+    /// The caller's actor, forcing gates when asked.
+    pub(crate) fn actor(self, caller: &Caller) -> promptreg_store::Actor {
+        match self {
+            Gates::Force => caller.actor().forcing_gates(),
+            Gates::Respect => caller.actor(),
+        }
+    }
+}
+
 /// Where a label moves, from where.
 pub(crate) struct Target<'a> {
     pub(crate) label: &'a Label,
     pub(crate) to: u64,
     /// The version it must point at now (`None`: it must not exist).
     pub(crate) expect: Option<u64>,
+    pub(crate) gates: Gates,
 }
 
 /// Moves a label as `PUT …/labels/{label}` and the web page do: 412 when
@@ -101,7 +131,7 @@ pub(crate) async fn move_to(
             target.label,
             target.to,
             target.expect,
-            &caller.actor(),
+            &target.gates.actor(caller),
             reason,
         )
         .await?;
@@ -118,11 +148,12 @@ pub(crate) async fn roll_back(
     id: &str,
     name: &Label,
     reason: &str,
+    gates: Gates,
 ) -> Result<promptreg_store::LabelMove, Problem> {
     caller.require(pack, Scope::Write)?;
     let moved = state
         .store
-        .rollback(pack, id, name, &caller.actor(), reason)
+        .rollback(pack, id, name, &gates.actor(caller), reason)
         .await?;
     state.cache.invalidate(pack);
     Ok(moved)

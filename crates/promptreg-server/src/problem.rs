@@ -117,6 +117,9 @@ problem_codes! {
     StoreReadOnly = "store-read-only",
     /// The store cannot be reached: retry.
     StoreUnavailable = "store-unavailable",
+    /// A gated label would move to a state whose tests fail (`cases` lists
+    /// them), cannot be read (`diagnostics`), or run too long.
+    TestsFailed = "tests-failed",
     /// The request took longer than `--request-timeout`.
     Timeout = "timeout",
     /// The server holds `--max-connections` already (sent before any route).
@@ -196,6 +199,24 @@ pub struct ProblemDetails {
     /// listed (absent: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub more: Option<usize>,
+    /// For `tests-failed`: every failing test case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cases: Option<Vec<FailedCase>>,
+}
+
+/// A test case that failed against the state a gated label would serve.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FailedCase {
+    /// The prompt.
+    pub prompt: String,
+    /// The case's name.
+    pub case: String,
+    /// The locale rendered in.
+    pub locale: String,
+    /// The test file, by path in the pack.
+    pub file: String,
+    /// Each expectation that failed, and why.
+    pub problems: Vec<String>,
 }
 
 impl Problem {
@@ -210,6 +231,7 @@ impl Problem {
             current: None,
             diagnostics: None,
             more: None,
+            cases: None,
         }))
     }
 
@@ -278,6 +300,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, ProblemCode) {
         }
         ErrorKind::InvalidKey => (StatusCode::BAD_REQUEST, ProblemCode::InvalidKey),
         ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, ProblemCode::UnknownKey),
+        ErrorKind::TestsFailed => (StatusCode::UNPROCESSABLE_ENTITY, ProblemCode::TestsFailed),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::StoreError),
     }
 }
@@ -297,6 +320,18 @@ impl From<Error> for Problem {
             Problem::new(status, code, err.to_string()).with_diagnostics(err.diagnostics());
         if err.kind() == ErrorKind::Conflict {
             return problem.with_current(serde_json::json!(err.current_version()));
+        }
+        if err.kind() == ErrorKind::TestsFailed {
+            let mut problem = problem;
+            let cases = err.failed_cases().iter().map(|c| FailedCase {
+                prompt: c.prompt.clone(),
+                case: c.case.clone(),
+                locale: c.locale.clone(),
+                file: c.file.clone(),
+                problems: c.problems.clone(),
+            });
+            problem.0.cases = Some(cases.collect());
+            return problem;
         }
         problem
     }

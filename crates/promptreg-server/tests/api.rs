@@ -1021,3 +1021,74 @@ async fn error_responses_are_bounded() {
         "{problem}"
     );
 }
+
+/// A gated label refuses a release to a failing state with every failing
+/// case; an admin key may force it with a reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_release_over_http_lists_the_failing_cases_and_an_admin_may_force_it() {
+    for db in databases("server_gates").await {
+        let store = db.open().await;
+        let mut files = common::demo();
+        let manifest = String::from_utf8(files.get("promptreg.toml").unwrap().to_vec()).unwrap();
+        files.insert(
+            "promptreg.toml",
+            format!("{manifest}[release]\ngated = [\"production\"]\n"),
+        );
+        files.insert(
+            "tests/greeting.toml",
+            "prompt = \"greeting\"\n[[case]]\nname = \"hello\"\ncontext = { name = \"Ada\" }\ncontains = \"Bonjour\"\n",
+        );
+        store.push(&files, &common::admin(), "first").await.unwrap();
+        let (_, writer) = store
+            .create_key(
+                "ci",
+                Some("demo"),
+                promptreg_store::Scope::Write,
+                &common::admin(),
+            )
+            .await
+            .unwrap();
+        let (_, root) = store
+            .create_key("ops", None, promptreg_store::Scope::Admin, &common::admin())
+            .await
+            .unwrap();
+        let server = TestServer::start(store, config()).await;
+        let release = |key: &str, body: serde_json::Value| {
+            server
+                .client
+                .post(server.url("/v1/packs/demo/releases"))
+                .bearer_auth(key.to_owned())
+                .json(&body)
+                .send()
+        };
+        let refused = json(
+            release(&writer, json!({ "from": "latest", "to": "production" }))
+                .await
+                .unwrap(),
+            422,
+        )
+        .await;
+        assert_eq!(refused["code"], "tests-failed", "{}: {refused}", db.name);
+        assert_eq!(refused["cases"][0]["prompt"], "greeting");
+        assert_eq!(refused["cases"][0]["case"], "hello");
+        assert_eq!(refused["cases"][0]["file"], "tests/greeting.toml");
+        let forcing =
+            json!({ "from": "latest", "to": "production", "force": true, "reason": "hotfix" });
+        let not_admin = json(release(&writer, forcing.clone()).await.unwrap(), 403).await;
+        assert_eq!(not_admin["code"], "forbidden", "{not_admin}");
+        json(release(&root, forcing).await.unwrap(), 200).await;
+        let listed = server
+            .client
+            .get(server.url("/v1/packs/demo/labels/production/revisions"))
+            .bearer_auth(&root)
+            .send()
+            .await
+            .unwrap();
+        let listed = json(listed, 200).await;
+        assert_eq!(listed["revisions"][0]["forced"], true, "{listed}");
+        assert_eq!(
+            listed["revisions"][0]["tests"],
+            "0 of 1 cases passed, forced by an admin"
+        );
+    }
+}

@@ -539,7 +539,13 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
             .await
             .unwrap();
         let err = store
-            .release("demo", &Label::latest(), &production, &admin_forcing, "again")
+            .release(
+                "demo",
+                &Label::latest(),
+                &production,
+                &admin_forcing,
+                "again",
+            )
             .await;
         let err = err.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::TestsFailed, "{err}");

@@ -9,7 +9,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::if_match;
-use crate::actions::{Target, move_to, roll_back};
+use crate::actions::{Gates, Target, move_to, roll_back};
 use crate::auth::Caller;
 use crate::body::{MoveLabel, Moves, Release, Rollback};
 use crate::extract::{JsonBody, LabelName, PackName, Path, PromptName, label};
@@ -35,6 +35,7 @@ use crate::serve::AppState;
         (status = 403, description = "The key cannot write, or the label is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack, prompt or version", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "The label points elsewhere now: `current` names its version", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "The label is gated and the tests of the state it would serve fail, cannot be read or run too long (`cases` lists the failing ones): nothing moved", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::JsonBodyErrors,
         (status = 428, description = "Neither If-Match nor If-None-Match", body = ProblemDetails, content_type = "application/problem+json"),
     ),
@@ -54,6 +55,7 @@ pub(crate) async fn move_label(
         label: &name,
         to: request.version,
         expect,
+        gates: Gates::forced(request.force),
     };
     let moved = move_to(&state, &caller, pack, id, target, &request.reason).await?;
     let now = state
@@ -160,6 +162,7 @@ fn precondition_failed(
         (status = 403, description = "The key cannot write, or the label is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack, prompt or label, or the label is back where it was created", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "The label moved meanwhile", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "The label is gated and the tests of the state it would serve fail, cannot be read or run too long (`cases` lists the failing ones): nothing moved", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -170,11 +173,11 @@ pub(crate) async fn rollback(
     request: Option<JsonBody<Option<Rollback>>>,
 ) -> Result<Json<crate::body::Move>, Problem> {
     let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
-    let reason = request
+    let (reason, force) = request
         .and_then(|JsonBody(r)| r)
-        .map(|r| r.reason)
-        .unwrap_or_default();
-    let moved = roll_back(&state, &caller, pack, id, &name, &reason).await?;
+        .map_or_else(Default::default, |r| (r.reason, r.force));
+    let gates = Gates::forced(force);
+    let moved = roll_back(&state, &caller, pack, id, &name, &reason, gates).await?;
     Ok(Json(crate::body::Move::from(&moved)))
 }
 
@@ -190,6 +193,7 @@ pub(crate) async fn rollback(
         (status = 403, description = "The key cannot write, or `to` is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "A label moved meanwhile: nothing was released", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "The label is gated and the tests of the state it would serve fail, cannot be read or run too long (`cases` lists the failing ones): nothing moved", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::JsonBodyErrors,
     ),
     security(("api_key" = [])),
@@ -205,7 +209,13 @@ pub(crate) async fn release(
     caller.require(pack, Scope::Write)?;
     let moves = state
         .store
-        .release(pack, &from, &to, &caller.actor(), &request.reason)
+        .release(
+            pack,
+            &from,
+            &to,
+            &Gates::forced(request.force).actor(&caller),
+            &request.reason,
+        )
         .await?;
     state.cache.invalidate(pack);
     Ok(Json(Moves::of(&moves)))

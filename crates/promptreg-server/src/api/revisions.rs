@@ -7,6 +7,7 @@ use promptreg_store::Scope;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::actions::Gates;
 use crate::auth::Caller;
 use crate::body::{RestoreRevision, Restored, Rollback};
 use crate::extract::{JsonBody, LabelName, PackName, Path};
@@ -58,6 +59,7 @@ pub(crate) async fn label_revisions(
         (status = 403, description = "The key cannot write, or the label is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack, or the label stands on its first revision", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "A label moved meanwhile: nothing was written", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "The label is gated and the tests of the state it would serve fail, cannot be read or run too long (`cases` lists the failing ones): nothing moved", body = ProblemDetails, content_type = "application/problem+json"),
     ),
     security(("api_key" = [])),
 )]
@@ -69,13 +71,13 @@ pub(crate) async fn rollback_pack(
 ) -> Result<Json<Restored>, Problem> {
     let (pack, name) = (pack.as_str(), name.0);
     caller.require(pack, Scope::Write)?;
-    let reason = request
+    let (reason, force) = request
         .and_then(|JsonBody(r)| r)
-        .map(|r| r.reason)
-        .unwrap_or_default();
+        .map_or_else(Default::default, |r| (r.reason, r.force));
+    let actor = Gates::forced(force).actor(&caller);
     let restored = state
         .store
-        .rollback_pack(pack, &name, &caller.actor(), &reason)
+        .rollback_pack(pack, &name, &actor, &reason)
         .await?;
     state.cache.invalidate(pack);
     Ok(Json(Restored::of(name.as_str(), &restored)))
@@ -96,6 +98,7 @@ pub(crate) async fn rollback_pack(
         (status = 403, description = "The key cannot write, or the label is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack or revision", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 412, description = "The label's newest revision is not `expect`: `current` names it", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "The label is gated and the tests of the state it would serve fail, cannot be read or run too long (`cases` lists the failing ones): nothing moved", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::JsonBodyErrors,
     ),
     security(("api_key" = [])),
@@ -115,7 +118,7 @@ pub(crate) async fn restore_revision(
             &name,
             request.revision,
             request.expect,
-            &caller.actor(),
+            &Gates::forced(request.force).actor(&caller),
             &request.reason,
         )
         .await?;

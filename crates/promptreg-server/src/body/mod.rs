@@ -179,6 +179,11 @@ pub struct MoveLabel {
     /// Why, recorded in the history.
     #[serde(default)]
     pub reason: String,
+    /// Move a gated label even though the tests of the state it would
+    /// serve fail: needs an admin key and a reason; the revision is marked
+    /// as forced.
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// A release: point label `to` where `from` points, on every prompt.
@@ -192,6 +197,11 @@ pub struct Release {
     /// Why, recorded in the history after `release FROM`.
     #[serde(default)]
     pub reason: String,
+    /// Move a gated label even though the tests of the state it would
+    /// serve fail: needs an admin key and a reason; the revision is marked
+    /// as forced.
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// A rollback; the body is optional.
@@ -201,6 +211,11 @@ pub struct Rollback {
     /// Why, recorded in the history after `rollback from N`.
     #[serde(default)]
     pub reason: String,
+    /// Move a gated label even though the tests of the state it would
+    /// serve fail: needs an admin key and a reason; the revision is marked
+    /// as forced.
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// Label moves, oldest first.

@@ -37,6 +37,10 @@ pub struct RevisionBody {
     pub reason: String,
     /// The earlier revision a restore brought back.
     pub restores: Option<u64>,
+    /// For a gated label, the test results it was admitted with.
+    pub tests: Option<String>,
+    /// Whether an admin moved the gated label past failing tests.
+    pub forced: bool,
     /// Every entry the label points at, with its version.
     pub entries: BTreeMap<String, u64>,
     /// The entries whose version changed since the revision before.
@@ -86,6 +90,11 @@ pub struct RestoreRevision {
     /// Why, recorded in the history after `restore revision N`.
     #[serde(default)]
     pub reason: String,
+    /// Move a gated label even though the tests of the state it would
+    /// serve fail: needs an admin key and a reason; the revision is marked
+    /// as forced.
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// What restoring a revision did.
@@ -143,6 +152,8 @@ impl From<&Revision> for RevisionBody {
             at: r.at.to_string(),
             reason: r.reason.clone(),
             restores: r.restores,
+            tests: r.tests.clone(),
+            forced: r.forced,
             entries: r.entries.clone(),
             changes: r
                 .changes

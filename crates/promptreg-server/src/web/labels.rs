@@ -112,6 +112,7 @@ pub(crate) async fn publish(
         label: &name,
         to,
         expect: number("expect"),
+        gates: actions::Gates::Respect,
     };
     let moved = actions::move_to(&state, &caller, pack, id, target, reason)
         .await
@@ -166,9 +167,17 @@ pub(crate) async fn roll_back(
     fields.check_csrf()?;
     let reason = reason(&fields)?;
     let caller = may_move(&state, pack, &name).await?;
-    let moved = actions::roll_back(&state, &caller, pack, id, &name, reason)
-        .await
-        .map_err(|p| moved_meanwhile(p, &name))?;
+    let moved = actions::roll_back(
+        &state,
+        &caller,
+        pack,
+        id,
+        &name,
+        reason,
+        actions::Gates::Respect,
+    )
+    .await
+    .map_err(|p| moved_meanwhile(p, &name))?;
     Ok(after_move(pack, id, &name, moved.to))
 }
 

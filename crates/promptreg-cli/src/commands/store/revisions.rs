@@ -155,6 +155,8 @@ fn revision_json(r: &Revision) -> Value {
         "at": r.at.to_string(),
         "reason": r.reason,
         "restores": r.restores,
+        "tests": r.tests,
+        "forced": r.forced,
         "entries": r.entries,
         "changes": changes,
     })
