@@ -39,6 +39,8 @@ pub struct Failure {
     diagnostics: Vec<Diagnostic>,
     /// A line after the diagnostics saying what they stopped.
     summary: Option<String>,
+    /// Lines after the message (a gate's failing cases), each printable.
+    details: Vec<String>,
     pub code: u8,
 }
 
@@ -50,6 +52,7 @@ impl Failure {
             message: printable(&message.into()).into_owned(),
             diagnostics: Vec::new(),
             summary: None,
+            details: Vec::new(),
             code: USAGE,
         }
     }
@@ -62,6 +65,21 @@ impl Failure {
         failure
     }
 
+    /// This failure with lines after its message, as `kind`: what a
+    /// person reads below the sentence (each line made printable).
+    pub fn with_details(
+        mut self,
+        kind: &'static str,
+        lines: impl IntoIterator<Item = String>,
+    ) -> Self {
+        self.kind = Cow::Borrowed(kind);
+        self.details = lines
+            .into_iter()
+            .map(|l| printable(&l).into_owned())
+            .collect();
+        self
+    }
+
     pub fn exit_code(&self) -> ExitCode {
         ExitCode::from(self.code)
     }
@@ -70,14 +88,18 @@ impl Failure {
     /// diagnostic under `"diagnostics"` when there are any.
     pub fn to_json(&self) -> Value {
         let Some(first) = self.diagnostics.first() else {
-            return json!({ "error": {
+            let mut error = json!({
                 "code": self.kind,
                 "message": self.message,
                 "file": null,
                 "line": null,
                 "column": null,
                 "key_path": null,
-            }});
+            });
+            if !self.details.is_empty() {
+                error["details"] = json!(self.details);
+            }
+            return json!({ "error": error });
         };
         json!({
             "error": diagnostic_json(first),
@@ -88,7 +110,8 @@ impl Failure {
     /// The failure for a person, as standard error shows it.
     pub fn to_text(&self) -> String {
         if self.diagnostics.is_empty() {
-            return format!("error: {}", self.message);
+            let details: String = self.details.iter().map(|l| format!("\n{l}")).collect();
+            return format!("error: {}{details}", self.message);
         }
         let text = render(&self.diagnostics, false, Wrap::stderr());
         match &self.summary {
@@ -116,6 +139,7 @@ impl From<promptreg::Error> for Failure {
             message: printable(&err.to_string()).into_owned(),
             diagnostics,
             summary: None,
+            details: Vec::new(),
             code: USAGE,
         }
     }

@@ -174,23 +174,18 @@ pub(super) fn failure(err: Error) -> Failure {
         let diagnostics = promptreg::Error::from_diagnostics(err.diagnostics().to_vec());
         return Failure::stopped(diagnostics, err.to_string());
     }
-    // A gate's failing cases, as `promptreg test` reports them.
-    let cases: String = err
-        .failed_cases()
-        .iter()
-        .map(|case| {
-            let problems: String = case
-                .problems
-                .iter()
-                .map(|p| format!("\n     {}", promptreg::printable(p)))
-                .collect();
-            format!(
-                "\nFAIL {} {} ({}, {}){problems}",
+    if err.kind() == ErrorKind::TestsFailed {
+        // A gate's failing cases, as `promptreg test` reports them.
+        let lines = err.failed_cases().iter().flat_map(|case| {
+            let head = format!(
+                "FAIL {} {} ({}, {})",
                 case.prompt, case.case, case.locale, case.file
-            )
-        })
-        .collect();
-    Failure::usage(format!("{err}{cases}"))
+            );
+            std::iter::once(head).chain(case.problems.iter().map(|p| format!("     {p}")))
+        });
+        return Failure::usage(err.to_string()).with_details("tests-failed", lines);
+    }
+    Failure::usage(err.to_string())
 }
 
 struct Command<'a> {

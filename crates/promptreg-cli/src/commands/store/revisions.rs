@@ -34,6 +34,9 @@ impl Command<'_> {
                 paint.dim(&r.reason),
             );
             out += line.trim_end();
+            if let Some(tests) = &r.tests {
+                out += &format!("  [tests: {tests}]");
+            }
             out += "\n";
             for c in &r.changes {
                 out += &format!("  {} {} -> {}\n", c.entry, show(c.from), show(c.to));
