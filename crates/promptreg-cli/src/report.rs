@@ -40,7 +40,7 @@ pub struct Failure {
     /// A line after the diagnostics saying what they stopped.
     summary: Option<String>,
     /// Lines after the message (a gate's failing cases), each printable.
-    details: Vec<String>,
+    details: Box<[String]>,
     pub code: u8,
 }
 
@@ -52,7 +52,7 @@ impl Failure {
             message: printable(&message.into()).into_owned(),
             diagnostics: Vec::new(),
             summary: None,
-            details: Vec::new(),
+            details: Box::default(),
             code: USAGE,
         }
     }
@@ -139,7 +139,7 @@ impl From<promptreg::Error> for Failure {
             message: printable(&err.to_string()).into_owned(),
             diagnostics,
             summary: None,
-            details: Vec::new(),
+            details: Box::default(),
             code: USAGE,
         }
     }

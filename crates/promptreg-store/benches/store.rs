@@ -249,3 +249,95 @@ mod label_moves {
         }
     }
 }
+
+mod releases {
+    use super::*;
+
+    /// `production` at the seeded pack (revision 1) and `latest` at a push
+    /// that changed every prompt: what a release moves, 1,000 prompts.
+    fn prepare(backend: &Backend, rt: &tokio::runtime::Runtime) -> Label {
+        let production = Label::new("production").unwrap();
+        let store = &backend.store;
+        rt.block_on(store.release("big", &Label::latest(), &production, &writer(), ""))
+            .unwrap();
+        let mut files = PackFiles::read(PACK.path()).unwrap();
+        for i in 0..PROMPTS {
+            files.insert(
+                format!("defaults/p{i:04}.md"),
+                format!("Version two of {i}.\n"),
+            );
+        }
+        rt.block_on(store.push(&files, &writer(), "v2")).unwrap();
+        production
+    }
+
+    /// One release of the changed pack to `production` and one pack
+    /// rollback of it: 2 transactions, 2,000 label moves, 2 revisions.
+    fn release_and_roll_back(bencher: Bencher, backend: &Backend, rt: &tokio::runtime::Runtime) {
+        let production = prepare(backend, rt);
+        let store = &backend.store;
+        bencher.bench_local(|| {
+            rt.block_on(async {
+                let moved = store
+                    .release("big", &Label::latest(), &production, &writer(), "bench")
+                    .await
+                    .unwrap();
+                assert_eq!(moved.len(), PROMPTS);
+                let back = store
+                    .rollback_pack("big", &production, &writer(), "bench")
+                    .await
+                    .unwrap();
+                assert_eq!(back.moves.len(), PROMPTS);
+            })
+        });
+    }
+
+    /// The baseline: the same 2,000 moves one prompt at a time, each its
+    /// own transaction and revision.
+    fn one_by_one(bencher: Bencher, backend: &Backend, rt: &tokio::runtime::Runtime) {
+        let production = prepare(backend, rt);
+        let store = &backend.store;
+        let ids: Vec<String> = (0..PROMPTS).map(|i| format!("p{i:04}")).collect();
+        let actor = writer();
+        bencher.bench_local(|| {
+            rt.block_on(async {
+                for (from, to) in [(1, 2), (2, 1)] {
+                    for id in &ids {
+                        store
+                            .move_label("big", id, &production, to, Some(from), &actor, "bench")
+                            .await
+                            .unwrap();
+                    }
+                }
+            })
+        });
+    }
+
+    #[divan::bench(sample_count = 5, sample_size = 1)]
+    fn release_sqlite(bencher: Bencher) {
+        let rt = runtime();
+        release_and_roll_back(bencher, &super::sqlite(&rt), &rt);
+    }
+
+    #[divan::bench(sample_count = 5, sample_size = 1)]
+    fn release_postgres(bencher: Bencher) {
+        let rt = runtime();
+        if let Some(backend) = super::postgres(&rt, "release") {
+            release_and_roll_back(bencher, &backend, &rt);
+        }
+    }
+
+    #[divan::bench(sample_count = 3, sample_size = 1)]
+    fn one_by_one_sqlite(bencher: Bencher) {
+        let rt = runtime();
+        one_by_one(bencher, &super::sqlite(&rt), &rt);
+    }
+
+    #[divan::bench(sample_count = 3, sample_size = 1)]
+    fn one_by_one_postgres(bencher: Bencher) {
+        let rt = runtime();
+        if let Some(backend) = super::postgres(&rt, "one_by_one") {
+            one_by_one(bencher, &backend, &rt);
+        }
+    }
+}
