@@ -137,6 +137,9 @@ CREATE TABLE revision_entries (
 );
 ALTER TABLE label_history ADD COLUMN revision_id BIGINT;
 UPDATE label_history SET revision_id = 0;
+-- A revision takes its label's moves not yet in one: found by this index,
+-- not by a scan of the pack's history.
+CREATE INDEX label_history_unrevised ON label_history (pack_id, label) WHERE revision_id IS NULL;
 "#,
 ];
 
