@@ -173,9 +173,7 @@ pub(crate) async fn rollback(
     request: Option<JsonBody<Option<Rollback>>>,
 ) -> Result<Json<crate::body::Move>, Problem> {
     let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
-    let (reason, force) = request
-        .and_then(|JsonBody(r)| r)
-        .map_or_else(Default::default, |r| (r.reason, r.force));
+    let (reason, force) = Rollback::parts(request.and_then(|JsonBody(r)| r));
     let gates = Gates::forced(force);
     let moved = roll_back(&state, &caller, pack, id, &name, &reason, gates).await?;
     Ok(Json(crate::body::Move::from(&moved)))

@@ -71,9 +71,7 @@ pub(crate) async fn rollback_pack(
 ) -> Result<Json<Restored>, Problem> {
     let (pack, name) = (pack.as_str(), name.0);
     caller.require(pack, Scope::Write)?;
-    let (reason, force) = request
-        .and_then(|JsonBody(r)| r)
-        .map_or_else(Default::default, |r| (r.reason, r.force));
+    let (reason, force) = Rollback::parts(request.and_then(|JsonBody(r)| r));
     let actor = Gates::forced(force).actor(&caller);
     let restored = state
         .store

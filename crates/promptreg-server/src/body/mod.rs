@@ -218,6 +218,14 @@ pub struct Rollback {
     pub force: bool,
 }
 
+impl Rollback {
+    /// The reason and `force` of an optional body (none: no reason, not
+    /// forced).
+    pub(crate) fn parts(body: Option<Rollback>) -> (String, bool) {
+        body.map_or_else(Default::default, |r| (r.reason, r.force))
+    }
+}
+
 /// Label moves, oldest first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Moves {

@@ -18,3 +18,10 @@ use crate::backend::{EVENTS_CHANNEL, OpError};
 use crate::schema::{MIGRATIONS, REVISIONS_SINCE, SCHEMA_TABLE, SCHEMA_VERSION};
 
 type Tx = Transaction<'static, Db>;
+
+/// Every file of every entry at label `$2` of pack `$1`: entry, path,
+/// content.
+const LABEL_FILES: &str = "SELECT l.entry, f.path, f.content FROM labels l \
+     JOIN versions v ON v.pack_id = l.pack_id AND v.entry = l.entry AND v.number = l.number \
+     JOIN version_files f ON f.version_id = v.version_id \
+     WHERE l.pack_id = $1 AND l.label = $2";

@@ -283,12 +283,7 @@ pub(crate) async fn checkout(
     pack_id: i64,
     label: &str,
 ) -> Result<Vec<(String, String, Vec<u8>)>, OpError> {
-    let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
-        "SELECT l.entry, f.path, f.content FROM labels l \
-         JOIN versions v ON v.pack_id = l.pack_id AND v.entry = l.entry AND v.number = l.number \
-         JOIN version_files f ON f.version_id = v.version_id \
-         WHERE l.pack_id = $1 AND l.label = $2",
-    )
+    let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(LABEL_FILES)
     .bind(pack_id)
     .bind(label)
     .fetch_all(pool)
