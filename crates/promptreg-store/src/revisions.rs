@@ -118,16 +118,6 @@ impl Store {
         label: &Label,
         revision: u64,
     ) -> Result<PackFiles, Error> {
-        let revisions = self.revisions(pack, label).await?;
-        let newest = revisions.first().map_or(0, |r| r.number);
-        if !revisions.iter().any(|r| r.number == revision) {
-            return Err(Error::new(
-                ErrorKind::UnknownVersion,
-                format!(
-                    "label `{label}` has no revision {revision}: its revisions are 1 to {newest} (`promptreg store revisions {label}`)"
-                ),
-            ));
-        }
         let id = self.pack_id(pack).await?;
         let rows = on_backend!(self, checkout_revision(id, label.as_str(), revision))?;
         Ok(rows

@@ -161,37 +161,42 @@ mod tests {
     use crate::backend::SQLITE;
     use crate::{EventKind, ReleasedPrompt, Store};
 
+    /// A SQLite store in `dir` made at schema `version`, holding `rows`.
+    async fn store_at_version(
+        dir: &std::path::Path,
+        version: i64,
+        rows: &str,
+    ) -> std::path::PathBuf {
+        let path = dir.join("old.db");
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = SqlitePool::connect_with(options).await.unwrap();
+        sqlx::raw_sql(SCHEMA_TABLE).execute(&pool).await.unwrap();
+        for migration in &MIGRATIONS[..version as usize] {
+            sqlx::raw_sql(&SQLITE.migration(migration))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        sqlx::raw_sql(rows).execute(&pool).await.unwrap();
+        pool.close().await;
+        path
+    }
+
     /// A database made at schema version 2 opens, is migrated, and reads
     /// its old release back as written: a `released` without versions,
     /// then a `label_moved` per prompt.
     #[tokio::test]
     async fn a_release_recorded_at_schema_version_2_reads_back_as_written() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("old.db");
-        let options = SqliteConnectOptions::new()
-            .filename(&path)
-            .create_if_missing(true);
-        let pool = SqlitePool::connect_with(options).await.unwrap();
-        sqlx::raw_sql(SCHEMA_TABLE).execute(&pool).await.unwrap();
-        for migration in &MIGRATIONS[..2] {
-            sqlx::raw_sql(&SQLITE.migration(migration))
-                .execute(&pool)
-                .await
-                .unwrap();
-        }
-        sqlx::raw_sql(
-            "INSERT INTO promptreg_schema VALUES (1, 0), (2, 0);
+        let path = store_at_version(dir.path(), 2, "INSERT INTO promptreg_schema VALUES (1, 0), (2, 0);
              INSERT INTO packs (name, created_at) VALUES ('demo', 0);
              INSERT INTO events (pack_id, at, kind, label, actor, reason)
                  VALUES (1, 0, 'released', 'production', 'root', 'release latest');
              INSERT INTO event_prompts (event_id, prompt) VALUES (1, 'greeting');
              INSERT INTO events (pack_id, at, kind, prompt, label, to_number, actor, reason)
-                 VALUES (1, 0, 'label_moved', 'greeting', 'production', 1, 'root', 'release latest');",
-        )
-        .execute(&pool)
-        .await
-        .unwrap();
-        pool.close().await;
+                 VALUES (1, 0, 'label_moved', 'greeting', 'production', 1, 'root', 'release latest');").await;
 
         let store = Store::open(path.to_str().unwrap()).await.unwrap();
         let events = store.events_since(0, 10).await.unwrap();
@@ -227,32 +232,13 @@ mod tests {
     #[tokio::test]
     async fn labels_made_before_revisions_get_their_first_revision() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("old.db");
-        let options = SqliteConnectOptions::new()
-            .filename(&path)
-            .create_if_missing(true);
-        let pool = SqlitePool::connect_with(options).await.unwrap();
-        sqlx::raw_sql(SCHEMA_TABLE).execute(&pool).await.unwrap();
-        let before = (REVISIONS_SINCE - 1) as usize;
-        for migration in &MIGRATIONS[..before] {
-            sqlx::raw_sql(&SQLITE.migration(migration))
-                .execute(&pool)
-                .await
-                .unwrap();
-        }
-        sqlx::raw_sql(
-            "INSERT INTO promptreg_schema VALUES (1, 0), (2, 0), (3, 0), (4, 0);
+        let path = store_at_version(dir.path(), REVISIONS_SINCE - 1, "INSERT INTO promptreg_schema VALUES (1, 0), (2, 0), (3, 0), (4, 0);
              INSERT INTO packs (name, created_at) VALUES ('demo', 0);
              INSERT INTO versions (pack_id, entry, number, digest, author, message, created_at)
                  VALUES (1, 'greeting', 1, 'aa', 'ada', '', 0), (1, 'greeting', 2, 'bb', 'ada', '', 0);
              INSERT INTO labels VALUES (1, 'greeting', 'production', 1), (1, 'greeting', 'latest', 2);
              INSERT INTO label_history (pack_id, entry, label, from_number, to_number, actor, moved_at, reason)
-                 VALUES (1, 'greeting', 'production', NULL, 1, 'ada', 0, 'ship');",
-        )
-        .execute(&pool)
-        .await
-        .unwrap();
-        pool.close().await;
+                 VALUES (1, 'greeting', 'production', NULL, 1, 'ada', 0, 'ship');").await;
 
         let store = Store::open(path.to_str().unwrap()).await.unwrap();
         let production = crate::Label::new("production").unwrap();

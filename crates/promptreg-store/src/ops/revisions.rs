@@ -284,7 +284,7 @@ pub(crate) async fn restore(
     .fetch_optional(&mut *tx)
     .await?;
     let Some((newest, restored)) = newest else {
-        return Err(no_revision(label, None).into());
+        return Err(no_revision(label.as_str(), None).into());
     };
     if let Some(expected) = expect.filter(|&e| e != newest as u64) {
         return Err(Error::new(
@@ -313,6 +313,7 @@ pub(crate) async fn restore(
             (n, format!("rollback to revision {n}"))
         }
     };
+    require_revision(&mut *tx, pack_id, label.as_str(), target).await?;
     let wanted: Vec<(String, i64)> = sqlx::query_as(
         "SELECT e.entry, e.number FROM revision_entries e \
          JOIN revisions r ON r.revision_id = e.revision_id \
@@ -323,17 +324,6 @@ pub(crate) async fn restore(
     .bind(target as i64)
     .fetch_all(&mut *tx)
     .await?;
-    let exists: Option<(i64,)> = sqlx::query_as(
-        "SELECT revision_id FROM revisions WHERE pack_id = $1 AND label = $2 AND number = $3",
-    )
-    .bind(pack_id)
-    .bind(label.as_str())
-    .bind(target as i64)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if exists.is_none() {
-        return Err(no_revision(label, Some((target, newest as u64))).into());
-    }
     let wanted: BTreeMap<String, i64> = wanted.into_iter().collect();
     let current = labels_named(&mut tx, pack_id, label.as_str()).await?;
     let reason = recorded_reason(what, why);
@@ -370,8 +360,31 @@ pub(crate) async fn restore(
     })
 }
 
+/// Revision `number` of `label` exists, or the error naming the ones that do.
+async fn require_revision<'e>(
+    executor: impl sqlx::Executor<'e, Database = Db>,
+    pack_id: i64,
+    label: &str,
+    number: u64,
+) -> Result<(), OpError> {
+    let (newest, found): (Option<i64>, i64) = sqlx::query_as(
+        "SELECT MAX(number), COUNT(CASE WHEN number = $3 THEN 1 END) FROM revisions \
+         WHERE pack_id = $1 AND label = $2",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .bind(number as i64)
+    .fetch_one(executor)
+    .await?;
+    match (newest, found) {
+        (_, 1..) => Ok(()),
+        (Some(newest), _) => Err(no_revision(label, Some((number, newest as u64))).into()),
+        (None, _) => Err(no_revision(label, None).into()),
+    }
+}
+
 /// There is no revision `asked` of `label` (with the newest), or none at all.
-fn no_revision(label: &Label, asked: Option<(u64, u64)>) -> Error {
+fn no_revision(label: &str, asked: Option<(u64, u64)>) -> Error {
     let message = match asked {
         Some((n, newest)) => format!(
             "label `{label}` has no revision {n}: its revisions are 1 to {newest} (`promptreg store revisions {label}`)"
@@ -388,6 +401,7 @@ pub(crate) async fn checkout_revision(
     label: &str,
     number: u64,
 ) -> Result<Vec<(String, String, Vec<u8>)>, OpError> {
+    require_revision(pool, pack_id, label, number).await?;
     let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
         "SELECT e.entry, f.path, f.content FROM revisions r \
          JOIN revision_entries e ON e.revision_id = r.revision_id \
