@@ -191,6 +191,11 @@ impl TimedStream {
         let timeout = self.timeout;
         let stalled = self.stalled.get_or_insert_with(|| Box::pin(sleep(timeout)));
         ready!(stalled.as_mut().poll(cx));
+        // Closed with a reset, not a FIN queued behind what the client
+        // never read: a closed socket holding unsent data would linger in
+        // the kernel as long as the client keeps its window shut, and the
+        // client would learn of the end only after draining it.
+        let _ = self.inner.set_zero_linger();
         Poll::Ready(Err(io::Error::new(
             io::ErrorKind::TimedOut,
             format!(
