@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::ArgValueCandidates;
+use promptreg_store::RevisionRef;
 
 use crate::complete;
 
@@ -382,9 +383,9 @@ pub enum StoreCommand {
         /// The label written
         #[arg(long, value_name = "LABEL", default_value = "latest")]
         label: String,
-        /// Write the pack as revision N of the label held it
-        #[arg(long, value_name = "N")]
-        revision: Option<u64>,
+        /// Write the pack as a revision of the label held it: its number, or its digest (8 hex digits or more)
+        #[arg(long, value_name = "N|DIGEST")]
+        revision: Option<RevisionRef>,
         #[command(flatten)]
         pack: StorePack,
     },
@@ -406,9 +407,9 @@ pub enum StoreCommand {
         /// The version number (not with --revision)
         #[arg(required_unless_present = "revision")]
         version: Option<u64>,
-        /// Point the label at what its revision N held, on every prompt, in one step
-        #[arg(long, value_name = "N", conflicts_with_all = ["label", "version"])]
-        revision: Option<u64>,
+        /// Point the label at what one of its revisions held (its number, or its digest), on every prompt, in one step
+        #[arg(long, value_name = "N|DIGEST", conflicts_with_all = ["label", "version"])]
+        revision: Option<RevisionRef>,
         /// The version the label points at now, or `none` for a new label; with
         /// --revision, the revision it is at now (optional)
         #[arg(
@@ -453,6 +454,9 @@ pub enum StoreCommand {
         /// Why, recorded in the history after `release FROM`
         #[arg(long, value_name = "TEXT", default_value = "")]
         reason: String,
+        /// Release only if TO's newest revision is N (0: it has none yet), as `store revisions TO` showed it
+        #[arg(long, value_name = "N")]
+        expect: Option<u64>,
         #[command(flatten)]
         pack: StorePack,
         #[command(flatten)]

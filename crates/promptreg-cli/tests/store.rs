@@ -306,7 +306,52 @@ fn a_whole_pack_rolls_back_is_pinned_pulled_and_compared_by_revision() {
         let same = sb.ok(&["diff", "--revision", "2", "4", "--label", "production"]);
         assert_eq!(same, "production: r2 and r4 hold the same files\n");
         let err = sb.fails(&["diff", "--revision", "x", "2", "--label", "production"]);
-        assert!(err.contains("`x` is not a revision number"), "{err}");
+        assert!(err.contains("`x` names no revision"), "{err}");
+
+        // A revision by the start of its digest, as `store revisions` shows
+        // it; one no revision has is named.
+        let listed: serde_json::Value =
+            serde_json::from_str(&sb.ok(&["--json", "revisions", "production"])).unwrap();
+        let r1 = listed["revisions"].as_array().unwrap().last().unwrap()["digest"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let out = sb.ok(&[
+            "pull",
+            "by-digest",
+            "--label",
+            "production",
+            "--revision",
+            &r1[..8],
+        ]);
+        assert!(
+            out.starts_with("wrote goal-agent at production r3 to by-digest: "),
+            "the newest revision holding that state: {out}"
+        );
+        let err = sb.fails(&[
+            "pull",
+            "none",
+            "--label",
+            "production",
+            "--revision",
+            "00000000",
+        ]);
+        assert!(
+            err.contains("has no revision of digest `00000000`"),
+            "{err}"
+        );
+        let err = sb.fails(&["label", "production", "--revision", "latest"]);
+        assert!(err.contains("`latest` names no revision"), "{err}");
+
+        // A release decided on revision 4 after another moved the label.
+        fs::write(&stale, "Changed again.\n").unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["release", "latest", "production", "--expect", "4"]);
+        let err = sb.fails(&["release", "latest", "production", "--expect", "4"]);
+        assert!(
+            err.contains("label `production` is at revision 5, not 4 as expected"),
+            "{err}"
+        );
     }
 }
 

@@ -164,6 +164,8 @@ pub(crate) struct EventsQuery {
         (status = 200, description = "Server-sent events: `id` is the event's id, `event` its type, `data` its JSON. \
             A release is one `released` event whose `moves` list every prompt it moved (`prompt`, `from`, `to`); \
             a single move, by hand, by a rollback or by a push (`latest`), is a `label_moved`. \
+            Each change to what a label resolves to ends with one `revision_created` \
+            (`label`, `revision`, `digest`: the label's bundle ETag, `cause`, `actor`, `reason`). \
             A final `reconnect` event (no id) asks the client to reconnect with `Last-Event-ID`: \
             it fell too far behind, or the server is shutting down.", content_type = "text/event-stream", body = String),
         (status = 400, description = "Invalid Last-Event-ID", body = ProblemDetails, content_type = "application/problem+json"),

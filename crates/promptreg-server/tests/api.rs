@@ -492,6 +492,87 @@ async fn a_pack_rolls_back_and_a_label_takes_a_revision_over_http() {
                 .contains("has no revision 99"),
             "{missing}"
         );
+
+        // One revision, by number or by (the start of) its digest; a
+        // digest is also a revision to restore.
+        let one = json(
+            server
+                .get("/v1/packs/demo/labels/production/revisions/4")
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(
+            (one["revision"].clone(), one["cause"].clone()),
+            (json!(4), json!("release"))
+        );
+        let digest = one["digest"].as_str().unwrap().to_owned();
+        let by_digest = json(
+            server
+                .get(&format!(
+                    "/v1/packs/demo/labels/production/revisions/{}",
+                    &digest[..10]
+                ))
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(
+            by_digest["revision"], 6,
+            "the newest holding that state: {by_digest}"
+        );
+        let restored = json(
+            server
+                .put(
+                    "/v1/packs/demo/labels/production/revision",
+                    json!({ "revision": "0000000000", "expect": 6 }),
+                )
+                .await,
+            404,
+        )
+        .await;
+        assert!(
+            restored["detail"]
+                .as_str()
+                .unwrap()
+                .contains("has no revision of digest `0000000000`"),
+            "{restored}"
+        );
+        let restored = json(
+            server
+                .put(
+                    "/v1/packs/demo/labels/production/revision",
+                    json!({ "revision": json!(back["revision"]), "expect": 6 }),
+                )
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(restored["restores"], 5);
+        for (wanted, status) in [("99", 404), ("deadbeef", 404), ("latest", 400), ("0", 400)] {
+            let response = server
+                .get(&format!(
+                    "/v1/packs/demo/labels/production/revisions/{wanted}"
+                ))
+                .await;
+            let problem = json(response, status).await;
+            assert!(
+                problem["detail"].as_str().unwrap().contains(wanted),
+                "{wanted}: {problem}"
+            );
+        }
+        // A release decided on a revision that is no longer the newest is
+        // refused with the one that won.
+        let late = json!({ "from": "latest", "to": "production", "expect_revision": 6 });
+        let late = json(server.post("/v1/packs/demo/releases", late).await, 412).await;
+        assert_eq!(late["current"], 7, "{late}");
+        assert!(
+            late["detail"]
+                .as_str()
+                .unwrap()
+                .contains("is at revision 7, not 6"),
+            "{late}"
+        );
     }
 }
 

@@ -53,17 +53,27 @@ async fn changes_arrive_in_order_with_ids_and_last_event_id_replays_what_was_mis
                 "demo",
                 &Label::latest(),
                 &Label::new("staging").unwrap(),
+                None,
                 &writer(),
                 "",
             )
             .await
             .unwrap();
-        // A push: a version and `latest`; a move; a release of three prompts, one event.
-        let events = client.take(4).await;
+        // A push: a version and `latest`; a move; a release of three
+        // prompts, one event; each change of a label then its revision.
+        let events = client.take(7).await;
         let kinds: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
         assert_eq!(
             kinds,
-            ["version_created", "label_moved", "label_moved", "released"],
+            [
+                "version_created",
+                "label_moved",
+                "revision_created",
+                "label_moved",
+                "revision_created",
+                "released",
+                "revision_created"
+            ],
             "{}",
             db.name
         );
@@ -75,15 +85,26 @@ async fn changes_arrive_in_order_with_ids_and_last_event_id_replays_what_was_mis
         );
         assert_eq!(events[0].data["pack"], "demo");
         assert_eq!(events[0].data["prompt"], "farewell", "{:?}", events[0]);
-        assert_eq!(events[2].data["label"], "production", "{:?}", events[2]);
-        assert_eq!(events[2].data["to"], 2);
-        assert_eq!(events[3].data["label"], "staging", "{:?}", events[3]);
+        assert_eq!(events[3].data["label"], "production", "{:?}", events[3]);
+        assert_eq!(events[3].data["to"], 2);
+        assert_eq!(events[4].data["label"], "production", "{:?}", events[4]);
+        assert_eq!(events[4].data["cause"], "move", "{:?}", events[4]);
+        assert_eq!(events[5].data["label"], "staging", "{:?}", events[5]);
         assert_eq!(
-            events[3].data["moves"][2],
+            events[5].data["moves"][2],
             json!({ "prompt": "greeting", "from": null, "to": 1 }),
             "{:?}",
-            events[3]
+            events[5]
         );
+        // The revision's digest is the label's bundle ETag.
+        let bundle = server.get("/v1/packs/demo/labels/staging").await;
+        let etag = bundle.headers()["etag"].to_str().unwrap().to_owned();
+        assert_eq!(
+            etag,
+            format!("\"{}\"", events[6].data["digest"].as_str().unwrap())
+        );
+        assert_eq!(events[6].data["revision"], 1, "{:?}", events[6]);
+        assert_eq!(events[6].data["cause"], "release", "{:?}", events[6]);
         for e in &events {
             assert_eq!(
                 e.event,
@@ -93,7 +114,7 @@ async fn changes_arrive_in_order_with_ids_and_last_event_id_replays_what_was_mis
         }
         // A client that saw only the first reconnects and gets the rest, in order.
         let mut again = SseClient::connect(&server, Some(got[0])).await;
-        let replayed = again.take(3).await;
+        let replayed = again.take(6).await;
         assert_eq!(ids(&replayed), got[1..], "{}", db.name);
         // And then live events, once each.
         publish(&server, "Later.\n").await;
@@ -228,9 +249,9 @@ async fn a_slow_client_is_dropped_with_a_reconnect_event_and_holds_up_nobody() {
             .push_prompt("demo", "farewell", &files, &writer(), "")
             .await
             .unwrap();
-        // A version, and `latest` moved to it.
-        for event in fast.take(2).await {
-            assert_eq!(event.data["prompt"], "farewell", "{event:?}");
+        // A version, `latest` moved to it, and the revision of `latest`.
+        for event in fast.take(3).await {
+            assert_eq!(event.data["pack"], "demo", "{event:?}");
         }
     }
     // The slow one gets what its buffers held, then `reconnect`, then the end.
@@ -240,7 +261,7 @@ async fn a_slow_client_is_dropped_with_a_reconnect_event_and_holds_up_nobody() {
     assert_eq!(reconnect.data["reason"], "too-slow");
     assert_eq!(reconnect.id, None);
     assert!(
-        seen.len() < 2 * VERSIONS,
+        seen.len() < 3 * VERSIONS,
         "dropped before the end: {} events",
         seen.len()
     );
@@ -248,10 +269,10 @@ async fn a_slow_client_is_dropped_with_a_reconnect_event_and_holds_up_nobody() {
     let last = reconnect.data["last_event_id"].as_u64().unwrap();
     assert_eq!(Some(last), seen.last().and_then(|e| e.id));
     let mut back = SseClient::connect(&server, Some(last)).await;
-    let rest = back.take(2 * VERSIONS - seen.len()).await;
+    let rest = back.take(3 * VERSIONS - seen.len()).await;
     let mut all = ids(seen);
     all.extend(ids(&rest));
-    assert_eq!(all.len(), 2 * VERSIONS);
+    assert_eq!(all.len(), 3 * VERSIONS);
     assert!(all.windows(2).all(|w| w[0] + 1 == w[1]), "{all:?}");
 }
 
@@ -283,7 +304,7 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
         )
         .await
         .unwrap();
-        bounded("the reading client's events", fast.take(2)).await;
+        bounded("the reading client's events", fast.take(3)).await;
         assert!(n < 5_000, "the stalled client was never dropped");
     }
     // The one dropped is the stalled client: the reading one is served.
@@ -296,7 +317,7 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
     )
     .await
     .unwrap();
-    bounded("the reading client's events", fast.take(2)).await;
+    bounded("the reading client's events", fast.take(3)).await;
     // It was cut off, not ended: no final chunk, no `reconnect`.
     let (text, ended) = stalled.read_some().await;
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
@@ -312,7 +333,7 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
     )
     .await
     .unwrap();
-    let after = bounded("the reading client's events", fast.take(2)).await;
+    let after = bounded("the reading client's events", fast.take(3)).await;
     assert_eq!(after[0].data["prompt"], "farewell");
 }
 
@@ -478,7 +499,12 @@ async fn a_release_of_three_thousand_prompts_reaches_every_reader() {
         for reader in readers {
             let seen = reader.await.unwrap();
             let kinds: Vec<&str> = seen.iter().map(|e| e.event.as_str()).collect();
-            assert_eq!(kinds, ["released", "label_moved"], "{}", db.name);
+            assert_eq!(
+                kinds,
+                ["released", "revision_created", "label_moved"],
+                "{}",
+                db.name
+            );
             assert_eq!(seen[0].data["moves"].as_array().unwrap().len(), PROMPTS + 1);
         }
     }

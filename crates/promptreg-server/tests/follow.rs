@@ -519,7 +519,7 @@ async fn a_release_reaches_the_registry() {
             .unwrap();
         let production = Label::new("production").unwrap();
         store
-            .release("demo", &Label::latest(), &production, &writer(), "")
+            .release("demo", &Label::latest(), &production, None, &writer(), "")
             .await
             .unwrap();
         until(&registry, "the release", || {

@@ -26,6 +26,10 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/packs/{pack}/releases"),
     ("get", "/v1/packs/{pack}/history"),
     ("get", "/v1/packs/{pack}/labels/{label}/revisions"),
+    (
+        "get",
+        "/v1/packs/{pack}/labels/{label}/revisions/{revision}",
+    ),
     ("post", "/v1/packs/{pack}/labels/{label}/rollback"),
     ("put", "/v1/packs/{pack}/labels/{label}/revision"),
     ("get", "/v1/events"),

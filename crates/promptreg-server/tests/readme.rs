@@ -126,6 +126,7 @@ async fn the_readme_server_examples_hold() {
                 "goal-agent",
                 &Label::latest(),
                 &Label::new("production").unwrap(),
+                None,
                 &writer(),
                 "",
             )

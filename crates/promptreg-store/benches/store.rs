@@ -258,7 +258,7 @@ mod releases {
     fn prepare(backend: &Backend, rt: &tokio::runtime::Runtime) -> Label {
         let production = Label::new("production").unwrap();
         let store = &backend.store;
-        rt.block_on(store.release("big", &Label::latest(), &production, &writer(), ""))
+        rt.block_on(store.release("big", &Label::latest(), &production, None, &writer(), ""))
             .unwrap();
         let mut files = PackFiles::read(PACK.path()).unwrap();
         for i in 0..PROMPTS {
@@ -279,7 +279,14 @@ mod releases {
         bencher.bench_local(|| {
             rt.block_on(async {
                 let moved = store
-                    .release("big", &Label::latest(), &production, &writer(), "bench")
+                    .release(
+                        "big",
+                        &Label::latest(),
+                        &production,
+                        None,
+                        &writer(),
+                        "bench",
+                    )
                     .await
                     .unwrap();
                 assert_eq!(moved.len(), PROMPTS);

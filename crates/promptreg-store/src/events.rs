@@ -12,7 +12,9 @@
 //! [`EventKind::LabelMoved`] per move of `latest`; a move by hand or a
 //! rollback is a `LabelMoved`; a release is one [`EventKind::Released`]
 //! carrying every move it made, however many prompts the pack has, so a
-//! release reaches a reader as one event. (Releases recorded before
+//! release reaches a reader as one event. Every change to what a label
+//! resolves to then appends one [`EventKind::RevisionCreated`], last.
+//! (Releases recorded before
 //! schema version 3 are a `Released` without versions, then a
 //! `LabelMoved` per prompt; they are read back as they were written.) A
 //! write that changes
@@ -33,7 +35,7 @@ use tokio::task::JoinHandle;
 use crate::backend::Backend;
 use crate::backend::EVENTS_CHANNEL;
 use crate::backend::{postgres, sqlite};
-use crate::model::{LabelMove, Timestamp};
+use crate::model::{LabelMove, RevisionCause, Timestamp};
 
 /// One change to the store, numbered in commit order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -97,6 +99,25 @@ pub enum EventKind {
         /// Why: `release FROM`.
         reason: String,
     },
+    /// A change to what `label` resolves to recorded its revision `revision`:
+    /// appended after the moves that made it, in the same transaction.
+    /// Every change to a label's state has one, so a follower of a label
+    /// needs no other event, and one whose bundle ETag carries `digest`
+    /// already serves it.
+    RevisionCreated {
+        /// The label.
+        label: String,
+        /// The revision's number.
+        revision: u64,
+        /// The state's address, as the label's bundle ETag carries it.
+        digest: String,
+        /// What made it.
+        cause: RevisionCause,
+        /// Who made it.
+        actor: String,
+        /// Why, as in the history.
+        reason: String,
+    },
     /// `label` became protected in the pack.
     LabelProtected {
         /// The label.
@@ -157,6 +178,7 @@ impl EventKind {
             EventKind::VersionCreated { .. } => "version_created",
             EventKind::LabelMoved { .. } => "label_moved",
             EventKind::Released { .. } => "released",
+            EventKind::RevisionCreated { .. } => "revision_created",
             EventKind::LabelProtected { .. } => "label_protected",
             EventKind::LabelUnprotected { .. } => "label_unprotected",
         }

@@ -64,10 +64,72 @@ impl Admission {
     }
 }
 
-/// Runs the tests of `files`, the candidate state of gated `label`, off
-/// the async workers and within `limit`. With `forced`, failing cases are
-/// admitted (counted); tests that cannot be read, or a run past the limit,
-/// never are.
+/// What a pack's tests gave against one state of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TestReport {
+    /// How many cases ran.
+    pub cases: usize,
+    /// The cases that failed, in the order they ran.
+    pub failed: Vec<FailedCase>,
+}
+
+impl TestReport {
+    /// Whether every case passed (a pack without tests passes).
+    pub fn passed(&self) -> bool {
+        self.failed.is_empty()
+    }
+
+    /// `9 of 9 cases passed`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} of {} cases passed",
+            self.cases - self.failed.len(),
+            self.cases
+        )
+    }
+}
+
+/// Runs the prompt tests of the pack state `files` exactly as a gate
+/// does (its files written to a private folder, loaded as a pack and
+/// installed in a fresh registry), off the async workers and within
+/// `limit`: what a page shows before a move, or a script checks.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidPack`] with the diagnostics when the pack or its
+/// tests cannot be read; [`ErrorKind::TestsFailed`] when the run goes
+/// past `limit` or stops.
+pub async fn test_state(files: PackFiles, limit: Duration) -> Result<TestReport, Error> {
+    let run = tokio::task::spawn_blocking(move || run_tests(&files));
+    let results = match tokio::time::timeout(limit, run).await {
+        Ok(Ok(results)) => results?,
+        Ok(Err(panicked)) => {
+            return Err(Error::new(
+                ErrorKind::TestsFailed,
+                format!("the tests stopped: {panicked}"),
+            ));
+        }
+        Err(_) => {
+            return Err(Error::new(
+                ErrorKind::TestsFailed,
+                format!("the tests ran past {} s; make them faster", limit.as_secs()),
+            ));
+        }
+    };
+    Ok(TestReport {
+        cases: results.len(),
+        failed: results
+            .iter()
+            .filter(|r| !r.passed())
+            .map(failed_case)
+            .collect(),
+    })
+}
+
+/// Runs the tests of `files`, the candidate state of gated `label` (see
+/// [`test_state`]). With `forced`, failing cases are admitted (counted);
+/// tests that cannot be read, or a run past the limit, never are.
 ///
 /// # Errors
 ///
@@ -79,47 +141,24 @@ pub(crate) async fn admit(
     forced: bool,
     limit: Duration,
 ) -> Result<Admission, Error> {
-    let run = tokio::task::spawn_blocking(move || run_tests(&files));
-    let results = match tokio::time::timeout(limit, run).await {
-        Ok(Ok(results)) => results.map_err(|e| refuse_unreadable(label, e))?,
-        Ok(Err(panicked)) => {
-            return Err(Error::new(
-                ErrorKind::TestsFailed,
-                format!(
-                    "label `{label}` is gated and its tests stopped: {panicked}; nothing moved"
-                ),
-            ));
-        }
-        Err(_) => {
-            return Err(Error::new(
-                ErrorKind::TestsFailed,
-                format!(
-                    "label `{label}` is gated and its tests ran past {} s: nothing moved; make the tests faster",
-                    limit.as_secs()
-                ),
-            ));
-        }
-    };
-    let failed: Vec<FailedCase> = results
-        .iter()
-        .filter(|r| !r.passed())
-        .map(failed_case)
-        .collect();
+    let report = test_state(files, limit)
+        .await
+        .map_err(|e| refuse_unrun(label, e))?;
     let admission = Admission {
-        cases: results.len(),
-        failed: failed.len(),
+        cases: report.cases,
+        failed: report.failed.len(),
         forced,
     };
-    if failed.is_empty() || forced {
+    if report.passed() || forced {
         return Ok(admission);
     }
     Err(Error::tests_failed(
         format!(
             "label `{label}` is gated: {} of {} test cases fail against the state it would serve; nothing moved (an admin may force the move, giving a reason)",
-            failed.len(),
-            results.len()
+            report.failed.len(),
+            report.cases
         ),
-        failed,
+        report.failed,
     ))
 }
 
@@ -134,10 +173,11 @@ fn run_tests(files: &PackFiles) -> Result<Vec<CaseResult>, Error> {
         .with_source(e)
     })?;
     files.write(dir.path())?;
-    let pack = Pack::load(dir.path()).map_err(Error::invalid_pack)?;
-    let tests = PromptTests::load(&pack).map_err(Error::invalid_pack)?;
+    let unreadable = |e| Error::invalid_pack(e).relative_to(dir.path());
+    let pack = Pack::load(dir.path()).map_err(unreadable)?;
+    let tests = PromptTests::load(&pack).map_err(unreadable)?;
     let registry = PromptRegistry::new();
-    pack.install(&registry).map_err(Error::invalid_pack)?;
+    pack.install(&registry).map_err(unreadable)?;
     let mut results = tests.run(&registry);
     // Files are named by path in the pack, not in the private folder.
     for result in &mut results {
@@ -162,13 +202,16 @@ fn failed_case(result: &CaseResult) -> FailedCase {
     }
 }
 
-/// Tests that cannot be read fail the gate closed, with their diagnostics.
-fn refuse_unreadable(label: &str, e: Error) -> Error {
+/// Tests that cannot be read or run fail the gate closed, with their
+/// diagnostics.
+fn refuse_unrun(label: &str, e: Error) -> Error {
+    let why = match e.kind() {
+        ErrorKind::TestsFailed => e.to_string(),
+        _ => format!("the tests of the state it would serve cannot be read: {e}"),
+    };
     let mut refused = Error::new(
         ErrorKind::TestsFailed,
-        format!(
-            "label `{label}` is gated and the tests of the state it would serve cannot be read: nothing moved; {e}"
-        ),
+        format!("label `{label}` is gated and {why}: nothing moved"),
     );
     refused.set_diagnostics(e.diagnostics().to_vec());
     refused

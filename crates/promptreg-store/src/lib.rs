@@ -83,13 +83,13 @@ pub use diff::{FileDiff, PromptDiff, RevisionDiff, file_locale};
 pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
 pub use files::{PACK_ENTRY, PackFiles, TESTS_ENTRY, is_pack_level, state_digest};
-pub use gate::{FailedCase, GATE_TIME};
+pub use gate::{FailedCase, GATE_TIME, TestReport, test_state};
 pub use keys::{ApiKey, Scope};
 pub use limits::FileLimits;
 pub use location::DEFAULT_DATABASE;
 pub use model::{
     Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Restored,
-    Revision, RevisionCause, RevisionChange, Timestamp, VersionInfo, VersionRef,
+    Revision, RevisionCause, RevisionChange, RevisionRef, Timestamp, VersionInfo, VersionRef,
 };
 pub use store::Store;
 pub use text::MAX_MESSAGE_BYTES;

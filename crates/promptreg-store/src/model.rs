@@ -336,7 +336,8 @@ impl Change {
 
 /// What made a revision of a label. Exhaustive: the API publishes the
 /// causes as an enum, and a new one is a new version of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RevisionCause {
     /// A push moved `latest`.
     Push,
@@ -421,6 +422,67 @@ pub struct Revision {
     /// The entries that changed since the revision before (all of them for
     /// the first), sorted.
     pub changes: Vec<RevisionChange>,
+}
+
+/// A revision as a user names it: by its number, or by its digest (the
+/// label's bundle ETag, whole or its first 8 or more hex digits, as
+/// `store revisions` shows it). Several revisions of a label may hold one
+/// state (a rollback brings an earlier one back): a digest names the
+/// newest of them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RevisionRef {
+    /// The revision's number, from 1.
+    Number(u64),
+    /// Its digest, or the start of it: lowercase hex.
+    Digest(String),
+}
+
+impl RevisionRef {
+    /// The shortest start of a digest taken for it.
+    pub const DIGEST_PREFIX: usize = 8;
+}
+
+impl From<u64> for RevisionRef {
+    fn from(number: u64) -> Self {
+        RevisionRef::Number(number)
+    }
+}
+
+impl FromStr for RevisionRef {
+    type Err = Error;
+
+    /// `12` (or `r12`, as `store revisions` prints it) is revision 12;
+    /// `3f9c01ab…` (8 to 64 hex digits) a digest.
+    fn from_str(text: &str) -> Result<Self, Error> {
+        let text = text.trim();
+        let digits = text.strip_prefix('r').unwrap_or(text);
+        if let Ok(number) = digits.parse::<u64>()
+            && number > 0
+            && (digits.len() < Self::DIGEST_PREFIX || digits.len() < text.len())
+        {
+            return Ok(RevisionRef::Number(number));
+        }
+        let hex = text.chars().all(|c| c.is_ascii_hexdigit());
+        if hex && (Self::DIGEST_PREFIX..=64).contains(&text.len()) {
+            return Ok(RevisionRef::Digest(text.to_ascii_lowercase()));
+        }
+        Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "`{text}` names no revision: give its number (from 1) or its digest (at least {} hex digits, as `promptreg store revisions` shows)",
+                Self::DIGEST_PREFIX
+            ),
+        ))
+    }
+}
+
+impl fmt::Display for RevisionRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RevisionRef::Number(n) => write!(f, "{n}"),
+            RevisionRef::Digest(d) => f.write_str(d),
+        }
+    }
 }
 
 /// What restoring a revision did: the revision it recorded (`None` when

@@ -5,11 +5,42 @@
 use crate::diff::RevisionDiff;
 use crate::error::{Error, ErrorKind};
 use crate::files::PackFiles;
-use crate::model::{Actor, Label, Permission, Restored, Revision};
+use crate::model::{Actor, Label, Permission, Restored, Revision, RevisionRef};
 use crate::store::Store;
 use crate::text;
 
 impl Store {
+    /// The revision of `label` in `pack` that `wanted` names (a number,
+    /// or a digest: the newest revision holding that state).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownVersion`] naming the revision asked and the
+    /// ones there are; [`ErrorKind::InvalidInput`] for a start of a digest
+    /// that several revisions' digests share.
+    pub async fn revision(
+        &self,
+        pack: &str,
+        label: &Label,
+        wanted: impl Into<RevisionRef>,
+    ) -> Result<Revision, Error> {
+        let wanted = wanted.into();
+        let id = self.pack_id(pack).await?;
+        let number = on_backend!(self, revision_number(id, label.as_str(), &wanted))?;
+        // With the one before, for what it changed.
+        let mut read = on_backend!(
+            self,
+            revisions(id, label.as_str(), number.saturating_sub(1).max(1)..=number)
+        )?;
+        match read.first() {
+            Some(found) if found.number == number => Ok(read.swap_remove(0)),
+            _ => Err(Error::new(
+                ErrorKind::UnknownVersion,
+                format!("label `{label}` has no revision {number}"),
+            )),
+        }
+    }
+
     /// The revisions of `label` in `pack`, newest first: each change to
     /// what the label resolves to (a move, a release, a rollback, a push
     /// that moved `latest`) is one, with every entry's version and what it
@@ -21,7 +52,7 @@ impl Store {
     /// change ever moved the label.
     pub async fn revisions(&self, pack: &str, label: &Label) -> Result<Vec<Revision>, Error> {
         let id = self.pack_id(pack).await?;
-        let revisions = on_backend!(self, revisions(id, label.as_str()))?;
+        let revisions = on_backend!(self, revisions(id, label.as_str(), 1..=u64::MAX))?;
         if revisions.is_empty() {
             return Err(Error::new(
                 ErrorKind::UnknownVersion,
@@ -48,12 +79,13 @@ impl Store {
         &self,
         pack: &str,
         label: &Label,
-        revision: u64,
+        revision: impl Into<RevisionRef>,
         expect: Option<u64>,
         actor: &Actor,
         reason: &str,
     ) -> Result<Restored, Error> {
-        self.restore_to(pack, label, Some(revision), expect, actor, reason)
+        let revision = revision.into();
+        self.restore_to(pack, label, Some(&revision), expect, actor, reason)
             .await
     }
 
@@ -82,7 +114,7 @@ impl Store {
         &self,
         pack: &str,
         label: &Label,
-        revision: Option<u64>,
+        revision: Option<&RevisionRef>,
         expect: Option<u64>,
         actor: &Actor,
         reason: &str,
@@ -116,14 +148,25 @@ impl Store {
         &self,
         pack: &str,
         label: &Label,
-        revision: u64,
+        revision: impl Into<RevisionRef>,
     ) -> Result<PackFiles, Error> {
+        Ok(self.revision_files(pack, label, &revision.into()).await?.1)
+    }
+
+    /// The number of the revision `wanted` names, and its files.
+    async fn revision_files(
+        &self,
+        pack: &str,
+        label: &Label,
+        wanted: &RevisionRef,
+    ) -> Result<(u64, PackFiles), Error> {
         let id = self.pack_id(pack).await?;
-        let rows = on_backend!(self, checkout_revision(id, label.as_str(), revision))?;
-        Ok(rows
+        let (number, rows) = on_backend!(self, checkout_revision(id, label.as_str(), wanted))?;
+        let files = rows
             .into_iter()
             .map(|(_, path, bytes)| (path, bytes))
-            .collect())
+            .collect();
+        Ok((number, files))
     }
 
     /// Every file that differs between revisions `a` and `b` of `label`.
@@ -135,11 +178,11 @@ impl Store {
         &self,
         pack: &str,
         label: &Label,
-        a: u64,
-        b: u64,
+        a: impl Into<RevisionRef>,
+        b: impl Into<RevisionRef>,
     ) -> Result<RevisionDiff, Error> {
-        let old = self.checkout_revision(pack, label, a).await?;
-        let new = self.checkout_revision(pack, label, b).await?;
+        let (a, old) = self.revision_files(pack, label, &a.into()).await?;
+        let (b, new) = self.revision_files(pack, label, &b.into()).await?;
         Ok(RevisionDiff::new(label.as_str(), (a, &old), (b, &new)))
     }
 }

@@ -480,11 +480,21 @@ impl Store {
     /// Points label `to` at the version `from` points at, on every prompt
     /// of the pack that has `from`, in one transaction: all or none. The
     /// history records `release FROM`, then `reason` when it is not blank.
+    /// With `expect`, only if `to`'s newest revision is that one (0: `to`
+    /// has none yet): of two releases decided on the same state, the
+    /// second is refused with the revision the first made.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Conflict`] with the newest revision when it is not
+    /// `expect`; [`ErrorKind::TestsFailed`] for a gated label whose tests
+    /// fail; [`ErrorKind::Forbidden`] as for a move.
     pub async fn release(
         &self,
         pack: &str,
         from: &Label,
         to: &Label,
+        expect: Option<u64>,
         actor: &Actor,
         reason: &str,
     ) -> Result<Vec<LabelMove>, Error> {
@@ -493,7 +503,7 @@ impl Store {
         refuse_latest(to)?;
         text::check_message("reason", reason)?;
         let id = self.pack_id(pack).await?;
-        let moved = raw!(self, release(id, from, to, actor, reason));
+        let moved = raw!(self, release(id, from, to, expect, actor, reason));
         Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
@@ -549,6 +559,44 @@ impl Store {
             .into_iter()
             .map(|(_, path, bytes)| (path, bytes))
             .collect())
+    }
+
+    /// The files `label` of `pack` would serve were `prompt` moved to
+    /// `version` on it, its other entries as they are: the state a move
+    /// publishes, to test before it is made.
+    ///
+    /// # Errors
+    ///
+    /// As [`checkout`](Self::checkout), and [`ErrorKind::UnknownVersion`]
+    /// when the prompt has no such version.
+    pub async fn state_with(
+        &self,
+        pack: &str,
+        label: &Label,
+        prompt: &str,
+        version: u64,
+    ) -> Result<PackFiles, Error> {
+        let id = self.pack_id(pack).await?;
+        let (_, moved) = self
+            .files(pack, prompt, &VersionRef::Number(version))
+            .await?;
+        let rows = on_backend!(self, checkout(id, label.as_str()))?;
+        let kept: Vec<_> = rows
+            .into_iter()
+            .filter(|(entry, ..)| entry != prompt)
+            .collect();
+        if prompt != PACK_ENTRY && !kept.iter().any(|(entry, ..)| entry == PACK_ENTRY) {
+            let carried: BTreeSet<&str> = kept.iter().map(|(entry, ..)| entry.as_str()).collect();
+            return Err(no_manifest_at(pack, label, &carried));
+        }
+        let mut files: PackFiles = kept
+            .into_iter()
+            .map(|(_, path, bytes)| (path, bytes))
+            .collect();
+        for (path, bytes) in moved.iter() {
+            files.insert(path, bytes);
+        }
+        Ok(files)
     }
 
     /// Builds the pack at `label`, as `Pack::load` would from a folder

@@ -51,6 +51,21 @@ fn created(prompt: &str, version: u64) -> EventKind {
     }
 }
 
+/// The events' changes but `revision_created`, and those with the
+/// number of changes before each.
+fn split_revisions(events: &[Event]) -> (Vec<EventKind>, Vec<(usize, EventKind)>) {
+    let (mut others, mut revisions) = (Vec::new(), Vec::new());
+    for event in events {
+        match &event.change {
+            EventKind::RevisionCreated { .. } => {
+                revisions.push((others.len(), event.change.clone()))
+            }
+            change => others.push(change.clone()),
+        }
+    }
+    (others, revisions)
+}
+
 /// Waits until the receiver holds at least `id`; a hang guard, not a
 /// speed limit.
 async fn seen(rx: &mut watch::Receiver<u64>, id: u64, what: &str) {
@@ -83,7 +98,7 @@ async fn every_write_appends_its_events_in_commit_order() {
             .await
             .unwrap();
         store
-            .release("demo", &Label::latest(), &prod, &admin(), "")
+            .release("demo", &Label::latest(), &prod, None, &admin(), "")
             .await
             .unwrap();
         store.protect("demo", &prod, true, &admin()).await.unwrap();
@@ -91,7 +106,7 @@ async fn every_write_appends_its_events_in_commit_order() {
         store.protect("demo", &prod, false, &admin()).await.unwrap();
 
         let events = all_events(&store).await;
-        let kinds: Vec<EventKind> = events.iter().map(|e| e.change.clone()).collect();
+        let (kinds, revisions) = split_revisions(&events);
         let root = |label: &str| EventKind::LabelProtected {
             label: label.into(),
             actor: "root".into(),
@@ -135,24 +150,61 @@ async fn every_write_appends_its_events_in_commit_order() {
             "{}",
             db.name
         );
-        let ids: Vec<u64> = events.iter().map(|e| e.id).collect();
-        assert_eq!(ids, (1..=14).collect::<Vec<_>>(), "{}", db.name);
-        assert!(events.iter().all(|e| e.pack == "demo"));
-        // Earlier content again moves `latest` back: one event; the same
-        // push once more changes nothing and appends nothing.
-        store.push(&demo(), &writer(), "").await.unwrap();
-        let restored = store.events_since(14, 10).await.unwrap();
+        // Each change of a label ends with its revision: after the two
+        // pushes (positions 1 and 7 among the events), the two moves, the
+        // rollback and the release; each names the revision the store
+        // lists, with its digest.
+        let mut listed = Vec::new();
+        for label in [Label::latest(), prod.clone()] {
+            let mut of_label = store.revisions("demo", &label).await.unwrap();
+            of_label.reverse();
+            listed.extend(of_label);
+        }
+        let expected: Vec<(usize, EventKind)> = [6, 8, 9, 10, 11, 12]
+            .into_iter()
+            .zip(&listed)
+            .map(|(after, r)| {
+                let change = EventKind::RevisionCreated {
+                    label: r.label.clone(),
+                    revision: r.number,
+                    digest: r.digest.clone(),
+                    cause: r.cause,
+                    actor: r.actor.clone(),
+                    reason: r.reason.clone(),
+                };
+                (after, change)
+            })
+            .collect();
+        assert_eq!(revisions, expected, "{}", db.name);
+        let causes: Vec<&str> = listed.iter().map(|r| r.cause.as_str()).collect();
         assert_eq!(
-            restored
-                .iter()
-                .map(|e| e.change.clone())
-                .collect::<Vec<_>>(),
+            causes,
+            ["push", "push", "move", "move", "rollback", "release"]
+        );
+        let ids: Vec<u64> = events.iter().map(|e| e.id).collect();
+        assert_eq!(ids, (1..=20).collect::<Vec<_>>(), "{}", db.name);
+        assert!(events.iter().all(|e| e.pack == "demo"));
+        // Earlier content again moves `latest` back: one move and its
+        // revision; the same push once more changes nothing and appends
+        // nothing.
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let restored = store.events_since(20, 10).await.unwrap();
+        let (kinds, revisions) = split_revisions(&restored);
+        assert_eq!(
+            kinds,
             [moved("greeting", "latest", Some(2), Some(1), "push")],
             "{}",
             db.name
         );
+        assert!(
+            matches!(
+                &revisions[..],
+                [(1, EventKind::RevisionCreated { revision: 3, .. })]
+            ),
+            "{revisions:?}"
+        );
         store.push(&demo(), &writer(), "").await.unwrap();
-        assert_eq!(store.last_event_id().await.unwrap(), 15, "{}", db.name);
+        assert_eq!(store.last_event_id().await.unwrap(), 22, "{}", db.name);
     }
 }
 
@@ -162,11 +214,18 @@ async fn events_since_pages_through_the_log() {
         let store = db.open().await;
         two_versions(&store).await;
         store
-            .release("demo", &Label::latest(), &label("staging"), &writer(), "")
+            .release(
+                "demo",
+                &Label::latest(),
+                &label("staging"),
+                None,
+                &writer(),
+                "",
+            )
             .await
             .unwrap();
         let all = all_events(&store).await;
-        assert_eq!(all.len(), 9, "{}", db.name);
+        assert_eq!(all.len(), 12, "{}", db.name);
         for size in [1, 2, 5, 100] {
             let mut paged = Vec::new();
             let mut after = 0;
@@ -180,7 +239,7 @@ async fn events_since_pages_through_the_log() {
             assert_eq!(paged, all, "{}: pages of {size}", db.name);
         }
         assert!(store.events_since(0, 0).await.unwrap().is_empty());
-        assert!(store.events_since(9, 10).await.unwrap().is_empty());
+        assert!(store.events_since(12, 10).await.unwrap().is_empty());
         assert!(store.events_since(u64::MAX, 10).await.unwrap().is_empty());
         assert_eq!(store.events_since(7, 1).await.unwrap()[0].id, 8);
     }
@@ -211,7 +270,7 @@ async fn a_failed_write_appends_nothing() {
                 .await
                 .unwrap_err(),
             store
-                .release("demo", &Label::latest(), &prod, &writer(), "")
+                .release("demo", &Label::latest(), &prod, None, &writer(), "")
                 .await
                 .unwrap_err(),
             store
@@ -274,7 +333,7 @@ async fn this_process_s_writes_reach_subscribers_at_once() {
         assert_eq!(*rx.borrow_and_update(), 0);
         store.push(&demo(), &writer(), "").await.unwrap();
         assert!(rx.has_changed().unwrap(), "{}", db.name);
-        assert_eq!(*rx.borrow_and_update(), 6, "{}", db.name);
+        assert_eq!(*rx.borrow_and_update(), 7, "{}", db.name);
     }
 }
 
@@ -283,7 +342,7 @@ async fn a_store_opened_later_starts_at_the_newest_event() {
     for db in databases("events_reopen").await {
         db.open().await.push(&demo(), &writer(), "").await.unwrap();
         let again = db.open().await;
-        assert_eq!(*again.subscribe().borrow(), 6, "{}", db.name);
+        assert_eq!(*again.subscribe().borrow(), 7, "{}", db.name);
     }
 }
 
@@ -297,7 +356,7 @@ async fn another_handle_s_writes_reach_subscribers() {
         let mut rx = reader.subscribe();
         let writer_store = db.open().await;
         writer_store.push(&demo(), &writer(), "").await.unwrap();
-        seen(&mut rx, 6, db.name).await;
+        seen(&mut rx, 7, db.name).await;
         writer_store
             .move_label(
                 "demo",
@@ -310,8 +369,8 @@ async fn another_handle_s_writes_reach_subscribers() {
             )
             .await
             .unwrap();
-        seen(&mut rx, 7, db.name).await;
-        assert_eq!(reader.events_since(6, 10).await.unwrap().len(), 1);
+        seen(&mut rx, 9, db.name).await;
+        assert_eq!(reader.events_since(7, 10).await.unwrap().len(), 2);
     }
 }
 

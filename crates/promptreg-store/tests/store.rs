@@ -7,7 +7,7 @@ use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
 use promptreg_store::{
     Actor, Change, ErrorKind, FileLimits, Label, PACK_ENTRY, PackFiles, Permission, RevisionCause,
-    Store, TESTS_ENTRY, VersionRef,
+    RevisionRef, Store, TESTS_ENTRY, VersionRef,
 };
 
 fn label(name: &str) -> Label {
@@ -202,7 +202,7 @@ async fn each_change_to_a_label_is_one_revision() {
         store.push(&demo(), &writer(), "first").await.unwrap();
         let production = label("production");
         store
-            .release("demo", &Label::latest(), &production, &writer(), "")
+            .release("demo", &Label::latest(), &production, None, &writer(), "")
             .await
             .unwrap();
         let mut files = demo();
@@ -210,7 +210,14 @@ async fn each_change_to_a_label_is_one_revision() {
         store.push(&files, &writer(), "shorter").await.unwrap();
         store.push(&files, &writer(), "again").await.unwrap();
         store
-            .release("demo", &Label::latest(), &production, &writer(), "ship")
+            .release(
+                "demo",
+                &Label::latest(),
+                &production,
+                None,
+                &writer(),
+                "ship",
+            )
             .await
             .unwrap();
         store
@@ -292,7 +299,7 @@ async fn a_whole_pack_rolls_back_and_restores_revisions() {
         let production = label("production");
         store.push(&demo(), &writer(), "first").await.unwrap();
         store
-            .release("demo", &Label::latest(), &production, &writer(), "")
+            .release("demo", &Label::latest(), &production, None, &writer(), "")
             .await
             .unwrap();
         let mut files = demo();
@@ -300,7 +307,7 @@ async fn a_whole_pack_rolls_back_and_restores_revisions() {
         files.insert("defaults/farewell.md", "Bye.\n");
         store.push(&files, &writer(), "shorter").await.unwrap();
         store
-            .release("demo", &Label::latest(), &production, &writer(), "")
+            .release("demo", &Label::latest(), &production, None, &writer(), "")
             .await
             .unwrap();
 
@@ -416,6 +423,166 @@ async fn a_whole_pack_rolls_back_and_restores_revisions() {
     }
 }
 
+#[tokio::test]
+async fn a_revision_is_named_by_its_number_or_its_digest() {
+    for db in databases("revision_digest").await {
+        let store = db.open().await;
+        let production = label("production");
+        store.push(&demo(), &writer(), "").await.unwrap();
+        store
+            .release("demo", &Label::latest(), &production, None, &writer(), "")
+            .await
+            .unwrap();
+        let mut files = demo();
+        files.insert("defaults/farewell.md", "Bye.\n");
+        store.push(&files, &writer(), "").await.unwrap();
+        store
+            .release("demo", &Label::latest(), &production, None, &writer(), "")
+            .await
+            .unwrap();
+        store
+            .rollback_pack("demo", &production, &writer(), "")
+            .await
+            .unwrap();
+        let listed = store.revisions("demo", &production).await.unwrap();
+        let (r3, r2) = (&listed[0], &listed[1]);
+        // By number: as listed, with what it changed since the one before.
+        assert_eq!(&store.revision("demo", &production, 2).await.unwrap(), r2);
+        // By digest, whole or its start: r1 and r3 hold one state, and a
+        // digest names the newest.
+        for wanted in [r3.digest.clone(), r3.digest[..8].to_uppercase()] {
+            let wanted: RevisionRef = wanted.parse().unwrap();
+            let found = store.revision("demo", &production, wanted.clone()).await;
+            assert_eq!(found.unwrap().number, 3, "{}: {wanted}", db.name);
+            let pulled = store.checkout_revision("demo", &production, wanted).await;
+            assert_eq!(pulled.unwrap(), demo());
+        }
+        let by_digest = RevisionRef::Digest(r2.digest[..12].to_owned());
+        let restored = store
+            .restore("demo", &production, by_digest, Some(3), &writer(), "")
+            .await
+            .unwrap();
+        assert_eq!((restored.restores, restored.revision), (2, Some(4)));
+        // A digest no revision has, and a number past the newest: named.
+        let unknown: RevisionRef = "0123abcd".parse().unwrap();
+        let err = store
+            .revision("demo", &production, unknown.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion);
+        assert_eq!(
+            err.to_string(),
+            "label `production` has no revision of digest `0123abcd`: none of its revisions 1 to 4 holds that state (`promptreg store revisions production` lists their digests)"
+        );
+        let err = store
+            .diff_revisions("demo", &production, 1, unknown)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownVersion, "{err}");
+        let err = store.revision("demo", &production, 5).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("has no revision 5: its revisions are 1 to 4"),
+            "{err}"
+        );
+    }
+    // What names no revision is refused before any read.
+    for text in ["0", "r0", "abc", "xyz12345", "-1", ""] {
+        let err = text.parse::<RevisionRef>().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{text}");
+        assert!(err.to_string().contains("give its number"), "{err}");
+    }
+    assert_eq!(
+        "r12".parse::<RevisionRef>().unwrap(),
+        RevisionRef::Number(12)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_releases_decided_on_one_revision_one_wins_and_the_other_names_it() {
+    for db in databases("release_race").await {
+        let store = db.open().await;
+        let production = label("production");
+        store.push(&demo(), &writer(), "").await.unwrap();
+        store
+            .release(
+                "demo",
+                &Label::latest(),
+                &production,
+                Some(0),
+                &writer(),
+                "",
+            )
+            .await
+            .unwrap();
+        let mut files = demo();
+        files.insert("defaults/farewell.md", "Bye.\n");
+        store.push(&files, &writer(), "").await.unwrap();
+        let mut staged = demo();
+        staged.insert("defaults/farewell.md", "Farewell.\n");
+        store.push(&staged, &writer(), "").await.unwrap();
+        store
+            .release(
+                "demo",
+                &Label::latest(),
+                &label("staging"),
+                None,
+                &writer(),
+                "",
+            )
+            .await
+            .unwrap();
+        // Both read revision 1 of production; each releases its own label.
+        let race = |from: &'static str| {
+            let store = store.clone();
+            let production = production.clone();
+            tokio::spawn(async move {
+                let from = if from == "latest" {
+                    Label::latest()
+                } else {
+                    label(from)
+                };
+                store
+                    .release("demo", &from, &production, Some(1), &writer(), "")
+                    .await
+            })
+        };
+        let (a, b) = (race("staging"), race("latest"));
+        let results = [a.await.unwrap(), b.await.unwrap()];
+        let won = results.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(won, 1, "{}: {results:?}", db.name);
+        let lost = results.iter().find_map(|r| r.as_ref().err()).unwrap();
+        assert_eq!(lost.kind(), ErrorKind::Conflict, "{lost}");
+        assert_eq!(
+            lost.current_version(),
+            Some(2),
+            "{}: the winner's revision",
+            db.name
+        );
+        assert!(
+            lost.to_string()
+                .contains("label `production` is at revision 2, not 1 as expected"),
+            "{lost}"
+        );
+        // Nothing of the loser was written.
+        let revisions = store.revisions("demo", &production).await.unwrap();
+        assert_eq!(revisions.len(), 2, "{}", db.name);
+        // A label that has no revision yet is expected as 0.
+        let err = store
+            .release(
+                "demo",
+                &Label::latest(),
+                &label("canary"),
+                Some(3),
+                &writer(),
+                "",
+            )
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("is at revision 0, not 3"), "{err}");
+    }
+}
+
 /// The demo pack with `production` gated and one test of `greeting`.
 fn gated_demo() -> PackFiles {
     let mut files = demo();
@@ -440,7 +607,7 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
         let production = label("production");
         store.push(&gated_demo(), &writer(), "first").await.unwrap();
         store
-            .release("demo", &Label::latest(), &production, &writer(), "")
+            .release("demo", &Label::latest(), &production, None, &writer(), "")
             .await
             .unwrap();
         let first = &store.revisions("demo", &production).await.unwrap()[0];
@@ -459,7 +626,7 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
         );
         store.push(&broken, &writer(), "shorter").await.unwrap();
         let err = store
-            .release("demo", &Label::latest(), &production, &writer(), "")
+            .release("demo", &Label::latest(), &production, None, &writer(), "")
             .await
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::TestsFailed, "{}: {err}", db.name);
@@ -494,7 +661,14 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
         );
         // A label the manifest does not gate moves as before.
         store
-            .release("demo", &Label::latest(), &label("staging"), &writer(), "")
+            .release(
+                "demo",
+                &Label::latest(),
+                &label("staging"),
+                None,
+                &writer(),
+                "",
+            )
             .await
             .unwrap();
 
@@ -504,6 +678,7 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
                 "demo",
                 &Label::latest(),
                 &production,
+                None,
                 &writer_forcing,
                 "hotfix",
             )
@@ -511,7 +686,14 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
         assert_eq!(refused.unwrap_err().kind(), ErrorKind::Forbidden);
         let admin_forcing = admin().forcing_gates();
         let no_reason = store
-            .release("demo", &Label::latest(), &production, &admin_forcing, "")
+            .release(
+                "demo",
+                &Label::latest(),
+                &production,
+                None,
+                &admin_forcing,
+                "",
+            )
             .await;
         assert_eq!(no_reason.unwrap_err().kind(), ErrorKind::InvalidInput);
         store
@@ -519,6 +701,7 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
                 "demo",
                 &Label::latest(),
                 &production,
+                None,
                 &admin_forcing,
                 "hotfix",
             )
@@ -543,6 +726,7 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
                 "demo",
                 &Label::latest(),
                 &production,
+                None,
                 &admin_forcing,
                 "again",
             )
@@ -550,6 +734,19 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
         let err = err.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::TestsFailed, "{err}");
         assert!(err.to_string().contains("cannot be read"), "{err}");
+        // Named by their path in the pack, not in the folder they ran in.
+        assert!(err.to_string().contains(" tests/greeting.toml:"), "{err}");
+        assert!(!err.to_string().contains("/tmp"), "{err}");
+        let files: Vec<_> = err
+            .diagnostics()
+            .iter()
+            .filter_map(|d| d.file.clone())
+            .collect();
+        assert_eq!(
+            files,
+            [std::path::PathBuf::from("tests/greeting.toml")],
+            "{err}"
+        );
     }
 }
 
@@ -768,7 +965,7 @@ async fn a_protected_label_needs_an_admin() {
             "{err}"
         );
         let err = store
-            .release("demo", &Label::latest(), &prod, &writer(), "")
+            .release("demo", &Label::latest(), &prod, None, &writer(), "")
             .await
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Forbidden);
@@ -808,13 +1005,13 @@ async fn a_release_moves_every_prompt_at_once() {
         store.push(&demo(), &writer(), "").await.unwrap();
         let (staging, prod) = (label("staging"), label("production"));
         let moves = store
-            .release("demo", &Label::latest(), &staging, &writer(), "")
+            .release("demo", &Label::latest(), &staging, None, &writer(), "")
             .await
             .unwrap();
         assert_eq!(moves.len(), 3, "{}", db.name);
         assert!(moves.iter().all(|m| m.reason == "release latest"));
         let moves = store
-            .release("demo", &staging, &prod, &writer(), "week 48")
+            .release("demo", &staging, &prod, None, &writer(), "week 48")
             .await
             .unwrap();
         assert!(
@@ -823,7 +1020,7 @@ async fn a_release_moves_every_prompt_at_once() {
                 .all(|m| m.reason == "release staging: week 48" && m.to == Some(1))
         );
         let again = store
-            .release("demo", &staging, &prod, &writer(), "")
+            .release("demo", &staging, &prod, None, &writer(), "")
             .await
             .unwrap();
         assert!(again.is_empty(), "{}: nothing left to move", db.name);

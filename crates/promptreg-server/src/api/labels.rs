@@ -190,7 +190,7 @@ pub(crate) async fn rollback(
         crate::responses::KeyOrStore,
         (status = 403, description = "The key cannot write, or `to` is protected and the key is not admin", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such pack", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 412, description = "A label moved meanwhile: nothing was released", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 412, description = "A label moved meanwhile, or `to`'s newest revision is not `expect_revision` (`current` names the one that won): nothing was released", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 422, description = "The label is gated and the tests of the state it would serve fail, cannot be read or run too long (`cases` lists the failing ones): nothing moved", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::JsonBodyErrors,
     ),
@@ -211,6 +211,7 @@ pub(crate) async fn release(
             pack,
             &from,
             &to,
+            request.expect_revision,
             &Gates::forced(request.force).actor(&caller),
             &request.reason,
         )

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use promptreg_store::Scope;
+use promptreg_store::{RevisionRef, Scope};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -42,6 +42,34 @@ pub(crate) async fn label_revisions(
         name.as_str(),
         &revisions,
     )))
+}
+
+/// `GET /v1/packs/{pack}/labels/{label}/revisions/{revision}`.
+#[utoipa::path(
+    get, path = "/v1/packs/{pack}/labels/{label}/revisions/{revision}", tag = "labels",
+    params(
+        ("pack" = String, Path, description = "The pack's name"),
+        ("label" = String, Path, description = "The label"),
+        ("revision" = String, Path, description = "The revision's number, or its digest (8 to 64 hex digits: the newest revision holding that state)"),
+    ),
+    responses(
+        (status = 200, description = "The revision, with what it changed since the one before", body = crate::body::RevisionBody),
+        (status = 400, description = "Invalid pack or label name, or a revision that is neither a number nor a digest", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
+        (status = 404, description = "No such pack, or no revision of that number or digest (the detail names it and the revisions there are)", body = ProblemDetails, content_type = "application/problem+json"),
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn label_revision(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((pack, name, revision)): Path<(PackName, LabelName, String)>,
+) -> Result<Json<crate::body::RevisionBody>, Problem> {
+    let (pack, name) = (pack.as_str(), name.0);
+    caller.require(pack, Scope::Read)?;
+    let wanted: RevisionRef = revision.parse()?;
+    let revision = state.store.revision(pack, &name, wanted).await?;
+    Ok(Json(crate::body::RevisionBody::from(&revision)))
 }
 
 /// `POST /v1/packs/{pack}/labels/{label}/rollback`.
@@ -114,7 +142,7 @@ pub(crate) async fn restore_revision(
         .restore(
             pack,
             &name,
-            request.revision,
+            request.revision.to_ref()?,
             request.expect,
             &Gates::forced(request.force).actor(&caller),
             &request.reason,
@@ -128,6 +156,7 @@ pub(crate) async fn restore_revision(
 pub(super) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(label_revisions))
+        .routes(routes!(label_revision))
         .routes(routes!(rollback_pack))
         .routes(routes!(restore_revision))
 }

@@ -197,6 +197,10 @@ pub struct Release {
     /// Why, recorded in the history after `release FROM`.
     #[serde(default)]
     pub reason: String,
+    /// Release only if `to`'s newest revision is this one (0: it has none
+    /// yet); otherwise 412 with `current`, the revision that won.
+    #[serde(default)]
+    pub expect_revision: Option<u64>,
     /// Move a gated label even though the tests of the state it would
     /// serve fail: needs an admin key and a reason; the revision is marked
     /// as forced.

@@ -6,6 +6,8 @@ use promptreg_store::Revision;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::problem::Problem;
+
 /// The revisions of a label, newest first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Revisions {
@@ -81,8 +83,9 @@ pub struct RevisionChange {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RestoreRevision {
-    /// The revision whose state the label takes, on every entry.
-    pub revision: u64,
+    /// The revision whose state the label takes, on every entry: its
+    /// number, or its digest (8 hex digits or more).
+    pub revision: RevisionName,
     /// The label's newest revision now, to refuse the change (412) when
     /// someone changed the label since it was read.
     #[serde(default)]
@@ -95,6 +98,27 @@ pub struct RestoreRevision {
     /// as forced.
     #[serde(default)]
     pub force: bool,
+}
+
+/// A revision by number (`12`) or by digest (`"3f9c01ab"`: 8 to 64 hex
+/// digits; the newest revision holding that state).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum RevisionName {
+    /// Its number, from 1.
+    Number(u64),
+    /// Its digest, or the start of it.
+    Digest(String),
+}
+
+impl RevisionName {
+    /// The revision it names, or a 400 saying why it names none.
+    pub(crate) fn to_ref(&self) -> Result<promptreg_store::RevisionRef, Problem> {
+        match self {
+            RevisionName::Number(n) => Ok(promptreg_store::RevisionRef::Number(*n)),
+            RevisionName::Digest(text) => Ok(text.parse()?),
+        }
+    }
 }
 
 /// What restoring a revision did.

@@ -72,6 +72,14 @@ fn event_columns(event: &EventKind) -> EventColumns<'_> {
             reason,
             ..
         } => (None, Some(label), None, None, actor, Some(reason)),
+        // Its digest and cause are the revision's, read back from it.
+        EventKind::RevisionCreated {
+            label,
+            revision,
+            actor,
+            reason,
+            ..
+        } => (None, Some(label), None, Some(*revision as i64), actor, Some(reason)),
         EventKind::LabelProtected { label, actor } | EventKind::LabelUnprotected { label, actor } => {
             (None, Some(label), None, None, actor, None)
         }
@@ -124,7 +132,8 @@ pub(crate) async fn last_event_id(pool: &Pool<Db>) -> Result<u64, OpError> {
     Ok(id as u64)
 }
 
-/// id, pack, at, kind, prompt, label, from, to, actor, reason
+/// id, pack, at, kind, prompt, label, from, to, actor, reason, and for a
+/// `revision_created` the revision's digest and cause
 type EventRow = (
     i64,
     String,
@@ -136,6 +145,8 @@ type EventRow = (
     Option<i64>,
     String,
     Option<String>,
+    Option<String>,
+    Option<String>,
 );
 
 /// At most `limit` events with ids above `after`, oldest first.
@@ -145,8 +156,11 @@ pub(crate) async fn events_since(
     limit: i64,
 ) -> Result<Vec<Event>, OpError> {
     let rows: Vec<EventRow> = sqlx::query_as(
-        "SELECT e.event_id, p.name, e.at, e.kind, e.prompt, e.label, e.from_number, e.to_number, e.actor, e.reason \
+        "SELECT e.event_id, p.name, e.at, e.kind, e.prompt, e.label, e.from_number, e.to_number, e.actor, e.reason, \
+         r.digest, r.cause \
          FROM events e JOIN packs p ON p.pack_id = e.pack_id \
+         LEFT JOIN revisions r ON e.kind = 'revision_created' AND r.pack_id = e.pack_id \
+         AND r.label = e.label AND r.number = e.to_number \
          WHERE e.event_id > $1 ORDER BY e.event_id LIMIT $2",
     )
     .bind(after)
@@ -191,7 +205,7 @@ async fn released_prompts(
 }
 
 fn event_of(row: EventRow, moves: Vec<ReleasedPrompt>) -> Result<Event, OpError> {
-    let (id, pack, at, kind, prompt, label, from, to, actor, reason) = row;
+    let (id, pack, at, kind, prompt, label, from, to, actor, reason, digest, cause) = row;
     let number = |n: Option<i64>| n.map(|n| n as u64);
     let damaged = |what: &str| {
         OpError::Store(Error::new(
@@ -216,6 +230,17 @@ fn event_of(row: EventRow, moves: Vec<ReleasedPrompt>) -> Result<Event, OpError>
         "released" => EventKind::Released {
             label: label.ok_or_else(|| damaged("has no label"))?,
             moves,
+            actor,
+            reason: reason.unwrap_or_default(),
+        },
+        "revision_created" => EventKind::RevisionCreated {
+            label: label.ok_or_else(|| damaged("has no label"))?,
+            revision: number(to).ok_or_else(|| damaged("has no revision"))?,
+            digest: digest.ok_or_else(|| damaged("names a revision that does not exist"))?,
+            cause: cause
+                .as_deref()
+                .and_then(RevisionCause::named)
+                .ok_or_else(|| damaged("names a revision of an unknown cause"))?,
             actor,
             reason: reason.unwrap_or_default(),
         },

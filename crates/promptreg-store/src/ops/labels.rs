@@ -165,8 +165,8 @@ async fn commit_move(
     actor: &Actor,
 ) -> Result<Written<LabelMove>, OpError> {
     let made = Made::by(cause, actor, &moved.reason, moved.at);
-    record_revision(&mut tx, pack_id, &moved.label, made).await?;
-    let last_event = commit(tx, pack_id, &[EventKind::from(&moved)], moved.at).await?;
+    let (_, created) = record_revision(&mut tx, pack_id, &moved.label, made).await?;
+    let last_event = commit(tx, pack_id, &[EventKind::from(&moved), created], moved.at).await?;
     Ok(Written {
         value: moved,
         last_event,
@@ -334,12 +334,14 @@ pub(crate) async fn release(
     pack_id: i64,
     from: &Label,
     to: &Label,
+    expect: Option<u64>,
     actor: &Actor,
     why: &str,
 ) -> Result<Written<Vec<LabelMove>>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
     check_protection(&mut tx, pack_id, to, actor).await?;
+    newest_revision(&mut tx, pack_id, to, expect).await?;
     let source = labels_named(&mut tx, pack_id, from.as_str()).await?;
     let target = labels_named(&mut tx, pack_id, to.as_str()).await?;
     let reason = recorded_reason(format!("release {from}"), why);
@@ -369,13 +371,14 @@ pub(crate) async fn release(
     let mut events = Vec::new();
     if !moves.is_empty() {
         let made = Made::by(RevisionCause::Release, actor, &reason, now);
-        record_revision(&mut tx, pack_id, to.as_str(), made).await?;
+        let (_, created) = record_revision(&mut tx, pack_id, to.as_str(), made).await?;
         events.push(EventKind::Released {
             label: to.as_str().to_owned(),
             moves: moves.iter().map(ReleasedPrompt::from).collect(),
             actor: actor.name.clone(),
             reason,
         });
+        events.push(created);
     }
     let last_event = commit(tx, pack_id, &events, now).await?;
     Ok(Written {

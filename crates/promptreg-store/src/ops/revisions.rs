@@ -30,13 +30,13 @@ impl<'a> Made<'a> {
 /// Records the revision of `label` that this transaction's moves made:
 /// every entry the label now points at, and the digest of that state. The
 /// label's moves this transaction wrote are attached to it. Returns its
-/// number.
+/// number and the event announcing it, to append after the moves'.
 async fn record_revision(
     tx: &mut Tx,
     pack_id: i64,
     label: &str,
     made: Made<'_>,
-) -> Result<u64, OpError> {
+) -> Result<(u64, EventKind), OpError> {
     let state: Vec<(String, String)> = sqlx::query_as(
         "SELECT l.entry, v.digest FROM labels l JOIN versions v \
          ON v.pack_id = l.pack_id AND v.entry = l.entry AND v.number = l.number \
@@ -93,7 +93,15 @@ async fn record_revision(
     .bind(label)
     .execute(&mut **tx)
     .await?;
-    Ok(number as u64)
+    let created = EventKind::RevisionCreated {
+        label: label.to_owned(),
+        revision: number as u64,
+        digest,
+        cause: made.cause,
+        actor: made.actor.to_owned(),
+        reason: made.reason.to_owned(),
+    };
+    Ok((number as u64, created))
 }
 
 /// For a label its manifest gates (now, or in its newest revision), runs
@@ -175,29 +183,36 @@ type RevisionRow = (
     bool,
 );
 
-/// The revisions of `label`, newest first, each with its entries and what
-/// it changed.
+/// The revisions of `label` numbered `numbers`, newest first, each with
+/// its entries and what it changed (since the one before, when `numbers`
+/// holds it: the first one read lists every entry as changed).
 pub(crate) async fn revisions(
     pool: &Pool<Db>,
     pack_id: i64,
     label: &str,
+    numbers: std::ops::RangeInclusive<u64>,
 ) -> Result<Vec<Revision>, OpError> {
+    let (first, last) = (*numbers.start() as i64, (*numbers.end()).min(i64::MAX as u64) as i64);
     let rows: Vec<RevisionRow> = sqlx::query_as(
         "SELECT revision_id, number, digest, cause, actor, created_at, reason, restores, tests, forced \
          FROM revisions \
-         WHERE pack_id = $1 AND label = $2 ORDER BY number",
+         WHERE pack_id = $1 AND label = $2 AND number BETWEEN $3 AND $4 ORDER BY number",
     )
     .bind(pack_id)
     .bind(label)
+    .bind(first)
+    .bind(last)
     .fetch_all(pool)
     .await?;
     let entries: Vec<(i64, String, i64)> = sqlx::query_as(
         "SELECT e.revision_id, e.entry, e.number FROM revision_entries e \
          JOIN revisions r ON r.revision_id = e.revision_id \
-         WHERE r.pack_id = $1 AND r.label = $2",
+         WHERE r.pack_id = $1 AND r.label = $2 AND r.number BETWEEN $3 AND $4",
     )
     .bind(pack_id)
     .bind(label)
+    .bind(first)
+    .bind(last)
     .fetch_all(pool)
     .await?;
     let mut by_revision: BTreeMap<i64, BTreeMap<String, u64>> = BTreeMap::new();
@@ -267,7 +282,7 @@ pub(crate) async fn restore(
     pool: &Pool<Db>,
     pack_id: i64,
     label: &Label,
-    target: Option<u64>,
+    target: Option<&RevisionRef>,
     expect: Option<u64>,
     actor: &Actor,
     why: &str,
@@ -275,29 +290,14 @@ pub(crate) async fn restore(
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
     check_protection(&mut tx, pack_id, label, actor).await?;
-    let newest: Option<(i64, Option<i64>)> = sqlx::query_as(
-        "SELECT number, restores FROM revisions WHERE pack_id = $1 AND label = $2 \
-         ORDER BY number DESC LIMIT 1",
-    )
-    .bind(pack_id)
-    .bind(label.as_str())
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some((newest, restored)) = newest else {
+    let Some((newest, restored)) = newest_revision(&mut tx, pack_id, label, expect).await? else {
         return Err(no_revision(label.as_str(), None).into());
     };
-    if let Some(expected) = expect.filter(|&e| e != newest as u64) {
-        return Err(Error::new(
-            ErrorKind::Conflict,
-            format!(
-                "label `{label}` is at revision {newest}, not {expected} as expected: someone changed it; check `promptreg store revisions {label}` and retry"
-            ),
-        )
-        .with_current(Some(newest as u64))
-        .into());
-    }
     let (target, what) = match target {
-        Some(n) => (n, format!("restore revision {n}")),
+        Some(wanted) => {
+            let n = resolve_revision(&mut *tx, pack_id, label.as_str(), wanted).await?;
+            (n, format!("restore revision {n}"))
+        }
         None => {
             let stands_on = restored.unwrap_or(newest);
             if stands_on <= 1 {
@@ -309,11 +309,11 @@ pub(crate) async fn restore(
                 )
                 .into());
             }
+            // Revisions are numbered without gaps: the one before exists.
             let n = (stands_on - 1) as u64;
             (n, format!("rollback to revision {n}"))
         }
     };
-    require_revision(&mut *tx, pack_id, label.as_str(), target).await?;
     let wanted: Vec<(String, i64)> = sqlx::query_as(
         "SELECT e.entry, e.number FROM revision_entries e \
          JOIN revisions r ON r.revision_id = e.revision_id \
@@ -344,7 +344,8 @@ pub(crate) async fn restore(
             restores: Some(target),
             ..Made::by(RevisionCause::Restore, actor, &reason, now)
         };
-        number = Some(record_revision(&mut tx, pack_id, label.as_str(), made).await?);
+        let (recorded, created) = record_revision(&mut tx, pack_id, label.as_str(), made).await?;
+        number = Some(recorded);
         // One event, as for a release: followers sync the whole label.
         events.push(EventKind::Released {
             label: label.as_str().to_owned(),
@@ -352,6 +353,7 @@ pub(crate) async fn restore(
             actor: actor.name.clone(),
             reason,
         });
+        events.push(created);
     }
     let last_event = commit(tx, pack_id, &events, now).await?;
     Ok(Written {
@@ -360,34 +362,103 @@ pub(crate) async fn restore(
     })
 }
 
-/// Revision `number` of `label` exists, or the error naming the ones that do.
-async fn require_revision<'e>(
+/// The newest revision of `label` and the one it restores (`None`: the
+/// label has none); with `expect`, a conflict naming the newest when it is
+/// not that one (0: the label has no revision yet). In a writing
+/// transaction with the pack locked, the answer holds until it commits.
+async fn newest_revision(
+    tx: &mut Tx,
+    pack_id: i64,
+    label: &Label,
+    expect: Option<u64>,
+) -> Result<Option<(i64, Option<i64>)>, OpError> {
+    let newest: Option<(i64, Option<i64>)> = sqlx::query_as(
+        "SELECT number, restores FROM revisions WHERE pack_id = $1 AND label = $2 \
+         ORDER BY number DESC LIMIT 1",
+    )
+    .bind(pack_id)
+    .bind(label.as_str())
+    .fetch_optional(&mut **tx)
+    .await?;
+    let current = newest.map_or(0, |(n, _)| n as u64);
+    if let Some(expected) = expect.filter(|&e| e != current) {
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "label `{label}` is at revision {current}, not {expected} as expected: someone changed it meanwhile; check `promptreg store revisions {label}` and retry"
+            ),
+        )
+        .with_current(Some(current))
+        .into());
+    }
+    Ok(newest)
+}
+
+/// The number of the revision `wanted` names, or the error naming the
+/// revisions there are.
+async fn resolve_revision<'e>(
     executor: impl sqlx::Executor<'e, Database = Db>,
     pack_id: i64,
     label: &str,
-    number: u64,
-) -> Result<(), OpError> {
-    let (newest, found): (Option<i64>, i64) = sqlx::query_as(
-        "SELECT MAX(number), COUNT(CASE WHEN number = $3 THEN 1 END) FROM revisions \
-         WHERE pack_id = $1 AND label = $2",
+    wanted: &RevisionRef,
+) -> Result<u64, OpError> {
+    let (number, prefix) = match wanted {
+        RevisionRef::Number(n) => (*n as i64, String::new()),
+        RevisionRef::Digest(d) => (0, format!("{d}%")),
+    };
+    // The newest revision, and the newest two digests `wanted` names,
+    // with the newest revision of each.
+    let rows: Vec<(Option<i64>, Option<String>, Option<i64>)> = sqlx::query_as(
+        "SELECT (SELECT MAX(number) FROM revisions WHERE pack_id = $1 AND label = $2), \
+         m.digest, m.number FROM (SELECT 1) one LEFT JOIN ( \
+           SELECT digest, MAX(number) AS number FROM revisions \
+           WHERE pack_id = $1 AND label = $2 AND (number = $3 OR ($4 <> '' AND digest LIKE $4)) \
+           GROUP BY digest ORDER BY MAX(number) DESC LIMIT 2 \
+         ) m ON TRUE",
     )
     .bind(pack_id)
     .bind(label)
-    .bind(number as i64)
-    .fetch_one(executor)
+    .bind(number)
+    .bind(&prefix)
+    .fetch_all(executor)
     .await?;
-    match (newest, found) {
-        (_, 1..) => Ok(()),
-        (Some(newest), _) => Err(no_revision(label, Some((number, newest as u64))).into()),
-        (None, _) => Err(no_revision(label, None).into()),
+    let newest = rows.first().and_then(|r| r.0);
+    let found: Vec<(String, i64)> = rows
+        .into_iter()
+        .filter_map(|(_, digest, number)| Some((digest?, number?)))
+        .collect();
+    match (&found[..], newest) {
+        ([(_, number)], _) => Ok(*number as u64),
+        ([(a, _), (b, _), ..], _) => Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "`{wanted}` starts more than one digest of label `{label}` ({a}, {b}, ...): give more of it"
+            ),
+        )
+        .into()),
+        (_, Some(newest)) => Err(no_revision(label, Some((wanted, newest as u64))).into()),
+        (_, None) => Err(no_revision(label, None).into()),
     }
 }
 
+/// The number of the revision `wanted` names (see `resolve_revision`).
+pub(crate) async fn revision_number(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &str,
+    wanted: &RevisionRef,
+) -> Result<u64, OpError> {
+    resolve_revision(pool, pack_id, label, wanted).await
+}
+
 /// There is no revision `asked` of `label` (with the newest), or none at all.
-fn no_revision(label: &str, asked: Option<(u64, u64)>) -> Error {
+fn no_revision(label: &str, asked: Option<(&RevisionRef, u64)>) -> Error {
     let message = match asked {
-        Some((n, newest)) => format!(
+        Some((RevisionRef::Number(n), newest)) => format!(
             "label `{label}` has no revision {n}: its revisions are 1 to {newest} (`promptreg store revisions {label}`)"
+        ),
+        Some((RevisionRef::Digest(d), newest)) => format!(
+            "label `{label}` has no revision of digest `{d}`: none of its revisions 1 to {newest} holds that state (`promptreg store revisions {label}` lists their digests)"
         ),
         None => format!("label `{label}` has no revisions: nothing ever moved it"),
     };
@@ -399,9 +470,9 @@ pub(crate) async fn checkout_revision(
     pool: &Pool<Db>,
     pack_id: i64,
     label: &str,
-    number: u64,
-) -> Result<Vec<(String, String, Vec<u8>)>, OpError> {
-    require_revision(pool, pack_id, label, number).await?;
+    wanted: &RevisionRef,
+) -> Result<(u64, Vec<(String, String, Vec<u8>)>), OpError> {
+    let number = resolve_revision(pool, pack_id, label, wanted).await?;
     let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
         "SELECT e.entry, f.path, f.content FROM revisions r \
          JOIN revision_entries e ON e.revision_id = r.revision_id \
@@ -414,5 +485,5 @@ pub(crate) async fn checkout_revision(
     .bind(number as i64)
     .fetch_all(pool)
     .await?;
-    Ok(rows)
+    Ok((number, rows))
 }

@@ -120,7 +120,8 @@ pub(crate) async fn push(
     }
     if moved_latest {
         let made = Made::by(RevisionCause::Push, actor, &reason, now);
-        record_revision(&mut tx, pack_id, "latest", made).await?;
+        let (_, created) = record_revision(&mut tx, pack_id, "latest", made).await?;
+        events.push(created);
     }
     let last_event = commit(tx, pack_id, &events, now).await?;
     report.prompts.sort_by(|a, b| a.0.cmp(&b.0));

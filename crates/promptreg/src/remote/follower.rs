@@ -363,17 +363,27 @@ impl Run {
         }
     }
 
-    /// A move of the followed label in the followed pack: one prompt's
-    /// (`label_moved`), or a release's, which moves many in one event.
+    /// A change of the followed label in the followed pack: one prompt's
+    /// move (`label_moved`), a release's, which moves many in one event,
+    /// or the revision either recorded (`revision_created`, after them),
+    /// unless its digest is the one the bundle held carries: a server
+    /// sends the moves and then the revision, so the second asks nothing.
     fn is_relevant(&self, event: &SseEvent) -> bool {
-        if !matches!(event.kind.as_str(), "label_moved" | "released") {
+        if !matches!(
+            event.kind.as_str(),
+            "label_moved" | "released" | "revision_created"
+        ) {
             return false;
         }
         let Ok(data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
             return false;
         };
         let field = |name: &str| data.get(name).and_then(|v| v.as_str());
-        field("pack") == Some(&self.remote.pack) && field("label") == Some(&self.remote.label)
+        if field("pack") != Some(&self.remote.pack) || field("label") != Some(&self.remote.label) {
+            return false;
+        }
+        let held = self.current.as_ref().map(|b| b.etag.trim_matches('"'));
+        field("digest").is_none() || field("digest") != held
     }
 
     /// Asks for the bundle with the ETag held; publishes a new one that

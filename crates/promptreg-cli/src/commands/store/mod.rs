@@ -9,8 +9,8 @@ use std::future::Future;
 
 use promptreg::Locale;
 use promptreg_store::{
-    Actor, Change, Error, ErrorKind, Label, LabelMove, Permission, PushReport, Store, VersionInfo,
-    VersionRef,
+    Actor, Change, Error, ErrorKind, Label, LabelMove, Permission, PushReport, RevisionRef, Store,
+    VersionInfo, VersionRef,
 };
 use serde_json::{Value, json};
 
@@ -52,7 +52,11 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             label,
             revision,
             pack,
-        } => cmd(Some(pack), None).pull(dir, label, *revision).await,
+        } => {
+            cmd(Some(pack), None)
+                .pull(dir, label, revision.as_ref())
+                .await
+        }
         StoreCommand::Log { id, pack } => cmd(Some(pack), None).log(id).await,
         StoreCommand::Label {
             id,
@@ -67,7 +71,7 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             let cmd = cmd(Some(pack), Some(Who::moving(who)));
             let expect = expect.as_deref();
             match (revision, label, version) {
-                (Some(n), ..) => cmd.restore(id, *n, expect, reason).await,
+                (Some(wanted), ..) => cmd.restore(id, wanted, expect, reason).await,
                 (None, Some(label), Some(version)) => {
                     let expect = expect.unwrap_or_default();
                     cmd.label(id, label, *version, expect, reason).await
@@ -98,11 +102,12 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             from,
             to,
             reason,
+            expect,
             pack,
             who,
         } => {
             cmd(Some(pack), Some(Who::moving(who)))
-                .release(from, to, reason)
+                .release(from, to, *expect, reason)
                 .await
         }
         StoreCommand::Diff {
@@ -299,13 +304,18 @@ impl<'a> Command<'a> {
         &self,
         dir: &std::path::Path,
         label: &str,
-        revision: Option<u64>,
+        revision: Option<&RevisionRef>,
     ) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let label = Label::new(label).map_err(failure)?;
-        let files = match revision {
-            Some(n) => self.store.checkout_revision(&pack, &label, n).await,
-            None => self.store.checkout(&pack, &label).await,
+        let (revision, files) = match revision {
+            Some(wanted) => {
+                let number = self.store.revision(&pack, &label, wanted.clone()).await;
+                let number = number.map_err(failure)?.number;
+                let files = self.store.checkout_revision(&pack, &label, number).await;
+                (Some(number), files)
+            }
+            None => (None, self.store.checkout(&pack, &label).await),
         };
         let files = files.map_err(failure)?;
         files.write(dir).map_err(failure)?;
@@ -396,13 +406,19 @@ impl<'a> Command<'a> {
         Ok(self.moves(&[moved]))
     }
 
-    async fn release(&self, from: &str, to: &str, reason: &str) -> Result<Output, Failure> {
+    async fn release(
+        &self,
+        from: &str,
+        to: &str,
+        expect: Option<u64>,
+        reason: &str,
+    ) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let from = Label::new(from).map_err(failure)?;
         let to = Label::new(to).map_err(failure)?;
         let moved = self
             .store
-            .release(&pack, &from, &to, &self.actor(), reason)
+            .release(&pack, &from, &to, expect, &self.actor(), reason)
             .await
             .map_err(failure)?;
         if moved.is_empty() && !self.session.args.json {

@@ -1,7 +1,7 @@
 //! A label's revisions: listing them, pointing a label at one for the
 //! whole pack, rolling the pack back, comparing two.
 
-use promptreg_store::{Label, Restored, Revision};
+use promptreg_store::{Label, Restored, Revision, RevisionRef};
 use serde_json::{Value, json};
 
 use super::{Command, failure, move_json};
@@ -49,7 +49,7 @@ impl Command<'_> {
     pub(super) async fn restore(
         &self,
         label: &str,
-        revision: u64,
+        revision: &RevisionRef,
         expect: Option<&str>,
         reason: &str,
     ) -> Result<Output, Failure> {
@@ -58,7 +58,14 @@ impl Command<'_> {
         let expect = expect.map(revision_number).transpose()?;
         let restored = self
             .store
-            .restore(&pack, &label, revision, expect, &self.actor(), reason)
+            .restore(
+                &pack,
+                &label,
+                revision.clone(),
+                expect,
+                &self.actor(),
+                reason,
+            )
             .await
             .map_err(failure)?;
         Ok(self.restored(&label, &restored))
@@ -108,7 +115,7 @@ impl Command<'_> {
     ) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let label = Label::new(label).map_err(failure)?;
-        let (a, b) = (revision_number(a)?, revision_number(b)?);
+        let (a, b) = (revision_ref(a)?, revision_ref(b)?);
         let diff = self
             .store
             .diff_revisions(&pack, &label, a, b)
@@ -121,12 +128,13 @@ impl Command<'_> {
                 .map(|f| json!({ "path": f.path, "diff": f.diff }))
                 .collect();
             return Ok(Output::json(&json!({
-                "label": label.as_str(), "from": a, "to": b, "files": files,
+                "label": label.as_str(), "from": diff.from, "to": diff.to, "files": files,
             })));
         }
         if diff.files.is_empty() {
             return Ok(Output::text(format!(
-                "{label}: r{a} and r{b} hold the same files\n"
+                "{label}: r{} and r{} hold the same files\n",
+                diff.from, diff.to
             )));
         }
         let paint = self.paint();
@@ -142,6 +150,12 @@ fn revision_number(text: &str) -> Result<u64, Failure> {
         .unwrap_or(text)
         .parse()
         .map_err(|_| Failure::usage(format!("`{text}` is not a revision number (like 3 or r3)")))
+}
+
+/// A revision: its number (`3`, or `r3` as `store revisions` prints it)
+/// or its digest.
+fn revision_ref(text: &str) -> Result<RevisionRef, Failure> {
+    text.parse().map_err(failure)
 }
 
 fn revision_json(r: &Revision) -> Value {
