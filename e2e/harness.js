@@ -30,6 +30,8 @@ export const DATABASE_URL_VAR = 'PROMPTREG_TEST_DATABASE_URL';
 /** The pack the tests browse, and the prompt they change. */
 export const PACK = 'goal-agent';
 export const PROMPT = 'goal-running';
+/** A label the pack's manifest gates: it moves only to a state whose tests pass. */
+export const GATED = 'stable';
 /** The line the second version adds to the prompt's body. */
 export const SECOND_VERSION_LINE = '- Tell the user in one line what you are about to change.';
 
@@ -136,8 +138,11 @@ export async function startRegistry(kind) {
   try {
     const pack = path.join(dir, PACK);
     fs.cpSync(path.join(ROOT, 'examples', PACK), pack, { recursive: true });
+    // `stable` is gated: the second version fails the pack's snapshot.
+    fs.appendFileSync(path.join(pack, 'promptreg.toml'), `\n[release]\ngated = ["${GATED}"]\n`);
     run('store', 'push', pack, '--message', 'First version');
     run('store', 'release', 'latest', 'production');
+    run('store', 'release', 'latest', GATED);
     run('store', 'protect', 'production', '--admin');
     fs.appendFileSync(path.join(pack, 'defaults', `${PROMPT}.md`), `${SECOND_VERSION_LINE}\n`);
     run('store', 'push', pack, '--message', 'Say what is about to change');

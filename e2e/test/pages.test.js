@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import {
+  GATED,
   PACK,
   PROMPT,
   SECOND_VERSION_LINE,
@@ -242,6 +243,48 @@ for (const kind of databaseKinds()) {
       // The roll back's move (its reason is not recorded: the store's roll back takes none).
       await page.getByRole('row', { name: new RegExp(`production ${PROMPT} v${version} v1 key:ada`) }).waitFor();
       await screenshot(page, kind, 'history');
+    });
+
+    test('a gated label refuses a failing version with its cases; an admin forces it, and the label page restores the revision before', async () => {
+      const writer = await session('write');
+      await openPrompt(writer);
+      await writer.getByRole('link', { name: `Move ${GATED}`, exact: true }).click();
+      await writer.getByRole('heading', { name: new RegExp(`^Publish v\\d+ to ${GATED}\\?$`) }).waitFor();
+      // The state it would serve, tested before the button: the snapshot fails.
+      const results = writer.getByRole('region', { name: 'Test results' });
+      await results.getByText(/^\d+ of \d+ cases passed$/).waitFor();
+      await results.getByText(`${PROMPT} · full`).waitFor();
+      assert.equal(await writer.getByLabel(/^Force past failing tests/).count(), 0, 'a write key cannot force');
+      await screenshot(writer, kind, 'gated-confirm');
+      const refused = await post(writer, () => writer.getByRole('button', { name: 'Publish', exact: true }).click());
+      assert.equal(refused.status(), 422);
+      await writer.getByText(`label \`${GATED}\` is gated`, { exact: false }).waitFor();
+      await writer.getByText(`${PROMPT} · full`).waitFor();
+
+      const admin = await session('admin');
+      await openPrompt(admin);
+      await admin.getByRole('link', { name: `Move ${GATED}`, exact: true }).click();
+      await admin.getByLabel(/^Force past failing tests/).check();
+      await admin.getByLabel('Reason', { exact: true }).fill('The snapshot is updated next');
+      await admin.getByRole('button', { name: 'Publish', exact: true }).click();
+      await admin.getByText(new RegExp(`${GATED} now points at v\\d+`)).waitFor();
+
+      // The label page: the forced revision on top; restore the one before.
+      await admin.getByRole('link', { name: GATED, exact: true }).first().click();
+      await admin.getByRole('heading', { level: 1, name: GATED }).waitFor();
+      const forced = admin.getByRole('row', { name: /^r2 .*forced/ });
+      await forced.waitFor();
+      assert.match(await forced.innerText(), /forced by an admin/);
+      await screenshot(admin, kind, 'label-revisions');
+      await admin.getByRole('link', { name: 'Restore r1', exact: true }).click();
+      await admin.getByRole('heading', { name: `Restore revision 1 of ${GATED}?` }).waitFor();
+      await admin.getByRole('region', { name: 'Test results' }).getByText(/^(\d+) of \1 cases passed$/).waitFor();
+      await admin.getByRole('deletion').first().waitFor();
+      await screenshot(admin, kind, 'restore-confirm');
+      await admin.getByLabel('Reason', { exact: true }).fill('Back to what passes');
+      await admin.getByRole('button', { name: 'Restore revision 1', exact: true }).click();
+      await admin.getByText(`${GATED} holds revision 1 again`).waitFor();
+      await admin.getByRole('row', { name: /^r3 \w+ restore/ }).waitFor();
     });
 
     test('a release is one row of the label history, which expands to its moves', async () => {

@@ -219,6 +219,18 @@ pub struct FailedCase {
     pub problems: Vec<String>,
 }
 
+impl From<&promptreg_store::FailedCase> for FailedCase {
+    fn from(c: &promptreg_store::FailedCase) -> Self {
+        FailedCase {
+            prompt: c.prompt.clone(),
+            case: c.case.clone(),
+            locale: c.locale.clone(),
+            file: c.file.clone(),
+            problems: c.problems.clone(),
+        }
+    }
+}
+
 impl Problem {
     /// A problem of `status` with a stable `code`.
     pub fn new(status: StatusCode, code: ProblemCode, detail: impl Into<String>) -> Problem {
@@ -323,13 +335,7 @@ impl From<Error> for Problem {
         }
         if err.kind() == ErrorKind::TestsFailed {
             let mut problem = problem;
-            let cases = err.failed_cases().iter().map(|c| FailedCase {
-                prompt: c.prompt.clone(),
-                case: c.case.clone(),
-                locale: c.locale.clone(),
-                file: c.file.clone(),
-                problems: c.problems.clone(),
-            });
+            let cases = err.failed_cases().iter().map(FailedCase::from);
             problem.0.cases = Some(cases.collect());
             return problem;
         }

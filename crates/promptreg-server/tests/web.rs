@@ -920,6 +920,7 @@ async fn the_pages_read_as_a_new_user_expects() {
             "shop",
             &Label::latest(),
             &Label::new("staging").unwrap(),
+            None,
             &writer(),
             "",
         )
@@ -1070,4 +1071,234 @@ async fn the_pages_read_as_a_new_user_expects() {
         "{}",
         history.body
     );
+}
+
+/// The shop pack with `production` gated and a test `greeting` passes
+/// only while it says hello; `production` released from `latest`.
+async fn gated_shop(db: &TestDb) -> Store {
+    let store = db.open().await;
+    let mut files = shop();
+    let manifest = String::from_utf8(files.get("promptreg.toml").unwrap().to_vec()).unwrap();
+    files.insert(
+        "promptreg.toml",
+        format!("{manifest}[release]\ngated = [\"production\"]\n"),
+    );
+    files.insert(
+        "tests/greeting.toml",
+        "prompt = \"greeting\"\n[[case]]\nname = \"says-hello\"\ncontains = \"Hello\"\n",
+    );
+    store.push(&files, &writer(), "first").await.unwrap();
+    store
+        .release(
+            "shop",
+            &Label::latest(),
+            &Label::new("production").unwrap(),
+            None,
+            &writer(),
+            "",
+        )
+        .await
+        .unwrap();
+    store
+}
+
+/// The publish page tests the state it would publish before its button;
+/// a gated label refuses a failing one with its cases, unless an admin
+/// forces it; the label page lists revisions and restores any of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_test_what_they_publish_and_restore_any_revision() {
+    for db in databases("web_revisions").await {
+        let store = gated_shop(&db).await;
+        push_greeting(&store, "Howdy.\n", "western").await;
+        let editor = key(&store, "editor", Scope::Write).await;
+        let root = key(&store, "root", Scope::Admin).await;
+        let server = TestServer::start(store.clone(), config()).await;
+        let mut browser = Browser::new(&server);
+        browser.sign_in(&editor).await;
+
+        // The prompt's tests, on demand: at a version, and at a label.
+        let at_v2 = browser
+            .get("/packs/shop/prompts/greeting/tests?at=v2")
+            .await;
+        assert_eq!(at_v2.status, StatusCode::OK, "{}", at_v2.body);
+        assert!(at_v2.body.contains("0 of 1 cases passed"), "{}", at_v2.body);
+        assert!(
+            at_v2.body.contains("FAIL</strong> greeting · says-hello"),
+            "{}",
+            at_v2.body
+        );
+        let at_prod = browser
+            .get("/packs/shop/prompts/greeting/tests?at=production")
+            .await;
+        assert!(
+            at_prod.body.contains("1 of 1 cases passed"),
+            "{}",
+            at_prod.body
+        );
+        let prompt = browser.get("/packs/shop/prompts/greeting").await;
+        assert!(
+            prompt
+                .body
+                .contains("/packs/shop/prompts/greeting/tests?at=v2")
+        );
+
+        // Publishing v2 to production: the failing case before the button.
+        let move_page = "/packs/shop/prompts/greeting/labels/production/move";
+        let confirm = browser.get(&format!("{move_page}?to=v2")).await;
+        assert_eq!(confirm.status, StatusCode::OK, "{}", confirm.body);
+        assert!(
+            confirm.body.contains("production is gated"),
+            "{}",
+            confirm.body
+        );
+        assert!(
+            confirm.body.contains("FAIL</strong> greeting · says-hello"),
+            "{}",
+            confirm.body
+        );
+        assert!(
+            !confirm.body.contains("name=\"force\""),
+            "a writer cannot force"
+        );
+        let fields = |c: &Page| [c.csrf(), c.field("to"), c.field("expect")];
+        let [csrf, to, expect] = fields(&confirm);
+        let refused = browser
+            .post(
+                move_page,
+                &[("csrf", &csrf), ("to", &to), ("expect", &expect)],
+            )
+            .await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            refused.body
+        );
+        assert!(
+            refused.body.contains("label `production` is gated"),
+            "{}",
+            refused.body
+        );
+        assert!(
+            refused.body.contains("FAIL</strong> greeting · says-hello"),
+            "{}",
+            refused.body
+        );
+
+        // An admin sees the box and forces it, with a reason.
+        let mut admin_browser = Browser::new(&server);
+        admin_browser.sign_in(&root).await;
+        let confirm = admin_browser.get(&format!("{move_page}?to=v2")).await;
+        assert!(confirm.body.contains("name=\"force\""), "{}", confirm.body);
+        let [csrf, to, expect] = fields(&confirm);
+        let forced = admin_browser
+            .post(
+                move_page,
+                &[
+                    ("csrf", &csrf),
+                    ("to", &to),
+                    ("expect", &expect),
+                    ("force", "on"),
+                    ("reason", "hotfix"),
+                ],
+            )
+            .await;
+        assert_eq!(forced.status, StatusCode::SEE_OTHER, "{}", forced.body);
+
+        // The label page: newest first, the forced one marked; restore r1.
+        let label = browser.get("/packs/shop/labels/production").await;
+        assert_eq!(label.status, StatusCode::OK, "{}", label.body);
+        assert!(label.body.contains("r2 <code"), "{}", label.body);
+        assert!(
+            label.body.contains("<span class=\"tag\">forced</span>"),
+            "{}",
+            label.body
+        );
+        assert!(
+            label
+                .body
+                .contains("0 of 1 cases passed, forced by an admin"),
+            "{}",
+            label.body
+        );
+        assert!(
+            label.body.contains("greeting v1 -&gt; v2"),
+            "{}",
+            label.body
+        );
+        let restore = "/packs/shop/labels/production/restore";
+        assert!(
+            label.body.contains(&format!("{restore}?revision=1")),
+            "{}",
+            label.body
+        );
+        let confirm = browser.get(&format!("{restore}?revision=1")).await;
+        assert_eq!(confirm.status, StatusCode::OK, "{}", confirm.body);
+        assert!(
+            confirm.body.contains("1 of 1 cases passed"),
+            "{}",
+            confirm.body
+        );
+        assert!(
+            confirm.body.contains("defaults/greeting.md"),
+            "{}",
+            confirm.body
+        );
+        assert!(
+            !confirm.body.contains("defaults/webagent-narrator.md"),
+            "only what differs"
+        );
+        let csrf = confirm.csrf();
+        let expect = confirm.field("expect");
+        let done = browser
+            .post(
+                restore,
+                &[
+                    ("csrf", csrf.as_str()),
+                    ("revision", "1"),
+                    ("expect", expect.as_str()),
+                ],
+            )
+            .await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+        assert_eq!(
+            done.location.as_deref(),
+            Some("/packs/shop/labels/production?restored=1")
+        );
+        let revisions = store
+            .revisions("shop", &Label::new("production").unwrap())
+            .await
+            .unwrap();
+        assert_eq!(
+            (revisions[0].number, revisions[0].restores),
+            (3, Some(1)),
+            "{}",
+            db.name
+        );
+        // The same confirmation sent again is refused: the label moved.
+        let again = browser
+            .post(
+                restore,
+                &[
+                    ("csrf", csrf.as_str()),
+                    ("revision", "2"),
+                    ("expect", expect.as_str()),
+                ],
+            )
+            .await;
+        assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+        assert!(
+            again.body.contains("is at revision 3, not 2"),
+            "{}",
+            again.body
+        );
+        // A revision the label does not have is named.
+        let missing = browser.get(&format!("{restore}?revision=9")).await;
+        assert_eq!(missing.status, StatusCode::NOT_FOUND);
+        assert!(
+            missing.body.contains("has no revision 9"),
+            "{}",
+            missing.body
+        );
+    }
 }

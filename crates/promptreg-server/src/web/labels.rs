@@ -13,6 +13,7 @@ use super::form::Fields;
 use super::packs::require_read;
 use super::page::Path;
 use super::page::{PageError, render, require_write, see_other, visitor};
+use super::tests::TestResults;
 use crate::actions::{self, Target};
 use crate::extract::{LabelName, PackName, PromptName, Query};
 use crate::serve::AppState;
@@ -27,7 +28,7 @@ pub(crate) struct To {
 }
 
 /// Checks the visitor may move `name`: write, and admin when protected.
-async fn may_move(
+pub(super) async fn may_move(
     state: &AppState,
     pack: &str,
     name: &Label,
@@ -76,6 +77,7 @@ pub(crate) async fn confirm_move(
     let (target, new) = state.store.files(pack, id, &version_ref(&to.to)?).await?;
     let now = current(&state, pack, id, &name).await?;
     let files = changes(id, now.as_ref(), &new);
+    let candidate = Candidate::of(&state, pack, id, &name, target).await;
     render(
         "label.html",
         context! {
@@ -87,8 +89,35 @@ pub(crate) async fn confirm_move(
             button => "Publish",
             to => target,
             expect => now.map(|(n, _)| n),
+            tests => super::page::data(&candidate.tests),
+            gated => candidate.gated,
+            may_force => candidate.may_force,
         },
     )
+}
+
+/// The state a move would publish, tested: what the confirmation shows
+/// before its button.
+struct Candidate {
+    tests: TestResults,
+    /// The pack's manifest there gates the label.
+    gated: bool,
+    /// The visitor may force a gated move (an admin).
+    may_force: bool,
+}
+
+impl Candidate {
+    async fn of(state: &AppState, pack: &str, id: &str, name: &Label, to: u64) -> Candidate {
+        let files = state.store.state_with(pack, name, id, to).await;
+        let gated = files
+            .as_ref()
+            .is_ok_and(|f| super::revisions::gated_by(f, name));
+        Candidate {
+            tests: TestResults::of(files).await,
+            gated,
+            may_force: super::revisions::is_admin(pack),
+        }
+    }
 }
 
 /// `POST …/labels/{label}/move`: `to`, `expect` (`none` for a new label), `reason`.
@@ -112,7 +141,7 @@ pub(crate) async fn publish(
         label: &name,
         to,
         expect: number("expect"),
-        gates: actions::Gates::Respect,
+        gates: forced(&fields),
     };
     let moved = actions::move_to(&state, &caller, pack, id, target, reason)
         .await
@@ -135,6 +164,7 @@ pub(crate) async fn confirm_rollback(
         .files(pack, id, &VersionRef::Number(back))
         .await?;
     let files = changes(id, now.as_ref(), &old);
+    let candidate = Candidate::of(&state, pack, id, &name, back).await;
     render(
         "label.html",
         context! {
@@ -145,6 +175,9 @@ pub(crate) async fn confirm_rollback(
             heading => format!("Roll back {name}?"),
             detail => format!("{name} goes back to v{back}"),
             button => "Roll back",
+            tests => super::page::data(&candidate.tests),
+            gated => candidate.gated,
+            may_force => candidate.may_force,
         },
     )
 }
@@ -167,21 +200,19 @@ pub(crate) async fn roll_back(
     fields.check_csrf()?;
     let reason = reason(&fields)?;
     let caller = may_move(&state, pack, &name).await?;
-    let moved = actions::roll_back(
-        &state,
-        &caller,
-        pack,
-        id,
-        &name,
-        reason,
-        actions::Gates::Respect,
-    )
-    .await
-    .map_err(|p| moved_meanwhile(p, &name))?;
+    let moved = actions::roll_back(&state, &caller, pack, id, &name, reason, forced(&fields))
+        .await
+        .map_err(|p| moved_meanwhile(p, &name))?;
     Ok(after_move(pack, id, &name, moved.to))
 }
 
-fn reason(fields: &Fields) -> Result<&str, PageError> {
+/// The form's `force` box: an admin moving a gated label past failing
+/// tests (the store refuses anyone else, and a move without a reason).
+pub(super) fn forced(fields: &Fields) -> actions::Gates {
+    actions::Gates::forced(fields.get("force") == "on")
+}
+
+pub(super) fn reason(fields: &Fields) -> Result<&str, PageError> {
     let reason = fields.get("reason").trim();
     if reason.len() > MAX_REASON {
         return Err(super::form::too_large("Reason", reason.len()));
@@ -190,7 +221,7 @@ fn reason(fields: &Fields) -> Result<&str, PageError> {
 }
 
 /// A conflict: someone moved the label since the confirmation was shown.
-fn moved_meanwhile(p: crate::problem::Problem, name: &Label) -> PageError {
+pub(super) fn moved_meanwhile(p: crate::problem::Problem, name: &Label) -> PageError {
     if p.details().status == 412 {
         return PageError::new(
             StatusCode::CONFLICT,

@@ -19,7 +19,9 @@ mod packs;
 mod page;
 mod playground;
 mod prompt;
+mod revisions;
 mod session;
+mod tests;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -38,7 +40,13 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/", get(packs::index))
         .route("/packs/{pack}", get(packs::prompts))
         .route("/packs/{pack}/history", get(packs::history))
+        .route("/packs/{pack}/labels/{label}", get(revisions::show))
+        .route(
+            "/packs/{pack}/labels/{label}/restore",
+            get(revisions::confirm).post(revisions::restore),
+        )
         .route("/packs/{pack}/prompts/{id}", get(prompt::show))
+        .route("/packs/{pack}/prompts/{id}/tests", get(tests::show))
         .route("/packs/{pack}/prompts/{id}/compare", get(compare::show))
         .route(
             "/packs/{pack}/prompts/{id}/playground",

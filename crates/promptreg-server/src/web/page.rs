@@ -47,6 +47,9 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("playground.html", include_str!("templates/playground.html")),
     ("edit.html", include_str!("templates/edit.html")),
     ("label.html", include_str!("templates/label.html")),
+    ("revisions.html", include_str!("templates/revisions.html")),
+    ("restore.html", include_str!("templates/restore.html")),
+    ("tests.html", include_str!("templates/tests.html")),
 ];
 
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
@@ -100,6 +103,8 @@ pub(crate) fn see_other(to: &str) -> Response {
 pub(crate) struct PageError {
     status: StatusCode,
     message: String,
+    /// The failing cases of a gate's refusal, listed under the message.
+    cases: Vec<crate::problem::FailedCase>,
 }
 
 impl PageError {
@@ -107,6 +112,7 @@ impl PageError {
         PageError {
             status,
             message: message.into(),
+            cases: Vec::new(),
         }
     }
 
@@ -134,10 +140,12 @@ impl From<PathRejection> for PageError {
 impl From<Problem> for PageError {
     fn from(problem: Problem) -> PageError {
         let details = problem.details();
-        PageError::new(
+        let mut error = PageError::new(
             StatusCode::from_u16(details.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             details.detail.clone(),
-        )
+        );
+        error.cases = details.cases.clone().unwrap_or_default();
+        error
     }
 }
 
@@ -156,7 +164,7 @@ impl From<promptreg::Error> for PageError {
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
         let title = self.status.canonical_reason().unwrap_or("Error");
-        let ctx = context! { title, message => self.message.clone() };
+        let ctx = context! { title, message => self.message.clone(), cases => data(&self.cases) };
         match page("error.html", ctx) {
             Ok(html) => (self.status, Html(html)).into_response(),
             Err(_) => (self.status, self.message).into_response(),
