@@ -290,7 +290,7 @@ for (const kind of databaseKinds()) {
     test('a release is one row of the label history, which expands to its moves', async () => {
       const page = await session('admin');
       await page.goto(`/packs/${PACK}/history`);
-      const release = page.getByText(/^A release: \d+ prompts$/).first();
+      const release = page.getByText(/^A release: \d+ entries$/).first();
       await release.waitFor();
       const link = page.getByRole('row').filter({ has: release }).getByRole('link', { name: PROMPT, exact: true });
       assert.equal(await link.isVisible(), false, 'the moves are folded');

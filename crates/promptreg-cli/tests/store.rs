@@ -257,6 +257,19 @@ fn a_whole_pack_rolls_back_is_pinned_pulled_and_compared_by_revision() {
         sb.ok(&["push", "goal-agent"]);
         sb.ok(&["release", "latest", "production"]);
 
+        // The history, a revision at a time: the second release moved two
+        // prompts, one line and then its moves.
+        let history = sb.ok(&["history"]);
+        let at = history
+            .find("production r2: 2 entries  ")
+            .unwrap_or_else(|| panic!("{history}"));
+        let mut lines = history[at..].lines();
+        assert!(
+            lines.next().unwrap().ends_with("  release latest"),
+            "{history}"
+        );
+        assert_eq!(lines.next(), Some("  goal-running: v1 -> v2"), "{history}");
+        assert_eq!(lines.next(), Some("  goal-stale: v1 -> v2"), "{history}");
         let out = sb.ok(&["rollback", "--label", "production", "--reason", "bad day"]);
         assert!(
             out.starts_with("production is at revision 3, restoring revision 1\n"),
@@ -542,7 +555,7 @@ fn labels_conflicts_rollback_diff_and_history() {
             .collect();
         assert_eq!(moves.len(), 3, "{history}");
         assert!(
-            moves[0].ends_with("production: - -> v1  ada  first release"),
+            moves[0].ends_with("production r1: - -> v1  ada  first release"),
             "{history}"
         );
 

@@ -1061,7 +1061,7 @@ async fn the_pages_read_as_a_new_user_expects() {
     assert!(
         history
             .body
-            .contains("<summary>A release: 3 prompts</summary>"),
+            .contains("<summary>A release: 3 entries</summary>"),
         "{}",
         history.body
     );
@@ -1291,6 +1291,16 @@ async fn pages_test_what_they_publish_and_restore_any_revision() {
             again.body.contains("is at revision 3, not 2"),
             "{}",
             again.body
+        );
+        // The pack's label history names each change's revision, linked
+        // to the label's page.
+        let history = browser.get("/packs/shop/history").await;
+        assert!(
+            history
+                .body
+                .contains("<a href=\"/packs/shop/labels/production\">production</a> r3"),
+            "{}",
+            history.body
         );
         // A revision the label does not have is named.
         let missing = browser.get(&format!("{restore}?revision=9")).await;

@@ -286,6 +286,7 @@ pub struct EntryVersion {
 
 /// One row of the append-only label history.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LabelMove {
     /// The prompt id, or [`PACK_ENTRY`](crate::PACK_ENTRY).
     pub prompt: String,
@@ -302,6 +303,9 @@ pub struct LabelMove {
     pub at: Timestamp,
     /// Why: `push`, `rollback`, `release staging`, or the caller's words.
     pub reason: String,
+    /// The revision of the label the move made, with the other moves of
+    /// the same change (`None` only while the change is being written).
+    pub revision: Option<u64>,
 }
 
 /// What a push did to one prompt.

@@ -275,6 +275,27 @@ async fn each_change_to_a_label_is_one_revision() {
             "rolled back to the first state"
         );
         assert_eq!(revisions[0].entries["greeting"], 1);
+        // Each move of the history names the revision it made: the
+        // release's three moves share one.
+        let history = store.history("demo", None).await.unwrap();
+        let of_production: Vec<(&str, Option<u64>)> = history
+            .iter()
+            .filter(|m| m.label == "production")
+            .map(|m| (m.prompt.as_str(), m.revision))
+            .collect();
+        assert_eq!(
+            of_production,
+            [
+                ("@pack", Some(1)),
+                ("farewell", Some(1)),
+                ("greeting", Some(1)),
+                ("greeting", Some(2)),
+                ("greeting", Some(3)),
+            ],
+            "{}",
+            db.name
+        );
+        assert!(history.iter().all(|m| m.revision.is_some()));
 
         let err = store
             .revisions("demo", &label("staging"))

@@ -164,11 +164,11 @@ struct HistoryRow {
     to: Option<u64>,
     actor: String,
     reason: String,
-    /// For a release: every move it made (this row stands for them all).
+    /// The label's revision the change made.
+    revision: Option<u64>,
+    /// For a change of several entries (a release, a push, a pack
+    /// rollback): every move it made (this row stands for them all).
     moves: Vec<HistoryRow>,
-    /// When, to tell the moves of one release.
-    #[serde(skip)]
-    at: promptreg_store::Timestamp,
 }
 
 impl HistoryRow {
@@ -181,14 +181,14 @@ impl HistoryRow {
             to: m.to,
             actor: m.actor.clone(),
             reason: m.reason.clone(),
+            revision: m.revision,
             moves: Vec::new(),
-            at: m.at,
         }
     }
 }
 
-/// `GET /packs/{pack}/history`: every label move, newest first; the moves
-/// of one release are one row that expands.
+/// `GET /packs/{pack}/history`: every label move, newest first, a
+/// revision at a time.
 pub(crate) async fn history(
     State(state): State<AppState>,
     Path(pack): Path<PackName>,
@@ -196,33 +196,28 @@ pub(crate) async fn history(
     let pack = pack.as_str();
     require_read(pack)?;
     let moves = state.store.history(pack, None).await?;
-    let rows = grouped_by_release(moves.iter().rev());
+    let rows = by_revision(&moves);
     render(
         "history.html",
         context! { pack, rows => super::page::data(&rows) },
     )
 }
 
-/// The moves as rows, the moves of one release (one transaction: the same
-/// time, label, actor and `release …` reason) folded into one.
-fn grouped_by_release<'a>(moves: impl Iterator<Item = &'a LabelMove>) -> Vec<HistoryRow> {
-    let mut rows: Vec<HistoryRow> = Vec::new();
-    let same_release = |row: &HistoryRow, m: &LabelMove| {
-        m.reason.starts_with("release ")
-            && (row.at, &row.label, &row.actor, &row.reason)
-                == (m.at, &m.label, &m.actor, &m.reason)
+/// The moves (oldest first) as rows, newest first: the moves of one
+/// revision of a label (one change, in one transaction) folded into one.
+fn by_revision(moves: &[LabelMove]) -> Vec<HistoryRow> {
+    let same = |a: &LabelMove, b: &LabelMove| {
+        a.revision.is_some() && (&a.label, a.revision) == (&b.label, b.revision)
     };
-    for m in moves {
-        match rows.last_mut() {
-            Some(row) if same_release(row, m) => {
-                if row.moves.is_empty() {
-                    let first = row.clone();
-                    row.moves.push(first);
-                }
-                row.moves.push(HistoryRow::of(m));
-            }
-            _ => rows.push(HistoryRow::of(m)),
-        }
-    }
-    rows
+    moves
+        .chunk_by(same)
+        .rev()
+        .map(|change| match change {
+            [one] => HistoryRow::of(one),
+            _ => HistoryRow {
+                moves: change.iter().map(HistoryRow::of).collect(),
+                ..HistoryRow::of(&change[0])
+            },
+        })
+        .collect()
 }

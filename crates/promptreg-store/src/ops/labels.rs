@@ -100,6 +100,7 @@ async fn set_label(
         actor: actor.name.clone(),
         at: now,
         reason: reason.to_owned(),
+        revision: None,
     })
 }
 
@@ -165,7 +166,11 @@ async fn commit_move(
     actor: &Actor,
 ) -> Result<Written<LabelMove>, OpError> {
     let made = Made::by(cause, actor, &moved.reason, moved.at);
-    let (_, created) = record_revision(&mut tx, pack_id, &moved.label, made).await?;
+    let (number, created) = record_revision(&mut tx, pack_id, &moved.label, made).await?;
+    let moved = LabelMove {
+        revision: Some(number),
+        ..moved
+    };
     let last_event = commit(tx, pack_id, &[EventKind::from(&moved), created], moved.at).await?;
     Ok(Written {
         value: moved,
@@ -371,7 +376,10 @@ pub(crate) async fn release(
     let mut events = Vec::new();
     if !moves.is_empty() {
         let made = Made::by(RevisionCause::Release, actor, &reason, now);
-        let (_, created) = record_revision(&mut tx, pack_id, to.as_str(), made).await?;
+        let (number, created) = record_revision(&mut tx, pack_id, to.as_str(), made).await?;
+        for m in &mut moves {
+            m.revision = Some(number);
+        }
         events.push(EventKind::Released {
             label: to.as_str().to_owned(),
             moves: moves.iter().map(ReleasedPrompt::from).collect(),
@@ -432,7 +440,7 @@ pub(crate) async fn protected(pool: &Pool<Db>, pack_id: i64) -> Result<BTreeSet<
     Ok(rows.into_iter().map(|(l,)| l).collect())
 }
 
-/// entry, label, from, to, actor, moved_at, reason
+/// entry, label, from, to, actor, moved_at, reason, revision
 type HistoryRow = (
     String,
     String,
@@ -441,6 +449,7 @@ type HistoryRow = (
     String,
     i64,
     String,
+    Option<i64>,
 );
 
 /// The label moves of the pack (of one entry if given), oldest first.
@@ -450,8 +459,9 @@ pub(crate) async fn history(
     entry: Option<&str>,
 ) -> Result<Vec<LabelMove>, OpError> {
     let rows: Vec<HistoryRow> = sqlx::query_as(
-        "SELECT entry, label, from_number, to_number, actor, moved_at, reason FROM label_history \
-         WHERE pack_id = $1 AND ($2 = '' OR entry = $2) ORDER BY move_id",
+        "SELECT h.entry, h.label, h.from_number, h.to_number, h.actor, h.moved_at, h.reason, r.number \
+         FROM label_history h LEFT JOIN revisions r ON r.revision_id = h.revision_id \
+         WHERE h.pack_id = $1 AND ($2 = '' OR h.entry = $2) ORDER BY h.move_id",
     )
     .bind(pack_id)
     .bind(entry.unwrap_or(""))
@@ -459,7 +469,7 @@ pub(crate) async fn history(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(prompt, label, from, to, actor, at, reason)| LabelMove {
+        .map(|(prompt, label, from, to, actor, at, reason, revision)| LabelMove {
             prompt,
             label,
             from: from.map(|n| n as u64),
@@ -467,6 +477,7 @@ pub(crate) async fn history(
             actor,
             at: Timestamp(at),
             reason,
+            revision: revision.map(|n| n as u64),
         })
         .collect())
 }

@@ -346,6 +346,9 @@ pub(crate) async fn restore(
         };
         let (recorded, created) = record_revision(&mut tx, pack_id, label.as_str(), made).await?;
         number = Some(recorded);
+        for m in &mut moves {
+            m.revision = number;
+        }
         // One event, as for a release: followers sync the whole label.
         events.push(EventKind::Released {
             label: label.as_str().to_owned(),

@@ -458,10 +458,54 @@ impl<'a> Command<'a> {
         )))
     }
 
+    /// The label history, oldest first, a revision at a time: a change
+    /// that moved one entry is one line, one that moved several (a
+    /// release, a push, a pack rollback) a line and then its moves.
     async fn history(&self, id: Option<&str>) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let moves = self.store.history(&pack, id).await.map_err(failure)?;
-        Ok(self.moves(&moves))
+        if self.session.args.json {
+            return Ok(self.moves(&moves));
+        }
+        let paint = self.paint();
+        let show = |v: Option<u64>| v.map_or("-".to_owned(), |n| format!("v{n}"));
+        let revision = |m: &LabelMove| m.revision.map_or(String::new(), |n| format!(" r{n}"));
+        let mut out = String::new();
+        for change in moves.chunk_by(|a, b| {
+            a.revision.is_some() && (&a.label, a.revision) == (&b.label, b.revision)
+        }) {
+            let first = &change[0];
+            let what = match change {
+                [m] => format!(
+                    "{} {}{}: {} -> {}",
+                    m.prompt,
+                    m.label,
+                    revision(m),
+                    show(m.from),
+                    show(m.to)
+                ),
+                _ => format!(
+                    "{}{}: {} entries",
+                    first.label,
+                    revision(first),
+                    change.len()
+                ),
+            };
+            let line = format!(
+                "{}  {what}  {}  {}",
+                paint.dim(&first.at.to_string()),
+                first.actor,
+                paint.dim(&first.reason),
+            );
+            out += line.trim_end();
+            out.push('\n');
+            if change.len() > 1 {
+                for m in change {
+                    out += &format!("  {}: {} -> {}\n", m.prompt, show(m.from), show(m.to));
+                }
+            }
+        }
+        Ok(Output::text(out))
     }
 
     /// Label moves, one a line: when, prompt, label, from -> to, who, why.
@@ -596,5 +640,6 @@ fn move_json(m: &LabelMove) -> Value {
         "actor": m.actor,
         "at": m.at.to_string(),
         "reason": m.reason,
+        "revision": m.revision,
     })
 }
