@@ -113,5 +113,22 @@ fn a_kill_during_a_release_leaves_it_whole_or_absent() {
             released == 0 || released == all,
             "attempt {attempt}: {released} of {all} prompts released"
         );
+        // And its revision with it: none, or one holding every move.
+        let revisions = Command::new(get_cargo_bin("promptreg"))
+            .current_dir(served.dir.path())
+            .args(["store", "revisions", "production", "--json"])
+            .output()
+            .unwrap();
+        if released == 0 {
+            assert!(
+                !revisions.status.success(),
+                "attempt {attempt}: a revision without its moves"
+            );
+        } else {
+            let listed: serde_json::Value = serde_json::from_slice(&revisions.stdout).unwrap();
+            let listed = listed["revisions"].as_array().unwrap();
+            assert_eq!(listed.len(), 1, "attempt {attempt}: {listed:?}");
+            assert_eq!(listed[0]["entries"].as_object().unwrap().len(), all);
+        }
     }
 }

@@ -772,6 +772,83 @@ fn a_push_killed_midway_leaves_whole_versions_and_can_be_repeated() {
     }
 }
 
+/// `kill -9` of a release, and of a pack rollback, of 1,500 prompts at
+/// many points: afterwards the label holds exactly its newest revision,
+/// the state before or the state after, never a mix.
+#[test]
+fn a_release_or_pack_rollback_killed_midway_leaves_one_revision_in_force() {
+    for sb in sandboxes("killed_release") {
+        write_big_pack(&sb.path("big"), 1500);
+        sb.ok(&["push", "big"]);
+        sb.ok(&["release", "latest", "production"]);
+        for i in 0..1500 {
+            fs::write(
+                sb.path(&format!("big/defaults/p{i:04}.md")),
+                format!("Second {i}.\n"),
+            )
+            .unwrap();
+        }
+        sb.ok(&["push", "big"]);
+        let mut killed_midway = 0;
+        for delay_ms in [10, 40, 80, 120, 160, 240, 320, 480] {
+            // Forward when production holds v1 everywhere, back otherwise.
+            let at_first = newest_production(&sb).values().all(|&v| v == 1);
+            let mut cmd = sb.cmd();
+            match at_first {
+                true => cmd.args(["store", "release", "latest", "production"]),
+                false => cmd.args(["store", "rollback", "--label", "production"]),
+            };
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+            if let Some(url) = &sb.database {
+                cmd.args(["--database", url]);
+            }
+            let mut child = cmd.spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            if child.try_wait().unwrap().is_none() {
+                killed_midway += 1;
+            }
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            let newest = newest_production(&sb);
+            let versions: std::collections::BTreeSet<u64> = newest
+                .iter()
+                .filter(|(e, _)| e.starts_with('p'))
+                .map(|(_, &v)| v)
+                .collect();
+            assert_eq!(
+                versions.len(),
+                1,
+                "{}: after {delay_ms} ms, a mix: {versions:?}",
+                sb.name
+            );
+            // What the label serves is that revision, entry by entry.
+            run_on_store(&sb, |store| async move {
+                let production = promptreg_store::Label::new("production").unwrap();
+                let newest = store.revisions("big", &production).await.unwrap()[0].number;
+                assert_eq!(
+                    store.checkout("big", &production).await.unwrap(),
+                    store
+                        .checkout_revision("big", &production, newest)
+                        .await
+                        .unwrap(),
+                );
+            });
+        }
+        assert!(
+            killed_midway > 0,
+            "{}: nothing was still running when killed",
+            sb.name
+        );
+    }
+}
+
+/// The entries of production's newest revision, with their versions.
+fn newest_production(sb: &Sandbox) -> std::collections::BTreeMap<String, u64> {
+    let listed: Value =
+        serde_json::from_str(&sb.ok(&["--json", "revisions", "production"])).unwrap();
+    serde_json::from_value(listed["revisions"][0]["entries"].clone()).unwrap()
+}
+
 /// Every version's files match its content address.
 fn verify(sb: &Sandbox) {
     run_on_store(sb, |store| async move {
