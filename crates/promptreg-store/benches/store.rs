@@ -7,7 +7,13 @@
 //!    (read, check, compare, write 10 versions and move `latest`), against
 //!    reading and checking the pack alone;
 //! 3. `label_moves/*`: 10,000 label moves, each its own transaction with
-//!    its history row (throughput per backend).
+//!    its history row (throughput per backend);
+//! 4. `releases/*`: a release and a pack rollback of 1,000 prompts against
+//!    the same 2,000 moves one by one;
+//! 5. `gates/*`: a release and a pack rollback of each example pack on
+//!    SQLite, `production` gated and not, against the pack's tests run
+//!    twice as `promptreg test` runs them (and as the gate runs them,
+//!    `test_state`).
 //!
 //! PostgreSQL runs when `PROMPTREG_TEST_DATABASE_URL` is set (see
 //! `scripts/postgres-for-tests.sh`). Run with
@@ -346,5 +352,133 @@ mod releases {
         if let Some(backend) = super::postgres(&rt, "one_by_one") {
             one_by_one(bencher, &backend, &rt);
         }
+    }
+}
+
+mod gates {
+    use super::*;
+    use promptreg::testing::PromptTests;
+
+    const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+
+    /// An example pack's files, `production` gated or not, and the
+    /// manifest's description set to `description`.
+    fn example(name: &str, gated: bool, description: &str) -> PackFiles {
+        let mut files = PackFiles::read(Path::new(EXAMPLES).join(name)).unwrap();
+        let manifest = String::from_utf8(files.get("promptreg.toml").unwrap().to_vec()).unwrap();
+        let mut manifest = manifest.replacen(
+            "description = \"",
+            &format!("description = \"{description} "),
+            1,
+        );
+        if gated {
+            manifest.push_str("\n[release]\ngated = [\"production\"]\n");
+        }
+        files.insert("promptreg.toml", manifest);
+        files
+    }
+
+    /// A SQLite store with `production` at the example pack and `latest`
+    /// at the same pack but for its manifest's description: a release
+    /// moves one entry and the gate runs every test.
+    fn prepared(rt: &tokio::runtime::Runtime, name: &str, gated: bool) -> (Store, TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = dir.path().join("promptreg.db");
+        let store = rt.block_on(Store::open(url.to_str().unwrap())).unwrap();
+        let production = Label::new("production").unwrap();
+        rt.block_on(async {
+            store
+                .push(&example(name, gated, "one"), &writer(), "")
+                .await
+                .unwrap();
+            let pack = example(name, gated, "one")
+                .to_pack(name)
+                .unwrap()
+                .name()
+                .to_owned();
+            store
+                .release(&pack, &Label::latest(), &production, None, &writer(), "")
+                .await
+                .unwrap();
+            store
+                .push(&example(name, gated, "two"), &writer(), "")
+                .await
+                .unwrap();
+        });
+        (store, dir)
+    }
+
+    /// A release to `production` and a pack rollback of it: with the pack
+    /// gating `production`, each runs the pack's tests.
+    fn release_and_roll_back(bencher: Bencher, name: &str, gated: bool) {
+        let rt = runtime();
+        let (store, _dir) = prepared(&rt, name, gated);
+        let pack = example(name, gated, "one")
+            .to_pack(name)
+            .unwrap()
+            .name()
+            .to_owned();
+        let production = Label::new("production").unwrap();
+        bencher.bench_local(|| {
+            rt.block_on(async {
+                let moved = store
+                    .release(&pack, &Label::latest(), &production, None, &writer(), "")
+                    .await
+                    .unwrap();
+                assert_eq!(moved.len(), 1);
+                store
+                    .rollback_pack(&pack, &production, &writer(), "")
+                    .await
+                    .unwrap();
+            })
+        });
+    }
+
+    /// The baseline: the pack's tests run twice as `promptreg test` runs
+    /// them on its folder (load the pack and its tests, install, run).
+    fn tests_twice(bencher: Bencher, name: &str) {
+        let dir = Path::new(EXAMPLES).join(name);
+        bencher.bench_local(|| {
+            for _ in 0..2 {
+                let pack = Pack::load(&dir).unwrap();
+                let tests = PromptTests::load(&pack).unwrap();
+                let registry = PromptRegistry::new();
+                pack.install(&registry).unwrap();
+                let results = tests.run(&registry);
+                assert!(results.iter().all(|r| r.passed()));
+                black_box(results);
+            }
+        });
+    }
+
+    #[divan::bench(args = ["goal-agent", "web-agent"], sample_count = 50)]
+    fn ungated(bencher: Bencher, name: &str) {
+        release_and_roll_back(bencher, name, false);
+    }
+
+    #[divan::bench(args = ["goal-agent", "web-agent"], sample_count = 50)]
+    fn gated(bencher: Bencher, name: &str) {
+        release_and_roll_back(bencher, name, true);
+    }
+
+    #[divan::bench(args = ["goal-agent", "web-agent"], sample_count = 50)]
+    fn tests_alone(bencher: Bencher, name: &str) {
+        tests_twice(bencher, name);
+    }
+
+    /// The gate's own run twice, from the stored files in memory.
+    #[divan::bench(args = ["goal-agent", "web-agent"], sample_count = 50)]
+    fn test_state(bencher: Bencher, name: &str) {
+        let rt = runtime();
+        let files = PackFiles::read(Path::new(EXAMPLES).join(name)).unwrap();
+        let limit = promptreg_store::GATE_TIME;
+        bencher.bench_local(|| {
+            rt.block_on(async {
+                for _ in 0..2 {
+                    let report = promptreg_store::test_state(files.clone(), limit).await;
+                    assert!(report.unwrap().passed());
+                }
+            })
+        });
     }
 }

@@ -149,23 +149,6 @@ impl Error {
         this
     }
 
-    /// Names the files of a pack written under `root` by their path in
-    /// the pack, in the message and the diagnostics: a private folder
-    /// means nothing to the reader.
-    pub(crate) fn relative_to(mut self, root: &std::path::Path) -> Self {
-        let prefix = format!("{}{}", root.display(), std::path::MAIN_SEPARATOR);
-        self.repr.detail = self.repr.detail.replace(&prefix, "");
-        for d in &mut self.repr.diagnostics {
-            d.message = d.message.replace(&prefix, "");
-            if let Some(file) = &d.file
-                && let Ok(relative) = file.strip_prefix(root)
-            {
-                d.file = Some(relative.to_path_buf());
-            }
-        }
-        self
-    }
-
     pub(crate) fn set_diagnostics(&mut self, diagnostics: Vec<Diagnostic>) {
         self.repr.diagnostics = diagnostics;
     }

@@ -1,12 +1,12 @@
 //! Gates: a label the pack's manifest gates (`[release] gated`) moves only
 //! to a state whose prompt tests pass. The tests run against the candidate
-//! state exactly as it would be served: its files, written to a private
-//! folder, loaded as a pack and installed in a fresh registry.
+//! state exactly as it would be served: its files loaded as a pack (from
+//! memory, as from a folder holding them) and installed in a fresh
+//! registry.
 
 use std::time::Duration;
 
 use promptreg::PromptRegistry;
-use promptreg::pack::Pack;
 
 use promptreg::testing::{CaseResult, PromptTests};
 
@@ -91,8 +91,8 @@ impl TestReport {
 }
 
 /// Runs the prompt tests of the pack state `files` exactly as a gate
-/// does (its files written to a private folder, loaded as a pack and
-/// installed in a fresh registry), off the async workers and within
+/// does (its files loaded as a pack and installed in a fresh registry,
+/// with nothing written), off the async workers and within
 /// `limit`: what a page shows before a move, or a script checks.
 ///
 /// # Errors
@@ -163,29 +163,17 @@ pub(crate) async fn admit(
 }
 
 /// The pack's tests run against `files`, as `promptreg test` runs them
-/// in a folder holding those files.
+/// in a folder holding those files, from memory: files are named by their
+/// path in the pack.
 fn run_tests(files: &PackFiles) -> Result<Vec<CaseResult>, Error> {
-    let dir = tempfile::tempdir().map_err(|e| {
-        Error::new(
-            ErrorKind::Io,
-            format!("cannot make a folder for the tests: {e}"),
-        )
-        .with_source(e)
-    })?;
-    files.write(dir.path())?;
-    let unreadable = |e| Error::invalid_pack(e).relative_to(dir.path());
-    let pack = Pack::load(dir.path()).map_err(unreadable)?;
-    let tests = PromptTests::load(&pack).map_err(unreadable)?;
+    let pack = files.to_pack("")?;
+    let texts = files
+        .iter()
+        .filter_map(|(path, bytes)| Some((path, std::str::from_utf8(bytes).ok()?)));
+    let tests = PromptTests::from_files(&pack, texts).map_err(Error::invalid_pack)?;
     let registry = PromptRegistry::new();
-    pack.install(&registry).map_err(unreadable)?;
-    let mut results = tests.run(&registry);
-    // Files are named by path in the pack, not in the private folder.
-    for result in &mut results {
-        if let Ok(relative) = result.file.strip_prefix(dir.path()) {
-            result.file = relative.to_path_buf();
-        }
-    }
-    Ok(results)
+    pack.install(&registry).map_err(Error::invalid_pack)?;
+    Ok(tests.run(&registry))
 }
 
 fn failed_case(result: &CaseResult) -> FailedCase {

@@ -31,10 +31,64 @@ fn problems(tests: &str) -> Vec<(DiagnosticCode, String, usize)> {
     let pack = pack_with_tests(&dir.path().join("pack"), tests);
     let (loaded, diagnostics) = PromptTests::load_with_diagnostics(&pack);
     assert!(loaded.is_none(), "an error loads no test");
+    // The same files in memory give the same diagnostics.
+    let files = files_of(pack.root());
+    let in_memory = Pack::from_files(pack.root(), files.clone()).unwrap();
+    let err = PromptTests::from_files(&in_memory, files.clone()).unwrap_err();
+    assert_eq!(
+        format!("{:?}", err.diagnostics()),
+        format!("{diagnostics:?}"),
+        "from memory as from the folder"
+    );
     diagnostics
         .into_iter()
         .map(|d| (d.code, d.message, d.position.map_or(0, |p| p.line)))
         .collect()
+}
+
+/// Every file under `root`, by path in it, as text.
+fn files_of(root: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path.strip_prefix(root).unwrap().to_path_buf(), text));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The example packs' tests from memory give the results they give from
+/// the folder, case by case, with nothing written.
+#[test]
+fn tests_from_memory_run_as_from_the_folder() {
+    for name in ["goal-agent", "web-agent"] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples")
+            .join(name);
+        let pack = Pack::load(&root).unwrap();
+        let registry = PromptRegistry::new();
+        pack.install(&registry).unwrap();
+        let from_folder = PromptTests::load(&pack).unwrap().run(&registry);
+        let files = files_of(&root);
+        let in_memory = Pack::from_files(&root, files.clone()).unwrap();
+        let from_memory = PromptTests::from_files(&in_memory, files.clone())
+            .unwrap()
+            .run(&registry);
+        assert!(!from_folder.is_empty(), "{name}");
+        assert_eq!(
+            format!("{from_memory:?}"),
+            format!("{from_folder:?}"),
+            "{name}"
+        );
+    }
 }
 
 #[test]

@@ -13,7 +13,6 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::id::PromptId;
 use crate::locale::Locale;
 use crate::pack::Pack;
-use crate::prompt_file;
 use crate::suggest;
 
 /// The keys of a case, in the order the documentation gives them.
@@ -75,6 +74,7 @@ impl Texts {
 /// The test file at `path`, whose text is `text`, read against `pack`.
 pub(super) struct Reader<'a> {
     pub(super) pack: &'a Pack,
+    pub(super) source: &'a super::source::Source<'a>,
     pub(super) path: &'a Path,
     pub(super) text: &'a str,
     pub(super) limit: u64,
@@ -310,7 +310,9 @@ impl Reader<'_> {
                 "create it, or give the context inline as `context = { ... }`",
             )
         };
-        let target = prompt_file::resolve(&path)
+        let target = self
+            .source
+            .resolve(&path)
             .map_err(|e| {
                 self.error(
                     format!("cannot read the context file: {e}"),
@@ -319,7 +321,7 @@ impl Reader<'_> {
                 )
             })?
             .ok_or_else(missing)?;
-        let pack = prompt_file::resolve(self.pack.root()).ok().flatten();
+        let pack = self.source.resolve_root(self.pack.root());
         if Path::new(name.get_ref()).is_absolute() || !pack.is_some_and(|p| target.starts_with(p)) {
             return Err(self.error(
                 format!("the context file `{}` is outside the pack", name.get_ref()),
@@ -327,7 +329,7 @@ impl Reader<'_> {
                 "keep the context with the pack: a path relative to the test file, inside the pack's folder",
             ));
         }
-        let text = prompt_file::read_text(&path, self.limit)?.ok_or_else(missing)?;
+        let text = self.source.read(&path, self.limit)?.ok_or_else(missing)?;
         serde_json::from_str(&text).map_err(|e| {
             let mut d = Diagnostic::error(
                 DiagnosticCode::PromptTest,
@@ -398,7 +400,7 @@ impl Reader<'_> {
                 .root()
                 .join(SNAPSHOTS_DIR)
                 .join(format!("{prompt}.{name}.txt"));
-            match prompt_file::read_text(&path, self.limit) {
+            match self.source.read(&path, self.limit) {
                 Ok(expected) => out.push(Expectation::Snapshot { path, expected }),
                 Err(d) => problems.push(d),
             }

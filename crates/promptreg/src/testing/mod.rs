@@ -65,6 +65,7 @@
 
 mod file;
 mod schema;
+mod source;
 
 use std::path::{Path, PathBuf};
 
@@ -271,9 +272,47 @@ impl PromptTests {
     /// [`load`](Self::load), with every diagnostic: the tests when none is
     /// an error.
     pub fn load_with_diagnostics(pack: &Pack) -> (Option<PromptTests>, Vec<Diagnostic>) {
+        PromptTests::read(pack, &source::Source::Folder)
+    }
+
+    /// The tests of `pack` from its files in memory, by path in the pack
+    /// (`tests/greeting.toml`, `tests/snapshots/greeting.full.txt`, the
+    /// context files the tests name), as [`Pack::from_files`] takes them:
+    /// the same cases and diagnostics [`load`](Self::load) gives for a
+    /// folder holding those files, with nothing written.
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](Self::load).
+    pub fn from_files<P, T>(
+        pack: &Pack,
+        files: impl IntoIterator<Item = (P, T)>,
+    ) -> Result<PromptTests, Error>
+    where
+        P: AsRef<Path>,
+        T: AsRef<str>,
+    {
+        let files = files
+            .into_iter()
+            .map(|(path, text)| {
+                let path = source::normal(&pack.root().join(path.as_ref()));
+                (path, text.as_ref().to_owned())
+            })
+            .collect();
+        let source = source::Source::Memory {
+            root: pack.root(),
+            files: &files,
+        };
+        match PromptTests::read(pack, &source) {
+            (Some(tests), _) => Ok(tests),
+            (None, diagnostics) => Err(Error::from_diagnostics(diagnostics)),
+        }
+    }
+
+    fn read(pack: &Pack, source: &source::Source<'_>) -> (Option<PromptTests>, Vec<Diagnostic>) {
         let mut diagnostics = Diagnostics::default();
         let dir = pack.root().join(TESTS_DIR);
-        let files = match file::test_files(&dir) {
+        let files = match source.test_files(&dir) {
             Ok(files) => files,
             Err(e) => {
                 diagnostics.push(
@@ -289,14 +328,12 @@ impl PromptTests {
         let limit = pack.spec().max_file_size();
         let mut cases = Vec::new();
         for path in files {
-            let Some(text) = diagnostics
-                .ok(crate::prompt_file::read_text(&path, limit))
-                .flatten()
-            else {
+            let Some(text) = diagnostics.ok(source.read(&path, limit)).flatten() else {
                 continue;
             };
             let reader = file::Reader {
                 pack,
+                source,
                 path: &path,
                 text: &text,
                 limit,
