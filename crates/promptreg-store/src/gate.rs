@@ -113,7 +113,10 @@ pub async fn test_state(files: PackFiles, limit: Duration) -> Result<TestReport,
         Err(_) => {
             return Err(Error::new(
                 ErrorKind::TestsFailed,
-                format!("the tests ran past {} s; make them faster", limit.as_secs()),
+                format!(
+                    "the tests ran past {} s; make them faster",
+                    limit.as_secs_f64()
+                ),
             ));
         }
     };

@@ -771,6 +771,31 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
     }
 }
 
+/// A test run past its bound fails, saying so; within it, the same
+/// state passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_run_past_its_bound_fails_with_the_reason() {
+    // Many cases, so that the run takes far longer than no time at all.
+    let mut files = gated_demo();
+    let cases: String = (0..2000)
+        .map(|i| {
+            format!(
+                "[[case]]\nname = \"c{i}\"\ncontext = {{ name = \"Ada\" }}\ncontains = \"Ada\"\n"
+            )
+        })
+        .collect();
+    files.insert("tests/many.toml", format!("prompt = \"greeting\"\n{cases}"));
+    let err = promptreg_store::test_state(files.clone(), std::time::Duration::ZERO)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TestsFailed, "{err}");
+    assert_eq!(err.to_string(), "the tests ran past 0 s; make them faster");
+    let report = promptreg_store::test_state(files, promptreg_store::GATE_TIME)
+        .await
+        .unwrap();
+    assert!(report.cases > 2000, "{}", report.summary());
+}
+
 /// A label loaded from the store renders and explains as the pack folder does.
 #[tokio::test]
 async fn a_stored_label_renders_like_the_pack_folder() {
