@@ -729,20 +729,7 @@ fn a_push_killed_midway_leaves_whole_versions_and_can_be_repeated() {
         write_big_pack(&sb.path("big"), 1500);
         let mut killed_midway = 0;
         for delay_ms in [5, 20, 40, 80, 120, 160, 240, 320] {
-            let mut cmd = sb.cmd();
-            cmd.args(["store", "push", "big"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            if let Some(url) = &sb.database {
-                cmd.args(["--database", url]);
-            }
-            let mut child = cmd.spawn().unwrap();
-            std::thread::sleep(Duration::from_millis(delay_ms));
-            if child.try_wait().unwrap().is_none() {
-                killed_midway += 1;
-            }
-            child.kill().unwrap(); // SIGKILL
-            child.wait().unwrap();
+            killed_midway += usize::from(killed_after(&sb, &["push", "big"], delay_ms));
             // The store opens and every version is whole.
             let log = sb.store(&["log", "p0000"]);
             let text = String::from_utf8_lossy(&log.stderr);
@@ -793,22 +780,11 @@ fn a_release_or_pack_rollback_killed_midway_leaves_one_revision_in_force() {
         for delay_ms in [10, 40, 80, 120, 160, 240, 320, 480] {
             // Forward when production holds v1 everywhere, back otherwise.
             let at_first = newest_production(&sb).values().all(|&v| v == 1);
-            let mut cmd = sb.cmd();
-            match at_first {
-                true => cmd.args(["store", "release", "latest", "production"]),
-                false => cmd.args(["store", "rollback", "--label", "production"]),
+            let args: &[&str] = match at_first {
+                true => &["release", "latest", "production"],
+                false => &["rollback", "--label", "production"],
             };
-            cmd.stdout(Stdio::null()).stderr(Stdio::null());
-            if let Some(url) = &sb.database {
-                cmd.args(["--database", url]);
-            }
-            let mut child = cmd.spawn().unwrap();
-            std::thread::sleep(Duration::from_millis(delay_ms));
-            if child.try_wait().unwrap().is_none() {
-                killed_midway += 1;
-            }
-            child.kill().unwrap(); // SIGKILL
-            child.wait().unwrap();
+            killed_midway += usize::from(killed_after(&sb, args, delay_ms));
             let newest = newest_production(&sb);
             let versions: std::collections::BTreeSet<u64> = newest
                 .iter()
@@ -840,6 +816,25 @@ fn a_release_or_pack_rollback_killed_midway_leaves_one_revision_in_force() {
             sb.name
         );
     }
+}
+
+/// Runs `store ARGS` and kills it (SIGKILL) after `delay_ms`: whether it
+/// was still running then.
+fn killed_after(sb: &Sandbox, args: &[&str], delay_ms: u64) -> bool {
+    let mut cmd = sb.cmd();
+    cmd.arg("store")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(url) = &sb.database {
+        cmd.args(["--database", url]);
+    }
+    let mut child = cmd.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(delay_ms));
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    running
 }
 
 /// The entries of production's newest revision, with their versions.

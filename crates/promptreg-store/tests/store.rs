@@ -6,8 +6,8 @@ use common::{admin, databases, demo, writer};
 use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
 use promptreg_store::{
-    Actor, Change, ErrorKind, FileLimits, Label, PACK_ENTRY, PackFiles, Permission, RevisionCause,
-    RevisionRef, Store, TESTS_ENTRY, VersionRef,
+    Actor, Change, ErrorKind, FileLimits, Label, LabelMove, PACK_ENTRY, PackFiles, Permission,
+    RevisionCause, RevisionRef, Store, TESTS_ENTRY, VersionRef,
 };
 
 fn label(name: &str) -> Label {
@@ -201,10 +201,7 @@ async fn each_change_to_a_label_is_one_revision() {
         let store = db.open().await;
         store.push(&demo(), &writer(), "first").await.unwrap();
         let production = label("production");
-        store
-            .release("demo", &Label::latest(), &production, None, &writer(), "")
-            .await
-            .unwrap();
+        release_latest(&store, &production).await;
         let mut files = demo();
         files.insert("defaults/greeting.md", "Hi {{ name }}!\n");
         store.push(&files, &writer(), "shorter").await.unwrap();
@@ -319,18 +316,12 @@ async fn a_whole_pack_rolls_back_and_restores_revisions() {
         let store = db.open().await;
         let production = label("production");
         store.push(&demo(), &writer(), "first").await.unwrap();
-        store
-            .release("demo", &Label::latest(), &production, None, &writer(), "")
-            .await
-            .unwrap();
+        release_latest(&store, &production).await;
         let mut files = demo();
         files.insert("defaults/greeting.md", "Hi {{ name }}!\n");
         files.insert("defaults/farewell.md", "Bye.\n");
         store.push(&files, &writer(), "shorter").await.unwrap();
-        store
-            .release("demo", &Label::latest(), &production, None, &writer(), "")
-            .await
-            .unwrap();
+        release_latest(&store, &production).await;
 
         let back = store
             .rollback_pack("demo", &production, &writer(), "bad day")
@@ -450,17 +441,11 @@ async fn a_revision_is_named_by_its_number_or_its_digest() {
         let store = db.open().await;
         let production = label("production");
         store.push(&demo(), &writer(), "").await.unwrap();
-        store
-            .release("demo", &Label::latest(), &production, None, &writer(), "")
-            .await
-            .unwrap();
+        release_latest(&store, &production).await;
         let mut files = demo();
         files.insert("defaults/farewell.md", "Bye.\n");
         store.push(&files, &writer(), "").await.unwrap();
-        store
-            .release("demo", &Label::latest(), &production, None, &writer(), "")
-            .await
-            .unwrap();
+        release_latest(&store, &production).await;
         store
             .rollback_pack("demo", &production, &writer(), "")
             .await
@@ -604,6 +589,14 @@ async fn of_two_releases_decided_on_one_revision_one_wins_and_the_other_names_it
     }
 }
 
+/// Releases `latest` of the demo pack to `to`, as a writer: its moves.
+async fn release_latest(store: &Store, to: &Label) -> Vec<LabelMove> {
+    store
+        .release("demo", &Label::latest(), to, None, &writer(), "")
+        .await
+        .unwrap()
+}
+
 /// The demo pack with `production` gated and one test of `greeting`.
 fn gated_demo() -> PackFiles {
     let mut files = demo();
@@ -627,10 +620,7 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
         let store = db.open().await;
         let production = label("production");
         store.push(&gated_demo(), &writer(), "first").await.unwrap();
-        store
-            .release("demo", &Label::latest(), &production, None, &writer(), "")
-            .await
-            .unwrap();
+        release_latest(&store, &production).await;
         let first = &store.revisions("demo", &production).await.unwrap()[0];
         assert_eq!(
             first.tests.as_deref(),
@@ -1050,10 +1040,7 @@ async fn a_release_moves_every_prompt_at_once() {
         let store = db.open().await;
         store.push(&demo(), &writer(), "").await.unwrap();
         let (staging, prod) = (label("staging"), label("production"));
-        let moves = store
-            .release("demo", &Label::latest(), &staging, None, &writer(), "")
-            .await
-            .unwrap();
+        let moves = release_latest(&store, &staging).await;
         assert_eq!(moves.len(), 3, "{}", db.name);
         assert!(moves.iter().all(|m| m.reason == "release latest"));
         let moves = store
