@@ -239,9 +239,10 @@ for (const kind of databaseKinds()) {
       for (const column of ['Time', 'Label', 'Prompt', 'From', 'To', 'Actor', 'Reason']) {
         await page.getByRole('columnheader', { name: column, exact: true }).waitFor();
       }
-      await page.getByRole('row', { name: new RegExp(`production ${PROMPT} v1 v${version} key:ada Release the progress reports`) }).waitFor();
+      // Each move names the revision of the label it made.
+      await page.getByRole('row', { name: new RegExp(`production r\\d+ ${PROMPT} v1 v${version} key:ada Release the progress reports`) }).waitFor();
       // The roll back's move (its reason is not recorded: the store's roll back takes none).
-      await page.getByRole('row', { name: new RegExp(`production ${PROMPT} v${version} v1 key:ada`) }).waitFor();
+      await page.getByRole('row', { name: new RegExp(`production r\\d+ ${PROMPT} v${version} v1 key:ada`) }).waitFor();
       await screenshot(page, kind, 'history');
     });
 

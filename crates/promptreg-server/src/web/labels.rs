@@ -226,7 +226,7 @@ pub(super) fn moved_meanwhile(p: crate::problem::Problem, name: &Label) -> PageE
         return PageError::new(
             StatusCode::CONFLICT,
             format!(
-                "{name} was moved by someone else meanwhile: {}. Open the prompt again to see where it points",
+                "{name} was moved by someone else meanwhile: {}. Open the page again to see where it points now",
                 p.details().detail
             ),
         );
