@@ -308,6 +308,14 @@ pub struct LabelMove {
     pub revision: Option<u64>,
 }
 
+impl LabelMove {
+    /// Whether `self` and `other` were made by one change: the same
+    /// revision of the same label (a release, a push, a pack rollback).
+    pub fn same_change(&self, other: &LabelMove) -> bool {
+        self.revision.is_some() && (&self.label, self.revision) == (&other.label, other.revision)
+    }
+}
+
 /// What a push did to one prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {

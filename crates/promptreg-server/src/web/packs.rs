@@ -206,11 +206,8 @@ pub(crate) async fn history(
 /// The moves (oldest first) as rows, newest first: the moves of one
 /// revision of a label (one change, in one transaction) folded into one.
 fn by_revision(moves: &[LabelMove]) -> Vec<HistoryRow> {
-    let same = |a: &LabelMove, b: &LabelMove| {
-        a.revision.is_some() && (&a.label, a.revision) == (&b.label, b.revision)
-    };
     moves
-        .chunk_by(same)
+        .chunk_by(LabelMove::same_change)
         .rev()
         .map(|change| match change {
             [one] => HistoryRow::of(one),

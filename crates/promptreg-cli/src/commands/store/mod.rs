@@ -471,9 +471,7 @@ impl<'a> Command<'a> {
         let show = |v: Option<u64>| v.map_or("-".to_owned(), |n| format!("v{n}"));
         let revision = |m: &LabelMove| m.revision.map_or(String::new(), |n| format!(" r{n}"));
         let mut out = String::new();
-        for change in moves.chunk_by(|a, b| {
-            a.revision.is_some() && (&a.label, a.revision) == (&b.label, b.revision)
-        }) {
+        for change in moves.chunk_by(LabelMove::same_change) {
             let first = &change[0];
             let what = match change {
                 [m] => format!(
