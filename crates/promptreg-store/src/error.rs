@@ -63,6 +63,9 @@ pub enum ErrorKind {
     /// A gated label would move to a state whose tests fail, cannot be
     /// read, or run too long ([`Error::failed_cases`] lists the cases).
     TestsFailed,
+    /// A label's fleet view holds its capacity of instances and a new one
+    /// reported ([`Store::with_fleet_capacity`](crate::Store::with_fleet_capacity)).
+    TooManyInstances,
 }
 
 impl ErrorKind {
@@ -89,6 +92,7 @@ impl ErrorKind {
             ErrorKind::Unauthorized => "unauthorized",
             ErrorKind::KeyRevoked => "revoked API key",
             ErrorKind::TestsFailed => "tests failed",
+            ErrorKind::TooManyInstances => "too many instances",
         }
     }
 }

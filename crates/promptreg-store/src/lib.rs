@@ -67,6 +67,7 @@ mod diff;
 mod error;
 mod events;
 mod files;
+mod fleet;
 mod gate;
 mod keys;
 mod limits;
@@ -83,6 +84,11 @@ pub use diff::{FileDiff, PromptDiff, RevisionDiff, file_locale};
 pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
 pub use files::{PACK_ENTRY, PackFiles, TESTS_ENTRY, is_pack_level, state_digest};
+pub use fleet::{
+    DEFAULT_FLEET_CAPACITY, Fleet, FleetQuery, Instance, InstanceReport, KEPT_FOR, MAX_INSTANCE_ID,
+    MAX_INSTANCE_NAME, MAX_LAST_ERROR, MAX_LIBRARY, MAX_PAGE, REPORT_INTERVALS, RevisionServed,
+    Served,
+};
 pub use gate::{FailedCase, GATE_TIME, TestReport, test_state};
 pub use keys::{ApiKey, Scope};
 pub use limits::FileLimits;

@@ -205,7 +205,8 @@ impl Actor {
 pub struct Timestamp(pub i64);
 
 impl Timestamp {
-    pub(crate) fn now() -> Timestamp {
+    /// Now, by the wall clock.
+    pub fn now() -> Timestamp {
         let since = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();

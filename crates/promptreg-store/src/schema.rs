@@ -141,6 +141,28 @@ UPDATE label_history SET revision_id = 0;
 -- not by a scan of the pack's history.
 CREATE INDEX label_history_unrevised ON label_history (pack_id, label) WHERE revision_id IS NULL;
 "#,
+    r#"
+-- What running instances serve, as they report it (see `fleet.rs`): one row
+-- per instance and label, dropped a day after its last report. Times are
+-- milliseconds since the epoch; `reporter` is who sent the report.
+CREATE TABLE fleet_instances (
+    pack_id BIGINT NOT NULL REFERENCES packs (pack_id),
+    label TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    name TEXT,
+    library TEXT NOT NULL,
+    source TEXT NOT NULL,
+    revision BIGINT,
+    digest TEXT,
+    last_error TEXT,
+    interval_ms BIGINT NOT NULL,
+    reporter TEXT NOT NULL,
+    first_seen BIGINT NOT NULL,
+    last_seen BIGINT NOT NULL,
+    PRIMARY KEY (pack_id, label, instance)
+);
+CREATE INDEX fleet_instances_by_last_seen ON fleet_instances (last_seen);
+"#,
 ];
 
 /// The schema version whose migration adds revisions: a store migrated

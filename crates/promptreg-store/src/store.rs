@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use promptreg::PromptRegistry;
@@ -14,10 +15,12 @@ use crate::diff::PromptDiff;
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Feed, Written};
 use crate::files::{self, PACK_ENTRY, PackFiles};
+use crate::fleet::DEFAULT_FLEET_CAPACITY;
 use crate::limits::FileLimits;
 use crate::location::Location;
 use crate::model::{
-    Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, VersionInfo, VersionRef,
+    Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
+    VersionRef,
 };
 use crate::text;
 
@@ -34,6 +37,11 @@ pub struct Store {
     feed: Arc<Feed>,
     /// How many files a push may hold.
     limits: FileLimits,
+    /// How many instances a label's fleet view takes.
+    fleet_capacity: usize,
+    /// When instances unseen for a day were last dropped, shared by the
+    /// clones (milliseconds since the epoch).
+    fleet_pruned: Arc<AtomicI64>,
 }
 
 impl Store {
@@ -56,6 +64,8 @@ impl Store {
                 location,
                 feed: Feed::new(0),
                 limits: FileLimits::default(),
+                fleet_capacity: DEFAULT_FLEET_CAPACITY,
+                fleet_pruned: Arc::new(AtomicI64::new(0)),
             },
             Err(e) => return Err(backend::in_user_words(&location, OpError::Db(e))),
         };
@@ -79,6 +89,30 @@ impl Store {
     pub fn with_file_limits(mut self, limits: FileLimits) -> Store {
         self.limits = limits;
         self
+    }
+
+    /// The most instances (this value; other clones keep theirs) a label's
+    /// fleet view takes ([`DEFAULT_FLEET_CAPACITY`] until set): a report
+    /// of a new instance past it is refused.
+    pub fn with_fleet_capacity(mut self, instances: usize) -> Store {
+        self.fleet_capacity = instances;
+        self
+    }
+
+    pub(crate) fn fleet_capacity(&self) -> usize {
+        self.fleet_capacity
+    }
+
+    /// Whether instances unseen for a day are due to be dropped: at most
+    /// once a minute per process.
+    pub(crate) fn fleet_prune_due(&self, at: Timestamp) -> bool {
+        const EVERY_MS: i64 = 60_000;
+        let last = self.fleet_pruned.load(Ordering::Relaxed);
+        at.0.saturating_sub(last) >= EVERY_MS
+            && self
+                .fleet_pruned
+                .compare_exchange(last, at.0, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// At most `limit` events with ids above `after`, oldest first: every

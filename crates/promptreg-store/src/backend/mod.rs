@@ -57,6 +57,7 @@ macro_rules! operations {
         include!("../ops/revisions.rs");
         include!("../ops/events.rs");
         include!("../ops/keys.rs");
+        include!("../ops/fleet.rs");
     };
 }
 

@@ -1,0 +1,202 @@
+// The fleet view: what each instance following a label reports it serves.
+// Included in each backend module (see `backend/mod.rs`) after
+// `prelude.rs`, whose imports it shares.
+
+const FLEET_COLUMNS: &str = "instance, name, library, source, revision, digest, last_error, \
+     interval_ms, reporter, first_seen, last_seen";
+
+type FleetRow = (
+    String,
+    Option<String>,
+    String,
+    String,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    i64,
+    String,
+    i64,
+    i64,
+);
+
+/// The label's newest revision and its digest.
+pub(crate) async fn label_head(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &str,
+) -> Result<Option<(u64, String)>, OpError> {
+    let head: Option<(i64, String)> = sqlx::query_as(
+        "SELECT number, digest FROM revisions WHERE pack_id = $1 AND label = $2 \
+         ORDER BY number DESC LIMIT 1",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .fetch_optional(pool)
+    .await?;
+    Ok(head.map(|(n, d)| (n as u64, d)))
+}
+
+/// Drops the instances last seen before `kept_since`, of every pack.
+pub(crate) async fn prune_fleet(pool: &Pool<Db>, kept_since: i64) -> Result<(), OpError> {
+    sqlx::query("DELETE FROM fleet_instances WHERE last_seen < $1")
+        .bind(kept_since)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Records a report; `false` when the instance is new and the label holds
+/// `capacity` instances already.
+pub(crate) async fn report_instance(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &str,
+    report: &crate::fleet::InstanceReport,
+    reporter: &str,
+    horizon: &crate::fleet::Horizon,
+    capacity: usize,
+) -> Result<bool, OpError> {
+    let interval = report.interval.as_millis() as i64;
+    let revision = report.revision.map(|r| r as i64);
+    let updated = sqlx::query(
+        "UPDATE fleet_instances SET name = $4, library = $5, source = $6, revision = $7, \
+         digest = $8, last_error = $9, interval_ms = $10, reporter = $11, last_seen = $12 \
+         WHERE pack_id = $1 AND label = $2 AND instance = $3",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .bind(&report.instance)
+    .bind(&report.name)
+    .bind(&report.library)
+    .bind(report.source.as_str())
+    .bind(revision)
+    .bind(&report.digest)
+    .bind(&report.last_error)
+    .bind(interval)
+    .bind(reporter)
+    .bind(horizon.at)
+    .execute(pool)
+    .await?;
+    if updated.rows_affected() > 0 {
+        return Ok(true);
+    }
+    // Counted on the key alone (its index): rows a day old count until
+    // the next prune, at most a minute away.
+    let (held,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM fleet_instances WHERE pack_id = $1 AND label = $2",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .fetch_one(pool)
+    .await?;
+    if held as u64 >= capacity as u64 {
+        return Ok(false);
+    }
+    // Another server may record the same new instance meanwhile: the
+    // later report wins, its first sighting stays.
+    sqlx::query(
+        "INSERT INTO fleet_instances (pack_id, label, instance, name, library, source, revision, \
+         digest, last_error, interval_ms, reporter, first_seen, last_seen) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) \
+         ON CONFLICT (pack_id, label, instance) DO UPDATE SET name = $4, library = $5, \
+         source = $6, revision = $7, digest = $8, last_error = $9, interval_ms = $10, \
+         reporter = $11, last_seen = $12",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .bind(&report.instance)
+    .bind(&report.name)
+    .bind(&report.library)
+    .bind(report.source.as_str())
+    .bind(revision)
+    .bind(&report.digest)
+    .bind(&report.last_error)
+    .bind(interval)
+    .bind(reporter)
+    .bind(horizon.at)
+    .execute(pool)
+    .await?;
+    Ok(true)
+}
+
+/// The instances kept, online and reporting, per revision served.
+pub(crate) async fn fleet_counts(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &str,
+    horizon: &crate::fleet::Horizon,
+) -> Result<Vec<crate::fleet::FleetCount>, OpError> {
+    let rows: Vec<(Option<i64>, i64, i64, i64)> = sqlx::query_as(
+        "SELECT revision, COUNT(*), \
+         CAST(SUM(CASE WHEN last_seen + interval_ms * 3 >= $3 THEN 1 ELSE 0 END) AS BIGINT), \
+         CAST(SUM(CASE WHEN last_seen + (interval_ms * 3) / 2 >= $3 THEN 1 ELSE 0 END) AS BIGINT) \
+         FROM fleet_instances WHERE pack_id = $1 AND label = $2 AND last_seen >= $4 \
+         GROUP BY revision",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .bind(horizon.at)
+    .bind(horizon.kept_since)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(revision, total, online, reporting)| crate::fleet::FleetCount {
+            revision: revision.map(|r| r as u64),
+            total: total as u64,
+            online: online as u64,
+            reporting: reporting as u64,
+        })
+        .collect())
+}
+
+/// One page of the instances kept, by id.
+pub(crate) async fn fleet_instances(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &str,
+    horizon: &crate::fleet::Horizon,
+    query: &crate::fleet::FleetQuery,
+    limit: usize,
+) -> Result<Vec<crate::fleet::Instance>, OpError> {
+    // `behind` < 0: every instance; else those reporting on an older
+    // revision than it, or on none known.
+    let behind = query.behind.map_or(-1, |r| r.min(i64::MAX as u64) as i64);
+    let sql = format!(
+        "SELECT {FLEET_COLUMNS} FROM fleet_instances \
+         WHERE pack_id = $1 AND label = $2 AND last_seen >= $3 AND instance > $4 \
+         AND ($5 < 0 OR (last_seen + (interval_ms * 3) / 2 >= $6 AND (revision IS NULL OR revision < $5))) \
+         ORDER BY instance LIMIT $7"
+    );
+    let rows: Vec<FleetRow> = sqlx::query_as(&sql)
+        .bind(pack_id)
+        .bind(label)
+        .bind(horizon.kept_since)
+        .bind(query.after.as_deref().unwrap_or(""))
+        .bind(behind)
+        .bind(horizon.at)
+        .bind(limit as i64)
+        .fetch_all(pool)
+        .await?;
+    let mut instances = Vec::with_capacity(rows.len());
+    for row in rows {
+        let (instance, name, library, source, revision, digest, last_error) =
+            (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
+        let (interval_ms, reporter, first_seen, last_seen) = (row.7, row.8, row.9, row.10);
+        instances.push(crate::fleet::Instance {
+            instance,
+            name,
+            library,
+            source: source.parse().map_err(OpError::from)?,
+            revision: revision.map(|r| r as u64),
+            digest,
+            last_error,
+            interval_ms: interval_ms as u64,
+            reporter,
+            first_seen: Timestamp(first_seen),
+            last_seen: Timestamp(last_seen),
+            online: last_seen.saturating_add(interval_ms.saturating_mul(3)) >= horizon.at,
+        });
+    }
+    Ok(instances)
+}
