@@ -433,7 +433,7 @@ impl Store {
                 reporting: c.reporting,
             })
             .collect();
-        served.sort_by(|a, b| b.revision.cmp(&a.revision));
+        served.sort_by_key(|s| std::cmp::Reverse(s.revision));
         let sum = |f: fn(&FleetCount) -> u64| counts.iter().map(f).sum::<u64>();
         let (total, online, reporting) =
             (sum(|c| c.total), sum(|c| c.online), sum(|c| c.reporting));
