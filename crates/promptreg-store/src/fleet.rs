@@ -482,7 +482,8 @@ mod tests {
     #[test]
     fn a_report_out_of_bounds_names_its_field() {
         assert!(report().check().is_ok());
-        let cases: [(fn(&mut InstanceReport), &str); 7] = [
+        type Spoil = fn(&mut InstanceReport);
+        let cases: [(Spoil, &str); 7] = [
             (|r| r.instance = "a b".into(), "the instance id `a b`"),
             (|r| r.instance = "x".repeat(65), "must be 1 to 64"),
             (
