@@ -42,15 +42,17 @@ mod metrics;
 mod observe;
 mod openapi;
 mod problem;
+mod rate;
 mod responses;
 mod serve;
 mod web;
 
 pub use body::{
-    Bundle, Created, DiffResponse, ExplainResponse, FileDiff, Health, Move, MoveLabel, Moves,
-    NewVersion, PackList, PromptList, PromptSummary, PromptVersion, Release, RenderRequest,
-    RenderResponse, RestoreRevision, Restored, RevisionBody, RevisionCause, RevisionChange,
-    Revisions, VersionList, VersionSummary,
+    Bundle, Created, DiffResponse, ExplainResponse, FileDiff, FleetBody, FleetReport, Health,
+    InstanceBody, InstanceState, Move, MoveLabel, Moves, NewVersion, PackList, PromptList,
+    PromptSummary, PromptVersion, Release, RenderRequest, RenderResponse, RestoreRevision,
+    Restored, RevisionBody, RevisionCause, RevisionChange, Revisions, ServedBody, Source,
+    VersionList, VersionSummary,
 };
 pub use config::Config;
 pub use openapi::openapi;

@@ -25,6 +25,7 @@ use crate::{api, events, metrics};
         (name = "packs", description = "Packs, their prompts, and whole labels as bundles"),
         (name = "prompts", description = "Versions of a prompt"),
         (name = "labels", description = "Moving labels: If-Match, rollback, release, history"),
+        (name = "fleet", description = "What every instance following a label serves"),
         (name = "render", description = "Rendering on the server"),
         (name = "events", description = "The change stream"),
         (name = "operations", description = "Health, readiness, metrics"),

@@ -126,6 +126,11 @@ problem_codes! {
     TooManyConnections = "too-many-connections",
     /// A push holds more files than the store takes.
     TooManyFiles = "too-many-files",
+    /// A label's fleet view holds its capacity of instances; a new one is
+    /// not recorded.
+    TooManyInstances = "too-many-instances",
+    /// Too many fleet reports from one key: retry after `Retry-After`.
+    TooManyReports = "too-many-reports",
     /// No valid API key was given, or it was revoked.
     Unauthorized = "unauthorized",
     /// No API key has that name.
@@ -313,6 +318,10 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, ProblemCode) {
         ErrorKind::InvalidKey => (StatusCode::BAD_REQUEST, ProblemCode::InvalidKey),
         ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, ProblemCode::UnknownKey),
         ErrorKind::TestsFailed => (StatusCode::UNPROCESSABLE_ENTITY, ProblemCode::TestsFailed),
+        ErrorKind::TooManyInstances => (
+            StatusCode::INSUFFICIENT_STORAGE,
+            ProblemCode::TooManyInstances,
+        ),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::StoreError),
     }
 }

@@ -28,6 +28,7 @@ use crate::events::{self, Hub};
 use crate::heavy::HeavyWork;
 use crate::metrics::Metrics;
 use crate::observe::ObserveLayer;
+use crate::rate::ReportRate;
 use crate::web::Sessions;
 use crate::{api, guard, listener, openapi, web};
 
@@ -81,6 +82,7 @@ pub(crate) struct Shared {
     pub(crate) metrics: Metrics,
     pub(crate) auth: Auth,
     pub(crate) sessions: Sessions,
+    pub(crate) report_rate: ReportRate,
     pub(crate) config: Config,
     pub(crate) shutdown: watch::Sender<bool>,
 }
@@ -128,6 +130,7 @@ impl Server {
             metrics: Metrics::new(),
             auth: Auth::new(config.key_cache, config.key_grace, loopback),
             sessions: Sessions::new(config.session_ttl, config.behind_tls),
+            report_rate: ReportRate::new(config.report_rate, config.report_burst),
             shutdown,
             store,
             config,

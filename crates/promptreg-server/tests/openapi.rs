@@ -32,6 +32,8 @@ const ROUTES: &[(&str, &str)] = &[
     ),
     ("post", "/v1/packs/{pack}/labels/{label}/rollback"),
     ("put", "/v1/packs/{pack}/labels/{label}/revision"),
+    ("get", "/v1/packs/{pack}/labels/{label}/fleet"),
+    ("post", "/v1/packs/{pack}/labels/{label}/fleet"),
     ("get", "/v1/events"),
     ("get", "/healthz"),
     ("get", "/readyz"),
@@ -251,9 +253,33 @@ async fn responses_validate_against_the_document() {
             "/v1/packs/demo/history",
             None,
         ),
+        (
+            "get",
+            "/v1/packs/{pack}/labels/{label}/fleet",
+            "/v1/packs/demo/labels/production/fleet",
+            None,
+        ),
+        (
+            "get",
+            "/v1/packs/{pack}/labels/{label}/fleet",
+            "/v1/packs/demo/labels/production/fleet?until-revision=1&timeout=10ms",
+            None,
+        ),
+        (
+            "get",
+            "/v1/packs/{pack}/labels/{label}/fleet",
+            "/v1/packs/demo/labels/production/fleet?ratio=2",
+            None,
+        ),
         ("get", "/healthz", "/healthz", None),
         ("get", "/readyz", "/readyz", None),
     ];
+    // An instance in the fleet view (a report's answer has no body).
+    let report = json!({ "instance": "i-1", "library": "test/1", "source": "server", "revision": 1, "interval_ms": 1000 });
+    let reported = server
+        .post("/v1/packs/demo/labels/production/fleet", report)
+        .await;
+    assert_eq!(reported.status(), 204);
     for (method, template, concrete, body) in cases {
         let mut request = server
             .client

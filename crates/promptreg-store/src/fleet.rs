@@ -412,7 +412,7 @@ impl Store {
         let pack_id = self.pack_id(pack).await?;
         let horizon = Horizon::of(query.at);
         let limit = query.limit.clamp(1, MAX_PAGE);
-        let head = on_backend!(self, label_head(pack_id, label.as_str()))?;
+        let head = self.newest_revision(pack, label).await?;
         let counts = on_backend!(self, fleet_counts(pack_id, label.as_str(), &horizon))?;
         let mut instances = on_backend!(
             self,

@@ -41,6 +41,21 @@ impl Store {
         }
     }
 
+    /// The newest revision of `label` in `pack` and its digest, if the
+    /// label has one: one row read.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownPack`].
+    pub async fn newest_revision(
+        &self,
+        pack: &str,
+        label: &Label,
+    ) -> Result<Option<(u64, String)>, Error> {
+        let id = self.pack_id(pack).await?;
+        on_backend!(self, label_head(id, label.as_str()))
+    }
+
     /// The revisions of `label` in `pack`, newest first: each change to
     /// what the label resolves to (a move, a release, a rollback, a push
     /// that moved `latest`) is one, with every entry's version and what it

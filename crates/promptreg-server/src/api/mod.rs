@@ -9,6 +9,7 @@ use utoipa_axum::router::OpenApiRouter;
 use crate::cache::Cached;
 use crate::serve::AppState;
 
+mod fleet;
 mod labels;
 mod operations;
 mod packs;
@@ -78,6 +79,7 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .merge(packs::routes())
         .merge(prompts::routes())
         .merge(labels::routes())
+        .merge(fleet::routes())
         .merge(revisions::routes())
         .merge(renders::routes())
         .merge(operations::routes())

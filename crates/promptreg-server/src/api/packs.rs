@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use promptreg_store::Scope;
 use utoipa_axum::router::OpenApiRouter;
@@ -81,6 +81,9 @@ pub(crate) async fn list_prompts(
     Ok(conditional(&headers, &listing))
 }
 
+/// The label's revision a bundle is, on a `200` and a `304` alike.
+pub(crate) const REVISION_HEADER: HeaderName = HeaderName::from_static("promptreg-revision");
+
 /// `GET /v1/packs/{pack}/labels/{label}`.
 #[utoipa::path(
     get, path = "/v1/packs/{pack}/labels/{label}", tag = "packs",
@@ -91,8 +94,12 @@ pub(crate) async fn list_prompts(
     ),
     responses(
         (status = 200, description = "Every entry of the pack at the label, with its files and version", body = crate::body::Bundle,
-            headers(("ETag" = String, description = "A digest of every entry's digest"))),
-        (status = 304, description = "The client's copy is current"),
+            headers(
+                ("ETag" = String, description = "A digest of every entry's digest"),
+                ("Promptreg-Revision" = u64, description = "The label's revision this state is (absent for a label with no revision yet)"),
+            )),
+        (status = 304, description = "The client's copy is current",
+            headers(("Promptreg-Revision" = u64, description = "The label's revision this state is: a restore can bring the same state back as a new revision"))),
         (status = 400, description = "Invalid pack or label", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::PackRead,
         (status = 404, description = "No such pack, or no manifest at that label", body = ProblemDetails, content_type = "application/problem+json"),
@@ -108,7 +115,13 @@ pub(crate) async fn get_bundle(
     let (pack, name) = (pack.as_str(), name.0);
     caller.require(pack, Scope::Read)?;
     let view = state.cache.label(pack, &name).await?;
-    Ok(conditional(&headers, &view.bundle))
+    let mut response = conditional(&headers, &view.bundle);
+    if let Some(revision) = view.revision {
+        response
+            .headers_mut()
+            .insert(REVISION_HEADER, HeaderValue::from(revision));
+    }
+    Ok(response)
 }
 
 /// `GET /v1/packs/{pack}/history`.

@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+mod fleet;
 mod revisions;
 
+pub use fleet::{FleetBody, FleetReport, InstanceBody, InstanceState, ServedBody, Source};
 pub use revisions::{
     RestoreRevision, Restored, RevisionBody, RevisionCause, RevisionChange, Revisions,
 };

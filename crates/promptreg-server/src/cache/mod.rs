@@ -178,6 +178,10 @@ impl Cache {
                 .iter()
                 .map(|e| (e.prompt.as_str(), e.digest.as_str())),
         );
+        let revision = match self.store.newest_revision(pack, label).await? {
+            Some((number, held)) if held == digest => Some(number),
+            _ => None,
+        };
         let prompts = versions
             .iter()
             .map(|v| (v.id.clone(), Arc::new(Cached::json(v, &v.digest))))
@@ -189,6 +193,7 @@ impl Cache {
         };
         Ok(Arc::new(LabelView {
             bundle: Cached::json(&bundle, &digest),
+            revision,
             prompts,
             entries,
             renderer: OnceCell::new(),

@@ -53,6 +53,10 @@ pub(crate) type Renderer = Arc<Installed>;
 /// One label of a pack, read in one consistent query.
 pub(crate) struct LabelView {
     pub(crate) bundle: Cached,
+    /// The label's revision this state is, when the store's newest
+    /// revision holds it (read apart from the entries: a move in between
+    /// leaves it unknown until the event that follows refreshes the view).
+    pub(crate) revision: Option<u64>,
     pub(super) prompts: HashMap<String, Arc<Cached>>,
     pub(super) entries: Vec<EntryVersion>,
     /// Built on the first render: the pack installed in a registry, or

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use promptreg_server::{Config, Server};
 pub use promptreg_store::test_support::{
-    TestDb, admin, big_pack, databases, demo, postgres, postgres_only, sqlite, writer,
+    MANIFEST, TestDb, admin, big_pack, databases, demo, postgres, postgres_only, sqlite, writer,
 };
 use promptreg_store::{Label, Store};
 use tokio::sync::oneshot;
