@@ -528,3 +528,182 @@ async fn a_release_reaches_the_registry() {
         .await;
     }
 }
+
+/// The fleet view of `production`, read from the store.
+async fn fleet(store: &Store) -> promptreg_store::Fleet {
+    let production = Label::new("production").unwrap();
+    store
+        .fleet("demo", &production, &promptreg_store::FleetQuery::now())
+        .await
+        .unwrap()
+}
+
+/// A follower reports on start and on each change: the fleet view shows
+/// it on the label's revision; its renders name the label, the revision
+/// and the version's digest, also as tracing attributes; a restore of the
+/// same state is a new revision it learns from a `304`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_reports_what_it_serves_and_renders_carry_the_revision() {
+    use promptreg::trace_attributes::{AttributeValue, LABEL, PROMPT_DIGEST, REVISION};
+    for db in databases("follow_reports").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let production = Label::new("production").unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let registry = PromptRegistry::new();
+        registry
+            .register_default("farewell", "Local farewell.")
+            .unwrap();
+        let follower = registry
+            .follow(
+                remote(&server.base, cache.path())
+                    .instance_id("web-1")
+                    .instance_name("<b>web</b> one")
+                    .report_interval(Duration::from_secs(60)),
+            )
+            .unwrap();
+        let first = server
+            .store
+            .newest_revision("demo", &production)
+            .await
+            .unwrap()
+            .unwrap()
+            .0;
+        until(&registry, "a report on the first revision", || {
+            follower.status().revision == Some(first) && follower.status().last_report.is_some()
+        })
+        .await;
+        let mut view = fleet(&server.store).await;
+        for _ in 0..100 {
+            if view.reporting_on(first) == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            view = fleet(&server.store).await;
+        }
+        let instance = &view.instances[0];
+        assert_eq!(
+            (instance.instance.as_str(), instance.name.as_deref()),
+            ("web-1", Some("<b>web</b> one")),
+            "{}",
+            db.name
+        );
+        assert_eq!(
+            (
+                instance.revision,
+                instance.library.starts_with("promptreg-rust/")
+            ),
+            (Some(first), true)
+        );
+        assert_eq!(instance.interval_ms, 60_000);
+
+        ship_farewell(&server.store, "See you.\n").await;
+        let second = server
+            .store
+            .newest_revision("demo", &production)
+            .await
+            .unwrap()
+            .unwrap()
+            .0;
+        assert!(second > first);
+        until(&registry, "the move, reported", || {
+            follower.status().revision == Some(second)
+        })
+        .await;
+        let converged = async {
+            for _ in 0..200 {
+                if fleet(&server.store).await.converged(second, 1.0) {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            false
+        };
+        assert!(
+            converged.await,
+            "the report of revision {second} within 5 s"
+        );
+
+        let trace = registry.render_traced("farewell", &()).unwrap();
+        let attributes: std::collections::BTreeMap<_, _> =
+            trace.trace_attributes().into_iter().collect();
+        assert_eq!(
+            attributes[LABEL],
+            AttributeValue::String("production".into())
+        );
+        assert_eq!(attributes[REVISION], AttributeValue::Int(second as i64));
+        let digest = server
+            .store
+            .entries_at("demo", &production)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|e| e.prompt == "farewell")
+            .unwrap()
+            .digest;
+        assert_eq!(attributes[PROMPT_DIGEST], AttributeValue::String(digest));
+
+        // Restoring the first revision, then the second again: the state
+        // of the second comes back as a new revision, with the same ETag.
+        server
+            .store
+            .restore("demo", &production, first, None, &writer(), "back")
+            .await
+            .unwrap();
+        server
+            .store
+            .restore("demo", &production, second, None, &writer(), "forth")
+            .await
+            .unwrap();
+        let fourth = server
+            .store
+            .newest_revision("demo", &production)
+            .await
+            .unwrap()
+            .unwrap()
+            .0;
+        until(&registry, "the restored revision", || {
+            follower.status().revision == Some(fourth)
+        })
+        .await;
+        let provenance = registry.render_traced("farewell", &()).unwrap().parts[0]
+            .provenance
+            .clone()
+            .unwrap();
+        assert_eq!(provenance.revision, Some(fourth), "{}", db.name);
+    }
+}
+
+/// Reports off: the server never hears of the follower. Reports refused
+/// (an id the server does not take): the follow goes on, and the status
+/// says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_can_be_off_and_a_refused_report_fails_nothing() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    let cache = tempfile::tempdir().unwrap();
+    let quiet = PromptRegistry::new();
+    let silent = quiet
+        .follow(remote(&server.base, cache.path()).without_reports())
+        .unwrap();
+    assert!(silent.wait_for_first_sync(DEADLINE));
+    let refused = PromptRegistry::new();
+    let other_cache = tempfile::tempdir().unwrap();
+    let bad = refused
+        .follow(remote(&server.base, other_cache.path()).instance_id("not an id"))
+        .unwrap();
+    assert!(bad.wait_for_first_sync(DEADLINE));
+    until(&refused, "the refusal", || {
+        bad.status().report_error.is_some()
+    })
+    .await;
+    let status = bad.status();
+    assert_eq!(status.source, Source::Server, "{status:?}");
+    assert!(
+        status.report_error.unwrap().contains("HTTP 400"),
+        "{:?}",
+        bad.status()
+    );
+    assert_eq!(fleet(&server.store).await.instances_total, 0);
+    assert_eq!(farewell(&refused), "Goodbye.");
+    drop((silent, bad));
+}

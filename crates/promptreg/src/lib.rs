@@ -359,6 +359,7 @@ mod renderer;
 mod rendering;
 mod snapshot;
 mod suggest;
+pub mod trace_attributes;
 
 // Sources and tools above the core, each behind its feature.
 #[cfg(feature = "config")]

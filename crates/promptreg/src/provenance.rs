@@ -69,6 +69,16 @@ pub struct Provenance {
     /// parts with its prompt's version at the label.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
+    /// That version's content digest (SHA-256, hex), from the same store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// The label followed, for a part of a followed pack.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The label's revision the bundle in force is, when the server named
+    /// it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u64>,
 }
 
 impl Provenance {
@@ -83,6 +93,9 @@ impl Provenance {
             mode: None,
             chosen_by: None,
             version: None,
+            digest: None,
+            label: None,
+            revision: None,
         }
     }
 

@@ -9,20 +9,32 @@ use crate::snapshot::Snapshot;
 
 use super::Pack;
 
+/// What [`Pack::stamp_origin`] stamps: prompt id -> (version, digest), the
+/// label, its revision.
+#[cfg(feature = "remote")]
+pub(crate) struct StoreStamp<'a> {
+    pub(crate) versions: &'a std::collections::BTreeMap<String, (u64, String)>,
+    pub(crate) label: &'a str,
+    pub(crate) revision: Option<u64>,
+}
+
 impl Pack {
     /// Stamps the provenance of each prompt's files (default and
-    /// variants) with the prompt's version in `versions` (prompt id ->
-    /// version), for a pack built from a server's bundle.
+    /// variants) with where they stand in the store they were followed
+    /// from: the prompt's version and digest, the label and its revision.
     #[cfg(feature = "remote")]
-    pub(crate) fn stamp_versions(&mut self, versions: &std::collections::BTreeMap<String, u64>) {
+    pub(crate) fn stamp_origin(&mut self, stamp: &StoreStamp<'_>) {
         use crate::provenance::Provenance;
-        let stamped = |provenance: &Arc<Provenance>, version: u64| {
+        let stamped = |provenance: &Arc<Provenance>, (version, digest): &(u64, String)| {
             let mut provenance = Provenance::clone(provenance);
-            provenance.version = Some(version);
+            provenance.version = Some(*version);
+            provenance.digest = Some(digest.clone()).filter(|d| !d.is_empty());
+            provenance.label = Some(stamp.label.to_owned());
+            provenance.revision = stamp.revision;
             Arc::new(provenance)
         };
         for prompt in self.prompts.values_mut() {
-            let Some(&version) = versions.get(prompt.id.as_str()) else {
+            let Some(version) = stamp.versions.get(prompt.id.as_str()) else {
                 continue;
             };
             if let Some((_, default, _)) = &mut prompt.default

@@ -107,6 +107,8 @@
 
 mod chat;
 mod install;
+#[cfg(feature = "remote")]
+pub(crate) use install::StoreStamp;
 mod load;
 mod manifest;
 mod prompt_files;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::pack::Pack;
+use crate::pack::{Pack, StoreStamp};
 
 /// The bundle document; fields the follower does not need are ignored.
 #[derive(Debug, Deserialize)]
@@ -19,6 +19,8 @@ struct Document {
 struct Entry {
     id: String,
     version: u64,
+    #[serde(default)]
+    digest: String,
     files: BTreeMap<String, String>,
 }
 
@@ -31,16 +33,21 @@ pub(crate) struct Bundle {
     pub(crate) versions: BTreeMap<String, u64>,
     /// The server's ETag of it.
     pub(crate) etag: String,
+    /// The label's revision it is, when the server named it
+    /// (`Promptreg-Revision`).
+    pub(crate) revision: Option<u64>,
     /// The document as received, for the disk cache.
     pub(crate) raw: Vec<u8>,
 }
 
 impl Bundle {
     /// Parses `raw` and loads it as a pack named `origin` in messages and
-    /// provenance; it must be `pack` at `label`.
+    /// provenance; it must be `pack` at `label`. Each part's provenance
+    /// names its prompt's version and digest, the label and `revision`.
     pub(crate) fn validate(
         raw: Vec<u8>,
         etag: String,
+        revision: Option<u64>,
         origin: &str,
         pack: &str,
         label: &str,
@@ -62,16 +69,22 @@ impl Bundle {
                 loaded.name()
             ));
         }
-        let versions = doc
+        let stamped: BTreeMap<String, (u64, String)> = doc
             .entries
-            .iter()
-            .map(|e| (e.id.clone(), e.version))
+            .into_iter()
+            .map(|e| (e.id, (e.version, e.digest)))
             .collect();
-        loaded.stamp_versions(&versions);
+        loaded.stamp_origin(&StoreStamp {
+            versions: &stamped,
+            label,
+            revision,
+        });
+        let versions = stamped.into_iter().map(|(id, (v, _))| (id, v)).collect();
         Ok(Bundle {
             pack: loaded,
             versions,
             etag,
+            revision,
             raw,
         })
     }

@@ -3,7 +3,8 @@
 //! followed.
 //!
 //! A file holds one header line, `promptreg-follow sha256=<hex>
-//! etag=<etag>`, then the bundle as received. It is written to a temporary
+//! etag=<etag> revision=<n>` (the revision when the server named one),
+//! then the bundle as received. It is written to a temporary
 //! file and renamed, so a reader sees a whole file or the previous one;
 //! the hash catches a truncated or altered file, which is then ignored.
 
@@ -25,6 +26,9 @@ pub(crate) struct CacheFile {
 #[derive(Debug)]
 pub(crate) struct Cached {
     pub(crate) etag: String,
+    /// The label's revision, when the server named it (files written
+    /// before revisions have none).
+    pub(crate) revision: Option<u64>,
     pub(crate) raw: Vec<u8>,
 }
 
@@ -62,6 +66,10 @@ impl CacheFile {
             .map_err(|_| self.problem("has a header that is not UTF-8"))?;
         let mut fields = header.split(' ');
         let (magic, hash, etag) = (fields.next(), fields.next(), fields.next());
+        let revision = fields
+            .next()
+            .and_then(|r| r.strip_prefix("revision="))
+            .and_then(|r| r.parse().ok());
         let (Some(MAGIC), Some(hash), Some(etag)) = (
             magic,
             hash.and_then(|h| h.strip_prefix("sha256=")),
@@ -75,18 +83,28 @@ impl CacheFile {
         }
         Ok(Cached {
             etag: etag.to_owned(),
+            revision,
             raw: raw.to_vec(),
         })
     }
 
-    /// Writes `raw` with its ETag: a temporary file beside, then a rename.
-    pub(crate) fn write(&self, etag: &str, raw: &[u8]) -> Result<(), String> {
+    /// Writes `raw` with its ETag and revision: a temporary file beside,
+    /// then a rename.
+    pub(crate) fn write(
+        &self,
+        etag: &str,
+        revision: Option<u64>,
+        raw: &[u8],
+    ) -> Result<(), String> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let temp = self
             .path
             .with_extension(format!("tmp{}", std::process::id()));
+        let revision = revision
+            .map(|r| format!(" revision={r}"))
+            .unwrap_or_default();
         let header = format!(
-            "{MAGIC} sha256={} etag={}\n",
+            "{MAGIC} sha256={} etag={}{revision}\n",
             hex(&Sha256::digest(raw)),
             etag.replace(' ', "")
         );
@@ -161,12 +179,15 @@ mod tests {
     fn what_is_written_reads_back() {
         let (_dir, file) = cache();
         assert!(file.read().unwrap().is_none());
-        file.write("\"abc\"", b"{\"x\":1}").unwrap();
+        file.write("\"abc\"", Some(7), b"{\"x\":1}").unwrap();
         let got = file.read().unwrap().unwrap();
         assert_eq!(
-            (got.etag.as_str(), got.raw.as_slice()),
-            ("\"abc\"", &b"{\"x\":1}"[..])
+            (got.etag.as_str(), got.revision, got.raw.as_slice()),
+            ("\"abc\"", Some(7), &b"{\"x\":1}"[..])
         );
+        // A file written before revisions has none.
+        file.write("\"abc\"", None, b"{}").unwrap();
+        assert_eq!(file.read().unwrap().unwrap().revision, None);
         assert!(
             file.path()
                 .ends_with("127.0.0.1_7878--web-agent--production.bundle")
@@ -176,7 +197,7 @@ mod tests {
     #[test]
     fn a_truncated_or_altered_file_is_refused_with_its_path() {
         let (_dir, file) = cache();
-        file.write("\"abc\"", b"{\"x\":1}").unwrap();
+        file.write("\"abc\"", None, b"{\"x\":1}").unwrap();
         let whole = fs::read(file.path()).unwrap();
         fs::write(file.path(), &whole[..whole.len() - 2]).unwrap();
         let error = file.read().unwrap_err();

@@ -12,10 +12,26 @@ use super::Remote;
 /// What a bundle request returned.
 #[derive(Debug)]
 pub(crate) enum Fetched {
-    /// The copy held is current.
-    NotModified,
-    /// A new bundle, with its ETag.
-    New { etag: String, raw: Vec<u8> },
+    /// The copy held is current; the label's revision it is now (a
+    /// restore can bring the same state back as a new revision).
+    NotModified { revision: Option<u64> },
+    /// A new bundle, with its ETag and revision.
+    New {
+        etag: String,
+        revision: Option<u64>,
+        raw: Vec<u8>,
+    },
+}
+
+/// What a report request returned, when the server took it or did not
+/// know reports.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Reported {
+    /// Recorded, or refused for good (a server without fleet reports, a
+    /// key that cannot): reported again at the next interval.
+    Done,
+    /// Too many reports: try again after this long.
+    RetryAfter(Duration),
 }
 
 /// The largest bundle read, so a wrong server cannot fill memory.
@@ -27,6 +43,7 @@ pub(crate) struct Client {
     stream: Agent,
     bundle_url: String,
     events_url: String,
+    fleet_url: String,
     key: Option<String>,
 }
 
@@ -52,6 +69,10 @@ impl Client {
             stream,
             bundle_url: format!("{base}/v1/packs/{}/labels/{}", remote.pack, remote.label),
             events_url: format!("{base}/v1/events"),
+            fleet_url: format!(
+                "{base}/v1/packs/{}/labels/{}/fleet",
+                remote.pack, remote.label
+            ),
             key: remote.key.clone(),
         }
     }
@@ -69,8 +90,13 @@ impl Client {
             .call()
             .map_err(|e| format!("GET {}: {e}", self.bundle_url))?;
         let status = response.status().as_u16();
+        let revision = response
+            .headers()
+            .get("promptreg-revision")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
         if status == 304 {
-            return Ok(Fetched::NotModified);
+            return Ok(Fetched::NotModified { revision });
         }
         let etag = response
             .headers()
@@ -87,7 +113,48 @@ impl Client {
         if status != 200 {
             return Err(refusal("GET", &self.bundle_url, status, &raw));
         }
-        Ok(Fetched::New { etag, raw })
+        Ok(Fetched::New {
+            etag,
+            revision,
+            raw,
+        })
+    }
+
+    /// `POST` of a fleet report. A refusal other than a rate limit is an
+    /// error to show, not to retry soon.
+    pub(crate) fn report(&self, body: &serde_json::Value) -> Result<Reported, String> {
+        let mut request = self
+            .requests
+            .post(&self.fleet_url)
+            .header("content-type", "application/json");
+        if let Some(key) = &self.key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        let mut response = request
+            .send(body.to_string().as_bytes())
+            .map_err(|e| format!("POST {}: {e}", self.fleet_url))?;
+        let status = response.status().as_u16();
+        match status {
+            200..=299 => Ok(Reported::Done),
+            429 => {
+                let seconds = response
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(1);
+                Ok(Reported::RetryAfter(Duration::from_secs(seconds)))
+            }
+            _ => {
+                let body = response
+                    .body_mut()
+                    .with_config()
+                    .limit(64 * 1024)
+                    .read_to_vec()
+                    .unwrap_or_default();
+                Err(refusal("POST", &self.fleet_url, status, &body))
+            }
+        }
     }
 
     /// Opens the event stream, resuming after `last_event_id`.

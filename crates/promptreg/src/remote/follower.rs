@@ -1,5 +1,6 @@
 //! The follower's thread: the stream, the fetches, the publishing.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -8,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::bundle::Bundle;
 use super::cache::{self, CacheFile};
 use super::client::{self, Client, Fetched};
+use super::report::{self, Reporter};
 use super::sse::{self, Line, SseEvent};
 use super::{Change, Remote, Source, Status};
 use crate::error::{Error, ErrorKind};
@@ -20,18 +22,21 @@ pub struct Follower {
     commands: Sender<Message>,
     shared: Arc<Watched>,
     thread: Option<JoinHandle<()>>,
+    reporter: Option<JoinHandle<()>>,
 }
 
 /// The status, the pack in force, and a condition to wait for the first
 /// answer on.
-struct Watched {
+pub(crate) struct Watched {
     status: Mutex<Status>,
     pack: Mutex<Option<Pack>>,
     changed: Condvar,
+    /// Set (under the status lock) when the follower is dropped.
+    stopped: AtomicBool,
 }
 
 impl Watched {
-    fn update(&self, change: impl FnOnce(&mut Status)) {
+    pub(crate) fn update(&self, change: impl FnOnce(&mut Status)) {
         let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
         change(&mut status);
         self.changed.notify_all();
@@ -46,6 +51,28 @@ impl Watched {
             .wait_timeout_while(status, timeout, |s| !done(s))
             .unwrap_or_else(PoisonError::into_inner);
         status.clone()
+    }
+
+    /// Waits at most `timeout` until `changed` holds of the status; the
+    /// status then, or `None` once the follower is stopped.
+    pub(crate) fn wait_for_report(
+        &self,
+        timeout: Duration,
+        changed: impl Fn(&Status) -> bool,
+    ) -> Option<Status> {
+        let stopped = || self.stopped.load(Ordering::Relaxed);
+        let status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        let (status, _) = self
+            .changed
+            .wait_timeout_while(status, timeout, |s| !stopped() && !changed(s))
+            .unwrap_or_else(PoisonError::into_inner);
+        (!stopped()).then(|| status.clone())
+    }
+
+    fn stop(&self) {
+        let _status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        self.stopped.store(true, Ordering::Relaxed);
+        self.changed.notify_all();
     }
 }
 
@@ -124,7 +151,11 @@ impl Follower {
 impl Drop for Follower {
     fn drop(&mut self) {
         let _ = self.commands.send(Message::Stop);
-        if let Some(thread) = self.thread.take() {
+        self.shared.stop();
+        for thread in [self.thread.take(), self.reporter.take()]
+            .into_iter()
+            .flatten()
+        {
             let _ = thread.join();
         }
     }
@@ -162,6 +193,7 @@ impl PromptRegistry {
         let mut run = Run::new(remote, Arc::clone(self.shared()), commands.clone());
         run.start_from_cache();
         let shared = Arc::clone(&run.watched);
+        let reporter = run.reporter();
         let thread = std::thread::Builder::new()
             .name(format!("promptreg-follow-{}", run.remote.pack))
             .spawn(move || run.serve(&inbox))
@@ -171,10 +203,25 @@ impl PromptRegistry {
                     format!("cannot start the follower's thread: {e}"),
                 )
             })?;
+        let reporter = match reporter {
+            Some(reporter) => Some(
+                std::thread::Builder::new()
+                    .name("promptreg-follow-report".to_owned())
+                    .spawn(move || reporter.run())
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::Remote,
+                            format!("cannot start the fleet reports' thread: {e}"),
+                        )
+                    })?,
+            ),
+            None => None,
+        };
         Ok(Follower {
             commands,
             shared,
             thread: Some(thread),
+            reporter,
         })
     }
 }
@@ -213,12 +260,19 @@ impl Run {
             label: remote.label.clone(),
             source: Source::Local,
             etag: None,
+            revision: None,
+            instance: remote
+                .instance_id
+                .clone()
+                .unwrap_or_else(report::random_instance_id),
             versions: Default::default(),
             last_sync: None,
             connected: false,
             last_event_id: None,
             last_error: None,
             cache_warning: None,
+            last_report: None,
+            report_error: None,
         };
         let now = Instant::now();
         Run {
@@ -231,6 +285,7 @@ impl Run {
                 status: Mutex::new(status),
                 pack: Mutex::new(None),
                 changed: Condvar::new(),
+                stopped: AtomicBool::new(false),
             }),
             inbox,
             current: None,
@@ -252,6 +307,7 @@ impl Run {
                     Bundle::validate(
                         c.raw,
                         c.etag,
+                        c.revision,
                         &self.origin,
                         &self.remote.pack,
                         &self.remote.label,
@@ -391,11 +447,16 @@ impl Run {
     fn sync(&mut self) {
         let etag = self.current.as_ref().map(|b| b.etag.clone());
         match self.client.bundle(etag.as_deref()) {
-            Ok(Fetched::NotModified) => self.synced(),
-            Ok(Fetched::New { etag, raw }) => {
+            Ok(Fetched::NotModified { revision }) => self.not_modified(revision),
+            Ok(Fetched::New {
+                etag,
+                revision,
+                raw,
+            }) => {
                 match Bundle::validate(
                     raw,
                     etag,
+                    revision,
                     &self.origin,
                     &self.remote.pack,
                     &self.remote.label,
@@ -406,6 +467,32 @@ impl Run {
                     }
                     Err(why) => self.failed(why),
                 }
+            }
+            Err(why) => self.failed(why),
+        }
+    }
+
+    /// The bundle held is current; a new revision of the same state (a
+    /// restore) is stamped on it and published.
+    fn not_modified(&mut self, revision: Option<u64>) {
+        let Some(held) = &self.current else {
+            return self.synced();
+        };
+        if held.revision == revision || revision.is_none() {
+            return self.synced();
+        }
+        let restamped = Bundle::validate(
+            held.raw.clone(),
+            held.etag.clone(),
+            revision,
+            &self.origin,
+            &self.remote.pack,
+            &self.remote.label,
+        );
+        match restamped {
+            Ok(bundle) => {
+                self.keep(&bundle);
+                self.publish(bundle, Source::Server);
             }
             Err(why) => self.failed(why),
         }
@@ -427,7 +514,7 @@ impl Run {
     /// fatal.
     fn keep(&mut self, bundle: &Bundle) {
         let Some(file) = &self.cache else { return };
-        if let Err(why) = file.write(&bundle.etag, &bundle.raw) {
+        if let Err(why) = file.write(&bundle.etag, bundle.revision, &bundle.raw) {
             self.watched.update(|s| s.cache_warning = Some(why));
         }
     }
@@ -440,7 +527,7 @@ impl Run {
         let old: Option<&Pack> = self.current.as_ref().map(|b| &b.pack);
         self.registry.replace_pack(old, &bundle.pack);
         let etag = bundle.etag.clone();
-        let versions = bundle.versions.clone();
+        let (versions, revision) = (bundle.versions.clone(), bundle.revision);
         *self
             .watched
             .pack
@@ -450,6 +537,7 @@ impl Run {
         self.watched.update(|s| {
             s.source = source;
             s.etag = Some(etag.clone());
+            s.revision = revision;
             s.versions = versions;
             if source == Source::Server {
                 // In the same step: never "from the server" beside the
@@ -459,6 +547,26 @@ impl Run {
             }
         });
         self.report(Change::Updated { source, etag });
+    }
+
+    /// The fleet reports' thread's state, unless reports are off.
+    fn reporter(&self) -> Option<Reporter> {
+        let interval = self.remote.report_interval?;
+        let instance = self
+            .watched
+            .status
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .instance
+            .clone();
+        Some(Reporter {
+            client: Client::new(&self.remote),
+            watched: Arc::clone(&self.watched),
+            interval,
+            instance,
+            name: self.remote.instance_name.clone(),
+            library: self.remote.library.clone(),
+        })
     }
 
     fn report(&self, change: Change) {

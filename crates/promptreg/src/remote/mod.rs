@@ -44,6 +44,7 @@ mod bundle;
 mod cache;
 mod client;
 mod follower;
+mod report;
 mod sse;
 
 use std::collections::BTreeMap;
@@ -71,6 +72,11 @@ pub struct Remote {
     pub(crate) reconnect_min: Duration,
     pub(crate) reconnect_max: Duration,
     pub(crate) on_change: Option<OnChange>,
+    /// How often the fleet report is sent; `None`: never.
+    pub(crate) report_interval: Option<Duration>,
+    pub(crate) instance_id: Option<String>,
+    pub(crate) instance_name: Option<String>,
+    pub(crate) library: String,
 }
 
 impl std::fmt::Debug for Remote {
@@ -104,6 +110,10 @@ impl Remote {
             reconnect_min: Duration::from_millis(250),
             reconnect_max: Duration::from_secs(30),
             on_change: None,
+            report_interval: Some(Duration::from_secs(30)),
+            instance_id: None,
+            instance_name: None,
+            library: concat!("promptreg-rust/", env!("CARGO_PKG_VERSION")).to_owned(),
         }
     }
 
@@ -176,6 +186,45 @@ impl Remote {
         self
     }
 
+    /// How often the follower tells the server what it serves (default
+    /// 30 s), besides on start and on every change in force: the server's
+    /// fleet view (`GET …/labels/{label}/fleet`) shows each instance, and
+    /// one unseen for three intervals as offline. Reports run on a thread
+    /// of their own, so they never delay a render or a sync, and a server
+    /// that refuses them changes nothing but [`Status::report_error`].
+    pub fn report_interval(mut self, every: Duration) -> Remote {
+        self.report_interval = Some(every);
+        self
+    }
+
+    /// Sends no fleet reports: the server does not see this instance.
+    pub fn without_reports(mut self) -> Remote {
+        self.report_interval = None;
+        self
+    }
+
+    /// The instance's id in fleet reports (default: random per follower,
+    /// so each process is one instance): 1 to 64 of `A-Z a-z 0-9 . _ :
+    /// -`, such as a pod's name, so that a restarted process is the same
+    /// instance.
+    pub fn instance_id(mut self, id: impl Into<String>) -> Remote {
+        self.instance_id = Some(id.into());
+        self
+    }
+
+    /// A name shown beside the instance's id in the fleet view (`web-3`).
+    pub fn instance_name(mut self, name: impl Into<String>) -> Remote {
+        self.instance_name = Some(name.into());
+        self
+    }
+
+    /// The library and its version in fleet reports (default
+    /// `promptreg-rust/VERSION`); a binding over this crate names itself.
+    pub fn library(mut self, name_and_version: impl Into<String>) -> Remote {
+        self.library = name_and_version.into();
+        self
+    }
+
     /// How parts from this server are named in provenance: the bundle's
     /// address, under which each file's path follows.
     fn origin(&self) -> String {
@@ -200,6 +249,17 @@ pub enum Source {
     Server,
 }
 
+impl Source {
+    /// Its name in fleet reports: `local`, `cache`, `server`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Local => "local",
+            Source::Cache => "cache",
+            Source::Server => "server",
+        }
+    }
+}
+
 /// The state of a follower.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -214,6 +274,11 @@ pub struct Status {
     pub source: Source,
     /// The ETag of the bundle in force.
     pub etag: Option<String>,
+    /// The label's revision the bundle in force is, when the server named
+    /// it.
+    pub revision: Option<u64>,
+    /// This instance's id in fleet reports.
+    pub instance: String,
     /// The version of each entry of the bundle in force (`@pack` is the
     /// manifest).
     pub versions: BTreeMap<String, u64>,
@@ -230,6 +295,11 @@ pub struct Status {
     pub last_error: Option<String>,
     /// Why the disk cache was not used, if it was there but unusable.
     pub cache_warning: Option<String>,
+    /// When the server last took a fleet report.
+    pub last_report: Option<Instant>,
+    /// Why the last fleet report was not taken (a server that does not
+    /// know reports, a key that cannot send them), until one is.
+    pub report_error: Option<String>,
 }
 
 impl Status {
