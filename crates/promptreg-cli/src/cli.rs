@@ -226,6 +226,25 @@ pub struct FollowArgs {
     /// Stop after printing the prompt this many times [default: never]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
+    #[command(flatten)]
+    pub reports: ReportArgs,
+}
+
+/// What `follow` tells the server it serves (the server's fleet view).
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// How often to tell the server what this process serves, besides on start and each change (`30s`)
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub report_interval: std::time::Duration,
+    /// This process's id in the server's fleet view [default: random]
+    #[arg(long, value_name = "ID")]
+    pub instance_id: Option<String>,
+    /// A name shown beside the id in the fleet view
+    #[arg(long, value_name = "NAME")]
+    pub instance_name: Option<String>,
+    /// Do not tell the server what this process serves
+    #[arg(long, conflicts_with_all = ["report_interval", "instance_id", "instance_name"])]
+    pub no_reports: bool,
 }
 
 #[derive(Debug, Args)]
@@ -341,6 +360,25 @@ pub struct StorePack {
     pub name: Option<String>,
 }
 
+/// Waiting, after a change, until the instances following the label
+/// serve its new revision.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Then wait until every instance reporting serves the label's new revision, at most this long (`60s`, `2m`); exit 1 naming those that do not
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub wait: Option<std::time::Duration>,
+    /// With --wait: the share of the instances reporting that must serve it, from 0 to 1
+    #[arg(long, value_name = "SHARE", requires = "wait", default_value_t = 1.0, value_parser = parse_share)]
+    pub wait_ratio: f64,
+}
+
+fn parse_share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share),
+        _ => Err(format!("`{text}` is not a share from 0 to 1, like 0.95")),
+    }
+}
+
 /// Who makes a change.
 #[derive(Debug, Args)]
 pub struct Author {
@@ -425,6 +463,8 @@ pub enum StoreCommand {
         pack: StorePack,
         #[command(flatten)]
         who: Mover,
+        #[command(flatten)]
+        wait: WaitArgs,
     },
     /// Move a label one step back in its history (again: one more step back); --label: the whole pack, one revision back
     Rollback {
@@ -444,6 +484,8 @@ pub enum StoreCommand {
         pack: StorePack,
         #[command(flatten)]
         who: Mover,
+        #[command(flatten)]
+        wait: WaitArgs,
     },
     /// Point label TO at what FROM points at, on every prompt, in one step
     Release {
@@ -461,6 +503,18 @@ pub enum StoreCommand {
         pack: StorePack,
         #[command(flatten)]
         who: Mover,
+        #[command(flatten)]
+        wait: WaitArgs,
+    },
+    /// Show what every instance following a label serves (the fleet view), from their reports
+    Fleet {
+        /// The label
+        label: String,
+        /// List every instance, not only the first 100
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        pack: StorePack,
     },
     /// Show what changed between two versions or labels of a prompt (--locale for one file; --revision A B: two revisions of a label, the whole pack)
     Diff {

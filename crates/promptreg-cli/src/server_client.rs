@@ -44,7 +44,10 @@ pub fn target(args: &GlobalArgs) -> Result<Option<Target>, Failure> {
         .pack(pack)
         .label(label)
         .timeout(timeout)
-        .without_disk_cache();
+        .without_disk_cache()
+        // A one-off read is no instance of the fleet; `follow` reports.
+        .without_reports()
+        .library(concat!("promptreg-cli/", env!("CARGO_PKG_VERSION")));
     // An empty PROMPTREG_KEY is no key, not a header value to send.
     let key = args.key.as_deref().map(str::trim).filter(|k| !k.is_empty());
     if let Some(key) = key {

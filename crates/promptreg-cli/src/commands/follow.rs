@@ -5,15 +5,32 @@
 use std::io::Write;
 use std::sync::mpsc;
 
-use promptreg::remote::Change;
+use promptreg::remote::{Change, Remote};
 use promptreg::{PromptRegistry, ReloadEvent};
 use serde_json::json;
 
 use super::Output;
 use super::render::{Request, show};
-use crate::cli::FollowArgs;
+use crate::cli::{FollowArgs, ReportArgs};
 use crate::options::Session;
 use crate::report::Failure;
+
+/// The follower as `--report-interval`, `--instance-id`, `--instance-name`
+/// and `--no-reports` ask: it tells the server what it serves, unless told
+/// not to.
+fn reporting(remote: Remote, args: &ReportArgs) -> Remote {
+    if args.no_reports {
+        return remote;
+    }
+    let mut remote = remote.report_interval(args.report_interval);
+    if let Some(id) = &args.instance_id {
+        remote = remote.instance_id(id);
+    }
+    if let Some(name) = &args.instance_name {
+        remote = remote.instance_name(name);
+    }
+    remote
+}
 
 /// Prints `show`'s output now and after every reload that changes it, with
 /// a line on standard error saying what changed or what failed to load (a
@@ -67,7 +84,7 @@ pub fn run(session: &Session, args: &FollowArgs) -> Result<Output, Failure> {
     })?;
     let (changes, inbox) = mpsc::channel();
     let mut target = target;
-    target.remote = target.remote.on_change(move |change| {
+    target.remote = reporting(target.remote, &args.reports).on_change(move |change| {
         let _ = changes.send(change.clone());
     });
     let registry = PromptRegistry::new();

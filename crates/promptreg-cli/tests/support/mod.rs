@@ -54,6 +54,12 @@ impl Drop for Served {
 
 /// `promptreg serve` over a store holding the goal-agent pack, on a free port.
 pub fn serve(extra: &[&str]) -> Served {
+    serve_logging(extra, "info")
+}
+
+/// As [`serve`], its log filtered by `RUST_LOG=filter`: a test making
+/// many requests keeps the log it never reads from filling its pipe.
+pub fn serve_logging(extra: &[&str], filter: &str) -> Served {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&example("goal-agent"), &dir.path().join("goal-agent"));
     let pushed = Command::new(get_cargo_bin("promptreg"))
@@ -66,6 +72,7 @@ pub fn serve(extra: &[&str]) -> Served {
         .current_dir(dir.path())
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(extra)
+        .env("RUST_LOG", filter)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()

@@ -121,7 +121,8 @@ pub struct FleetBody {
 }
 
 impl FleetBody {
-    pub(crate) fn of(fleet: &Fleet, converged: Option<bool>) -> FleetBody {
+    /// The view as the API answers it; `converged` for a wait.
+    pub fn of(fleet: &Fleet, converged: Option<bool>) -> FleetBody {
         FleetBody {
             pack: fleet.pack.clone(),
             label: fleet.label.clone(),

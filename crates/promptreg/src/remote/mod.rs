@@ -192,8 +192,10 @@ impl Remote {
     /// one unseen for three intervals as offline. Reports run on a thread
     /// of their own, so they never delay a render or a sync, and a server
     /// that refuses them changes nothing but [`Status::report_error`].
+    /// The interval is kept within 100 ms and 1 h, as servers take it.
     pub fn report_interval(mut self, every: Duration) -> Remote {
-        self.report_interval = Some(every);
+        let (shortest, longest) = (Duration::from_millis(100), Duration::from_secs(3600));
+        self.report_interval = Some(every.clamp(shortest, longest));
         self
     }
 

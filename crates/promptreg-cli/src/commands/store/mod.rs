@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::Output;
 
+mod fleet;
 mod revisions;
 use crate::cli::{Author, Mover, StoreArgs, StoreCommand, StorePack};
 use crate::options::Session;
@@ -67,14 +68,19 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             reason,
             pack,
             who,
+            wait,
         } => {
             let cmd = cmd(Some(pack), Some(Who::moving(who)));
             let expect = expect.as_deref();
             match (revision, label, version) {
-                (Some(wanted), ..) => cmd.restore(id, wanted, expect, reason).await,
+                (Some(wanted), ..) => {
+                    let done = cmd.restore(id, wanted, expect, reason).await;
+                    cmd.then_wait(done, id, wait).await
+                }
                 (None, Some(label), Some(version)) => {
                     let expect = expect.unwrap_or_default();
-                    cmd.label(id, label, *version, expect, reason).await
+                    let done = cmd.label(id, label, *version, expect, reason).await;
+                    cmd.then_wait(done, label, wait).await
                 }
                 _ => Err(Failure::usage(
                     "give ID LABEL VERSION --expect V, or LABEL --revision N",
@@ -88,11 +94,18 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             reason,
             pack,
             who,
+            wait,
         } => {
             let cmd = cmd(Some(pack), Some(Who::moving(who)));
             match (whole_pack, id, label) {
-                (Some(label), ..) => cmd.rollback_pack(label, reason).await,
-                (None, Some(id), Some(label)) => cmd.rollback(id, label, reason).await,
+                (Some(label), ..) => {
+                    let done = cmd.rollback_pack(label, reason).await;
+                    cmd.then_wait(done, label, wait).await
+                }
+                (None, Some(id), Some(label)) => {
+                    let done = cmd.rollback(id, label, reason).await;
+                    cmd.then_wait(done, label, wait).await
+                }
                 _ => Err(Failure::usage(
                     "give ID LABEL, or --label LABEL for the whole pack",
                 )),
@@ -105,11 +118,13 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             expect,
             pack,
             who,
+            wait,
         } => {
-            cmd(Some(pack), Some(Who::moving(who)))
-                .release(from, to, *expect, reason)
-                .await
+            let cmd = cmd(Some(pack), Some(Who::moving(who)));
+            let done = cmd.release(from, to, *expect, reason).await;
+            cmd.then_wait(done, to, wait).await
         }
+        StoreCommand::Fleet { label, all, pack } => cmd(Some(pack), None).fleet(label, *all).await,
         StoreCommand::Diff {
             id,
             a,
