@@ -430,6 +430,23 @@ async fn html_from_the_store_and_from_forms_is_escaped_on_every_page() {
             )
             .await;
         assert_eq!(publish.status, StatusCode::SEE_OTHER, "{}", publish.body);
+        let staging = Label::new("staging").unwrap();
+        let report = promptreg_store::InstanceReport {
+            instance: "i-1".into(),
+            name: Some(SCRIPT.into()),
+            library: SCRIPT.into(),
+            source: promptreg_store::Served::Server,
+            revision: Some(1),
+            digest: None,
+            last_error: Some(SCRIPT.into()),
+            interval: Duration::from_secs(30),
+        };
+        let now = promptreg_store::Timestamp::now();
+        server
+            .store
+            .report_instance("shop", &staging, &report, "key:x", now)
+            .await
+            .unwrap();
         let edit = browser.get(&format!("{base}/edit")).await;
         let check = browser
             .post(
@@ -467,6 +484,8 @@ async fn html_from_the_store_and_from_forms_is_escaped_on_every_page() {
             format!("{base}/playground?at=v2&context={encoded}"),
             format!("{base}/edit"),
             format!("/packs/shop/prompts/{encoded}"),
+            "/packs/shop/labels/staging".to_owned(),
+            "/packs/shop/labels/staging/fleet".to_owned(),
         ] {
             pages.push(browser.get(&path).await);
         }
@@ -1311,4 +1330,68 @@ async fn pages_test_what_they_publish_and_restore_any_revision() {
             missing.body
         );
     }
+}
+
+/// The label page says what serves the label: a line per revision served
+/// and the instances, also on a page of its own that the script reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_label_page_shows_what_serves_the_label() {
+    let db = common::sqlite();
+    let store = published(&db).await;
+    let production = Label::new("production").unwrap();
+    let report = |instance: &str, revision| promptreg_store::InstanceReport {
+        instance: instance.into(),
+        name: Some(format!("web {instance}")),
+        library: "promptreg-rust/test".into(),
+        source: promptreg_store::Served::Server,
+        revision: Some(revision),
+        digest: None,
+        last_error: None,
+        interval: Duration::from_secs(30),
+    };
+    let newest = store
+        .newest_revision("shop", &production)
+        .await
+        .unwrap()
+        .unwrap()
+        .0;
+    let now = promptreg_store::Timestamp::now();
+    for (id, revision) in [("a", newest), ("b", newest), ("c", newest - 1)] {
+        store
+            .report_instance("shop", &production, &report(id, revision), "key:x", now)
+            .await
+            .unwrap();
+    }
+    let old = promptreg_store::Timestamp(now.0 - 3_600_000);
+    store
+        .report_instance("shop", &production, &report("d", newest), "key:x", old)
+        .await
+        .unwrap();
+    let server = TestServer::start(store, config()).await;
+    let mut browser = Browser::new(&server);
+    let summary = format!(
+        "production: revision {newest} live on 2 of 4 instances; 1 on revision {}; 1 offline",
+        newest - 1
+    );
+    for path in [
+        "/packs/shop/labels/production",
+        "/packs/shop/labels/production/fleet",
+    ] {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        assert!(page.body.contains(&summary), "{path}: {}", page.body);
+        assert!(page.body.contains("<td>web c</td>"), "{}", page.body);
+        assert!(page.body.contains("<tr class=\"behind\">"), "{}", page.body);
+        assert!(
+            page.body.contains("<span class=\"tag\">offline</span>"),
+            "{}",
+            page.body
+        );
+        assert!(
+            page.body
+                .contains("data-refresh=\"/packs/shop/labels/production/fleet\"")
+        );
+    }
+    let script = server.get("/assets/fleet.js").await;
+    assert_eq!(script.status(), 200);
 }

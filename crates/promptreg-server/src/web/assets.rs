@@ -12,6 +12,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("assets/style.css"),
     ),
     (
+        "fleet.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/fleet.js"),
+    ),
+    (
         "playground.js",
         "text/javascript; charset=utf-8",
         include_str!("assets/playground.js"),

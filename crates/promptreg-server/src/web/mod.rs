@@ -12,6 +12,7 @@ mod compare;
 mod csrf;
 mod diff;
 mod edit;
+mod fleet;
 mod form;
 mod labels;
 mod locales;
@@ -41,6 +42,7 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/packs/{pack}", get(packs::prompts))
         .route("/packs/{pack}/history", get(packs::history))
         .route("/packs/{pack}/labels/{label}", get(revisions::show))
+        .route("/packs/{pack}/labels/{label}/fleet", get(fleet::show))
         .route(
             "/packs/{pack}/labels/{label}/restore",
             get(revisions::confirm).post(revisions::restore),

@@ -48,6 +48,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("edit.html", include_str!("templates/edit.html")),
     ("label.html", include_str!("templates/label.html")),
     ("revisions.html", include_str!("templates/revisions.html")),
+    ("fleet.html", include_str!("templates/fleet.html")),
     ("restore.html", include_str!("templates/restore.html")),
     ("tests.html", include_str!("templates/tests.html")),
 ];

@@ -62,11 +62,12 @@ pub(crate) async fn show(
         })
         .collect();
     let may_move = may_move(&state, pack, &name).await.is_ok() && !name.is_latest();
+    let fleet = super::fleet::view(&state, pack, &name).await?;
     render(
         "revisions.html",
         context! {
             pack, label => name.as_str(), may_move, restored => done.restored,
-            revisions => data(&rows),
+            revisions => data(&rows), fleet => data(&fleet),
         },
     )
 }
