@@ -230,3 +230,28 @@ export async function signIn(browser, registry, secret) {
   await page.waitForURL(`${registry.url}/`);
   return page;
 }
+
+/**
+ * `promptreg follow` of the pack's `auditor` (a prompt that needs no
+ * context) at `production` on `registry`, reporting
+ * every half second as instance `id` named `name`, in a folder of its own
+ * (no configuration is read); `kill` stops it at once (SIGKILL), as a
+ * crash would.
+ */
+export function startFollower(registry, secret, id, name) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-e2e-follower-'));
+  const child = spawn(
+    promptregBinary(),
+    ['--home', dir, `--cwd=${dir}`, '--server', registry.url, '--pack', PACK, '--key', secret,
+      'follow', 'auditor', '--report-interval', '500ms', '--instance-id', id, '--instance-name', name],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, HOME: dir } },
+  );
+  const exited = once(child, 'exit');
+  return {
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -16,6 +16,7 @@ import {
   launchBrowser,
   screenshot,
   signIn,
+  startFollower,
   startRegistry,
 } from '../harness.js';
 
@@ -377,6 +378,28 @@ for (const kind of databaseKinds()) {
       }
       await openPrompt(page);
       assert.equal(await page.getByRole('row', { name: /\bv4\b/ }).count(), 0, 'no version was saved');
+    });
+
+    test('the label page shows what serves it, live: a follower appears, then goes offline when killed', async () => {
+      const page = await session('read');
+      await page.goto(`/packs/${PACK}/labels/production`);
+      const fleet = page.getByRole('region', { name: 'What serves production' });
+      await fleet.getByText('No instance reports following production').waitFor();
+      // A name with markup: shown as text, never as HTML.
+      const follower = startFollower(registry, registry.keys.read, 'web-1', '<b>web</b> one');
+      try {
+        // The page is not reloaded: the view refreshes itself.
+        await fleet.getByRole('status').filter({ hasText: /production: revision \d+ live on 1 of 1 instance$/ }).waitFor();
+        const row = fleet.getByRole('row', { name: /web-1/ });
+        await row.getByRole('cell', { name: '<b>web</b> one', exact: true }).waitFor();
+        assert.equal(await fleet.locator('b').count(), 0, 'the name is escaped');
+        await row.getByRole('cell', { name: 'online', exact: true }).waitFor();
+        await screenshot(page, kind, 'label-fleet');
+      } finally {
+        await follower.kill();
+      }
+      await fleet.getByRole('row', { name: /web-1/ }).getByText('offline', { exact: true }).waitFor();
+      await fleet.getByRole('status').filter({ hasText: /; 1 offline$/ }).waitFor();
     });
 
     test('signing out ends the session', async () => {
