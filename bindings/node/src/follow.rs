@@ -44,6 +44,18 @@ pub struct FollowOptions {
     /// How long the event stream may stay silent before it is reconnected,
     /// in milliseconds (default 60000).
     pub idle_timeout_ms: Option<u32>,
+    /// How often the follower tells the server what it serves (the
+    /// server's fleet view), besides on start and each change, in
+    /// milliseconds (default 30000; kept within 100 and 3600000).
+    pub report_interval_ms: Option<u32>,
+    /// `false`: no fleet reports; the server does not see this instance
+    /// (default `true`).
+    pub reports: Option<bool>,
+    /// This instance's id in the fleet view (default: random per
+    /// follower): 1 to 64 of `A-Z a-z 0-9 . _ : -`, a pod's name say.
+    pub instance_id: Option<String>,
+    /// A name shown beside the id in the fleet view.
+    pub instance_name: Option<String>,
     /// Called on the JavaScript thread with each change: a new bundle in
     /// force, a failure, the stream connected or lost, an event.
     #[napi(ts_type = "(change: FollowChange) => void")]
@@ -87,6 +99,15 @@ pub struct FollowStatus {
     pub source: String,
     /// The ETag of the bundle in force.
     pub etag: Option<String>,
+    /// The label's revision the bundle in force is, when the server named
+    /// it.
+    pub revision: Option<i64>,
+    /// This instance's id in the server's fleet view.
+    pub instance: String,
+    /// Why the last fleet report was not taken, until one is.
+    pub report_error: Option<String>,
+    /// How long ago the server last took a fleet report, in milliseconds.
+    pub since_last_report_ms: Option<f64>,
     /// The version of each entry of the bundle in force (`@pack` is the
     /// manifest).
     #[napi(ts_type = "Record<string, number>")]
@@ -298,6 +319,22 @@ pub(crate) fn start(env: &Env, shared: &Shared, options: Unknown<'_>) -> Result<
     if let Some(limit) = ms("idleTimeoutMs")? {
         remote = remote.idle_timeout(limit);
     }
+    remote = remote.library(concat!("promptreg-node/", env!("CARGO_PKG_VERSION")));
+    if let Some(every) = ms("reportIntervalMs")? {
+        remote = remote.report_interval(every);
+    }
+    if let Some(id) = args::optional_string(env, Some(field("instanceId")?), "options.instanceId")?
+    {
+        remote = remote.instance_id(id);
+    }
+    if let Some(name) =
+        args::optional_string(env, Some(field("instanceName")?), "options.instanceName")?
+    {
+        remote = remote.instance_name(name);
+    }
+    if args::optional_bool(env, Some(field("reports")?), "options.reports")? == Some(false) {
+        remote = remote.without_reports();
+    }
     let on_change = field("onChange")?;
     if !args::is_absent(Some(&on_change)) {
         let callback: Callback = callback_arg(env, on_change)?
@@ -386,8 +423,16 @@ impl From<remote::Status> for FollowStatus {
             server: status.server,
             pack: status.pack,
             label: status.label,
+            since_last_report_ms: status
+                .last_report
+                .map(|at| at.elapsed().as_secs_f64() * 1000.0),
             source: source_name(status.source),
             etag: status.etag,
+            revision: status
+                .revision
+                .map(|r| i64::try_from(r).unwrap_or(i64::MAX)),
+            instance: status.instance,
+            report_error: status.report_error,
             versions: status
                 .versions
                 .into_iter()

@@ -28,6 +28,13 @@ pub struct Trace {
     /// The prompt's metadata, when it has some.
     #[napi(ts_type = "Record<string, unknown>")]
     pub metadata: Option<Value>,
+    /// The attributes to add to the span of the LLM call this prompt goes
+    /// to, OpenTelemetry style: `promptreg.prompt.id`,
+    /// `promptreg.prompt.version`, `promptreg.prompt.digest`,
+    /// `promptreg.label`, `promptreg.revision`, `promptreg.locale` (those
+    /// known).
+    #[napi(ts_type = "Record<string, string | number>")]
+    pub trace_attributes: Value,
 }
 
 /// One step of locale matching.
@@ -105,6 +112,14 @@ pub struct PartProvenance {
     pub mode: Option<String>,
     /// The settings entry that configured it.
     pub chosen_by: Option<SettingRef>,
+    /// For a followed pack: the prompt's version in the store.
+    pub version: Option<i64>,
+    /// That version's content digest.
+    pub digest: Option<String>,
+    /// The label followed.
+    pub label: Option<String>,
+    /// The label's revision in force.
+    pub revision: Option<i64>,
 }
 
 /// A settings entry: a file and a key path in it.
@@ -139,6 +154,10 @@ pub struct ChatTrace {
     /// The prompt's metadata, when it has some.
     #[napi(ts_type = "Record<string, unknown>")]
     pub metadata: Option<Value>,
+    /// The attributes to add to the span of the LLM call, as `Trace` has
+    /// them.
+    #[napi(ts_type = "Record<string, string | number>")]
+    pub trace_attributes: Value,
 }
 
 /// One rendered message of a chat prompt with its parts.
@@ -177,6 +196,7 @@ impl From<&RenderedChat> for ChatTrace {
             messages: rendered.messages.iter().map(TraceMessage::from).collect(),
             model: rendered.model.as_ref().map(|m| m.to_value()),
             metadata: rendered.metadata.as_ref().map(|m| m.to_value()),
+            trace_attributes: attributes(rendered.trace_attributes()),
         }
     }
 }
@@ -238,6 +258,7 @@ impl From<&Rendered> for Trace {
                 .collect(),
             model: rendered.model.as_ref().map(|m| m.to_value()),
             metadata: rendered.metadata.as_ref().map(|m| m.to_value()),
+            trace_attributes: attributes(rendered.trace_attributes()),
         }
     }
 }
@@ -303,6 +324,10 @@ impl From<&Provenance> for PartProvenance {
                 line: saturating_u32(setting.line),
                 column: saturating_u32(setting.column),
             }),
+            version: provenance.version.map(saturating_i64),
+            digest: provenance.digest.clone(),
+            label: provenance.label.clone(),
+            revision: provenance.revision.map(saturating_i64),
         }
     }
 }
@@ -319,6 +344,24 @@ fn name_of(value: &impl Serialize) -> String {
 pub(crate) fn utf16_offset(text: &str, byte: usize) -> u32 {
     let prefix = text.get(..byte).unwrap_or(text);
     saturating_u32(prefix.encode_utf16().count())
+}
+
+fn saturating_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Tracing attributes as one object, name -> value.
+fn attributes(pairs: Vec<(&'static str, promptreg::trace_attributes::AttributeValue)>) -> Value {
+    let map = pairs
+        .into_iter()
+        .map(|(name, value)| {
+            (
+                name.to_owned(),
+                serde_json::to_value(value).unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    Value::Object(map)
 }
 
 pub(crate) fn saturating_u32(n: usize) -> u32 {

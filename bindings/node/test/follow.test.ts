@@ -125,6 +125,17 @@ function changes(follower: () => Follower | undefined) {
   };
 }
 
+/** Polls `probe` until it returns a value, or rejects after the deadline. */
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() - start > DEADLINE_MS) throw new Error(`no ${what} within ${DEADLINE_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 test('follow a label: first sync, render, the label moves with the tool, onChange, the new text', { skip: missing }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-node-follow-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -141,6 +152,9 @@ test('follow a label: first sync, render, the label moves with the tool, onChang
     pack: PACK,
     label: 'production',
     cacheDir: path.join(dir, 'cache'),
+    instanceId: 'node-1',
+    instanceName: 'the Node.js test',
+    reportIntervalMs: 500,
     onChange: (change) => seen.onChange(change),
   });
   t.after(() => follower?.close());
@@ -159,6 +173,18 @@ test('follow a label: first sync, render, the label moves with the tool, onChang
   assert.equal(status.versions[NARRATOR], 1);
   assert.equal(typeof status.sinceLastSyncMs, 'number');
   assert.equal(follower.pack?.name, PACK);
+  assert.equal(status.revision, 1);
+  assert.equal(status.instance, 'node-1');
+  // The server's fleet view has it, from its reports.
+  const fleet = await until('the fleet report', async () => {
+    const view = await (await fetch(`${server.url}/v1/packs/${PACK}/labels/production/fleet`)).json();
+    return view.instances.length === 1 ? view : undefined;
+  });
+  assert.equal(fleet.instances[0].instance, 'node-1');
+  assert.equal(fleet.instances[0].name, 'the Node.js test');
+  assert.match(fleet.instances[0].library, /^promptreg-node\//);
+  assert.equal(fleet.instances[0].revision, 1);
+  assert.equal(follower.status().reportError, undefined);
 
   // The pack's prompts are in the registry: text and chat.
   assert.equal(prompts.render('translate.system').startsWith('The host'), false);
@@ -169,6 +195,15 @@ test('follow a label: first sync, render, the label moves with the tool, onChang
   const trace = prompts.renderMessagesTraced(NARRATOR, ctx);
   assert.equal(trace.model?.model, 'gpt-4o-mini');
   assert.match(trace.messages[0].parts[0].provenance?.file ?? '', new RegExp(`/v1/packs/${PACK}/labels/production/`));
+  assert.equal(trace.messages[0].parts[0].provenance?.label, 'production');
+  assert.equal(trace.messages[0].parts[0].provenance?.revision, 1);
+  // What the host adds to its LLM call's span.
+  assert.equal(trace.traceAttributes['promptreg.prompt.id'], NARRATOR);
+  assert.equal(trace.traceAttributes['promptreg.prompt.version'], 1);
+  assert.equal(trace.traceAttributes['promptreg.label'], 'production');
+  assert.equal(trace.traceAttributes['promptreg.revision'], 1);
+  assert.match(String(trace.traceAttributes['promptreg.prompt.digest']), /^[0-9a-f]{64}$/);
+  assert.equal(trace.traceAttributes['promptreg.locale'], trace.locale);
 
   // A new version, released to `production` by another process.
   const file = path.join(server.pack, 'defaults', `${NARRATOR}.md`);
@@ -183,6 +218,8 @@ test('follow a label: first sync, render, the label moves with the tool, onChang
   const after = prompts.renderMessages(NARRATOR, ctx);
   assert.ok(after[0].content.startsWith('You are the friendly guide of Acme Outdoor'), after[0].content);
   assert.equal(follower.status().versions[NARRATOR], 2);
+  assert.equal(follower.status().revision, 2);
+  assert.equal(prompts.renderMessagesTraced(NARRATOR, ctx).traceAttributes['promptreg.revision'], 2);
   assert.ok(seen.seen.some((c) => c.kind === 'connected'), JSON.stringify(seen.seen));
   assert.ok(seen.seen.some((c) => c.kind === 'event' && c.event), JSON.stringify(seen.seen));
   follower.resync();
@@ -249,6 +286,10 @@ test('follow: bad options are TypeErrors naming the option; no pack is a remote 
   assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, diskCache: 'no' }), typeErrorNaming('options.diskCache'));
   assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, timeoutMs: '5' }), typeErrorNaming('options.timeoutMs'));
   assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, onChange: 'log' }), typeErrorNaming('options.onChange'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, reports: 'off' }), typeErrorNaming('options.reports'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, instanceId: 7 }), typeErrorNaming('options.instanceId'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, instanceName: {} }), typeErrorNaming('options.instanceName'));
+  assert.throws(() => untyped(follow, { server: 'http://127.0.0.1:1', pack: PACK, reportIntervalMs: '1s' }), typeErrorNaming('options.reportIntervalMs'));
   assert.throws(() => prompts.follow({ server: 'http://127.0.0.1:1', pack: PACK, pollIntervalMs: 0 }), (e: any) => {
     assert.ok(e instanceof RangeError);
     assert.equal((e as NodeJS.ErrnoException).code, 'ERR_OUT_OF_RANGE');

@@ -24,7 +24,10 @@
 
 use serde::Serialize;
 
-use crate::compose::{Origin, Rendered};
+use crate::chat::RenderedChat;
+use crate::compose::{Origin, Part, Rendered};
+use crate::id::PromptId;
+use crate::locale::Locale;
 
 /// The prompt's id: `narrator`.
 pub const PROMPT_ID: &str = "promptreg.prompt.id";
@@ -66,28 +69,49 @@ impl Rendered {
     /// the host's code has no version). They come from the provenance of
     /// the prompt's body, else of its first part that has a version.
     pub fn trace_attributes(&self) -> Vec<(&'static str, AttributeValue)> {
-        let body = |origin: &Origin| matches!(origin, Origin::Default | Origin::Override { .. });
-        let stored = self
-            .parts
-            .iter()
-            .filter(|p| body(&p.origin))
-            .chain(&self.parts)
-            .find_map(|p| p.provenance.as_ref().filter(|p| p.version.is_some()));
-        let int = |n: u64| AttributeValue::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        let mut attributes = vec![(PROMPT_ID, AttributeValue::String(self.id.to_string()))];
-        if let Some(provenance) = stored {
-            let values = [
-                (PROMPT_VERSION, provenance.version.map(int)),
-                (
-                    PROMPT_DIGEST,
-                    provenance.digest.clone().map(AttributeValue::String),
-                ),
-                (LABEL, provenance.label.clone().map(AttributeValue::String)),
-                (REVISION, provenance.revision.map(int)),
-            ];
-            attributes.extend(values.into_iter().filter_map(|(k, v)| Some((k, v?))));
-        }
-        attributes.push((LOCALE, AttributeValue::String(self.locale.to_string())));
-        attributes
+        attributes(&self.id, &self.locale, &self.parts)
     }
+}
+
+impl RenderedChat {
+    /// The attributes of this render for a tracing span, as
+    /// [`Rendered::trace_attributes`] gives them: from the parts of its
+    /// messages.
+    pub fn trace_attributes(&self) -> Vec<(&'static str, AttributeValue)> {
+        let parts: Vec<Part> = self
+            .messages
+            .iter()
+            .flat_map(|m| m.parts.iter().cloned())
+            .collect();
+        attributes(&self.id, &self.locale, &parts)
+    }
+}
+
+fn attributes(
+    id: &PromptId,
+    locale: &Locale,
+    parts: &[Part],
+) -> Vec<(&'static str, AttributeValue)> {
+    let body = |origin: &Origin| matches!(origin, Origin::Default | Origin::Override { .. });
+    let stored = parts
+        .iter()
+        .filter(|p| body(&p.origin))
+        .chain(parts)
+        .find_map(|p| p.provenance.as_ref().filter(|p| p.version.is_some()));
+    let int = |n: u64| AttributeValue::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    let mut attributes = vec![(PROMPT_ID, AttributeValue::String(id.to_string()))];
+    if let Some(provenance) = stored {
+        let values = [
+            (PROMPT_VERSION, provenance.version.map(int)),
+            (
+                PROMPT_DIGEST,
+                provenance.digest.clone().map(AttributeValue::String),
+            ),
+            (LABEL, provenance.label.clone().map(AttributeValue::String)),
+            (REVISION, provenance.revision.map(int)),
+        ];
+        attributes.extend(values.into_iter().filter_map(|(k, v)| Some((k, v?))));
+    }
+    attributes.push((LOCALE, AttributeValue::String(locale.to_string())));
+    attributes
 }
