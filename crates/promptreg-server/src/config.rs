@@ -82,10 +82,10 @@ pub struct Config {
     /// ([`FileLimits::default`]: 1,000 and 10,000).
     pub file_limits: FileLimits,
     /// How many fleet reports one API key (or the keyless local caller)
-    /// may send per second on average (500), past a burst of
-    /// `report_burst` (10,000: a fleet of that size reporting a move at
-    /// once). Past it a report is answered 429 with `Retry-After`; nothing
-    /// else is limited.
+    /// may send per second on average (1,000), past a burst of
+    /// `report_burst` (20,000: a fleet of 10,000 instances sharing one key
+    /// reporting two moves at once). Past it a report is answered 429 with
+    /// `Retry-After`; nothing else is limited.
     pub report_rate: u32,
     /// See [`report_rate`](Self::report_rate).
     pub report_burst: u32,
@@ -110,8 +110,8 @@ impl Default for Config {
             heavy_jobs: std::thread::available_parallelism().map_or(1, usize::from),
             heavy_queue: 64,
             file_limits: FileLimits::default(),
-            report_rate: 500,
-            report_burst: 10_000,
+            report_rate: 1000,
+            report_burst: 20_000,
             allowed_hosts: Vec::new(),
             behind_tls: false,
             web_over_plain_http: false,

@@ -25,6 +25,7 @@ use crate::auth::Auth;
 use crate::cache::Cache;
 use crate::config::Config;
 use crate::events::{self, Hub};
+use crate::fleet_writer::FleetWriter;
 use crate::heavy::HeavyWork;
 use crate::metrics::Metrics;
 use crate::observe::ObserveLayer;
@@ -83,6 +84,7 @@ pub(crate) struct Shared {
     pub(crate) auth: Auth,
     pub(crate) sessions: Sessions,
     pub(crate) report_rate: ReportRate,
+    pub(crate) fleet_writer: FleetWriter,
     pub(crate) config: Config,
     pub(crate) shutdown: watch::Sender<bool>,
 }
@@ -131,6 +133,7 @@ impl Server {
             auth: Auth::new(config.key_cache, config.key_grace, loopback),
             sessions: Sessions::new(config.session_ttl, config.behind_tls),
             report_rate: ReportRate::new(config.report_rate, config.report_burst),
+            fleet_writer: FleetWriter::start(store.clone()),
             shutdown,
             store,
             config,

@@ -368,34 +368,69 @@ impl Store {
         reporter: &str,
         at: Timestamp,
     ) -> Result<(), Error> {
-        report.check()?;
-        let pack_id = self.pack_id(pack).await?;
+        let one = ReportOf {
+            pack,
+            label,
+            report,
+            reporter,
+        };
+        let mut outcomes = self.report_instances(&[one], at).await?;
+        outcomes.pop().unwrap_or(Ok(()))
+    }
+
+    /// Records several reports in one transaction, as
+    /// [`report_instance`](Self::report_instance) records one: a server
+    /// that receives many at once writes them together. The outcome of
+    /// each, in order.
+    ///
+    /// # Errors
+    ///
+    /// The database's failure, for the whole batch: nothing was recorded.
+    pub async fn report_instances(
+        &self,
+        batch: &[ReportOf<'_>],
+        at: Timestamp,
+    ) -> Result<Vec<Result<(), Error>>, Error> {
         let horizon = Horizon::of(at);
         if self.fleet_prune_due(at) {
             on_backend!(self, prune_fleet(horizon.kept_since))?;
         }
+        let mut outcomes: Vec<Result<(), Error>> = Vec::with_capacity(batch.len());
+        let mut rows = Vec::with_capacity(batch.len());
+        // Each pack's id, read once a batch.
+        let mut packs: std::collections::HashMap<&str, i64> = Default::default();
+        for item in batch {
+            let checked = match (item.report.check(), packs.get(item.pack)) {
+                (Err(e), _) => Err(e),
+                (Ok(()), Some(&known)) => Ok(known),
+                (Ok(()), None) => self.pack_id(item.pack).await.inspect(|&id| {
+                    packs.insert(item.pack, id);
+                }),
+            };
+            match checked {
+                Ok(pack_id) => {
+                    rows.push((pack_id, item.label.as_str(), item.report, item.reporter));
+                    outcomes.push(Ok(()));
+                }
+                Err(e) => outcomes.push(Err(e)),
+            }
+        }
         let capacity = self.fleet_capacity();
-        let recorded = on_backend!(
-            self,
-            report_instance(
-                pack_id,
-                label.as_str(),
-                report,
-                reporter,
-                &horizon,
-                capacity
-            )
-        )?;
-        if !recorded {
-            return Err(Error::new(
+        let recorded = on_backend!(self, report_instances(&rows, &horizon, capacity))?;
+        let mut recorded = recorded.into_iter();
+        for (item, outcome) in batch.iter().zip(&mut outcomes) {
+            if outcome.is_err() || recorded.next().unwrap_or(true) {
+                continue;
+            }
+            *outcome = Err(Error::new(
                 ErrorKind::TooManyInstances,
                 format!(
-                    "label `{label}` of pack `{pack}` holds {capacity} instances, its most: instance `{}` is not recorded until others have been unseen for a day",
-                    report.instance
+                    "label `{}` of pack `{}` holds {capacity} instances, its most: instance `{}` is not recorded until others have been unseen for a day",
+                    item.label, item.pack, item.report.instance
                 ),
             ));
         }
-        Ok(())
+        Ok(outcomes)
     }
 
     /// The fleet view of `label` in `pack` (see the [module](self)).
@@ -452,6 +487,20 @@ impl Store {
             next,
         })
     }
+}
+
+/// One report of a batch ([`Store::report_instances`]): what `reporter`
+/// says an instance serves on `label` of `pack`.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportOf<'a> {
+    /// The pack.
+    pub pack: &'a str,
+    /// The label the instance follows.
+    pub label: &'a Label,
+    /// What it serves.
+    pub report: &'a InstanceReport,
+    /// Who sent it: `key:NAME`, `local`.
+    pub reporter: &'a str,
 }
 
 /// One row of the counts per revision served.

@@ -84,29 +84,35 @@ impl Bench {
     /// Moves `production` to `version` through the API; the time the
     /// request took.
     pub async fn move_label(&self, version: u64) -> Duration {
-        let start = Instant::now();
-        let response = self
-            .client
-            .put(format!(
-                "{}/v1/packs/{PACK}/prompts/{PROMPT}/labels/{LABEL}",
-                self.base
-            ))
-            .header("if-match", "*")
-            .json(&serde_json::json!({ "version": version, "reason": "bench" }))
-            .send()
-            .await
-            .expect("the move request");
-        let status = response.status();
-        assert!(
-            status.is_success(),
-            "moving {LABEL} to {version}: {status} {}",
-            response.text().await.unwrap_or_default()
-        );
-        start.elapsed()
+        move_label(&self.client, &self.base, version).await
     }
 }
 
-async fn publish(store: &Store, versions: u64) {
+/// Moves `production` to `version` through the API of the server at
+/// `base`; the time the request took.
+pub async fn move_label(client: &reqwest::Client, base: &str, version: u64) -> Duration {
+    let start = Instant::now();
+    let response = client
+        .put(format!(
+            "{base}/v1/packs/{PACK}/prompts/{PROMPT}/labels/{LABEL}"
+        ))
+        .header("if-match", "*")
+        .json(&serde_json::json!({ "version": version, "reason": "bench" }))
+        .send()
+        .await
+        .expect("the move request");
+    let status = response.status();
+    assert!(
+        status.is_success(),
+        "moving {LABEL} to {version}: {status} {}",
+        response.text().await.unwrap_or_default()
+    );
+    start.elapsed()
+}
+
+/// Fills `store`: the prompt with versions 1 to `versions`, `production`
+/// on 1.
+pub async fn publish(store: &Store, versions: u64) {
     let actor = Actor::new("bench", [Permission::Write]);
     let mut files = PackFiles::default();
     files.insert(

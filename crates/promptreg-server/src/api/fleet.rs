@@ -59,14 +59,8 @@ pub(crate) async fn report(
         return Ok(too_many_reports(caller.name(), wait));
     }
     state
-        .store
-        .report_instance(
-            pack,
-            &name,
-            &report.to_report(),
-            caller.name(),
-            Timestamp::now(),
-        )
+        .fleet_writer
+        .record(pack, &name, report.to_report(), &caller.actor().name)
         .await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -45,15 +45,31 @@ pub(crate) async fn prune_fleet(pool: &Pool<Db>, kept_since: i64) -> Result<(), 
     Ok(())
 }
 
-/// Records a report; `false` when the instance is new and the label holds
+/// Records reports (pack id, label, report, reporter) in one transaction;
+/// for each, `false` when the instance is new and its label holds
 /// `capacity` instances already.
-pub(crate) async fn report_instance(
+pub(crate) async fn report_instances(
     pool: &Pool<Db>,
+    rows: &[(i64, &str, &crate::fleet::InstanceReport, &str)],
+    horizon: &crate::fleet::Horizon,
+    capacity: usize,
+) -> Result<Vec<bool>, OpError> {
+    let mut tx = pool.begin().await?;
+    let mut recorded = Vec::with_capacity(rows.len());
+    for &(pack_id, label, report, reporter) in rows {
+        recorded.push(report_one(&mut tx, pack_id, label, report, reporter, horizon.at, capacity).await?);
+    }
+    tx.commit().await?;
+    Ok(recorded)
+}
+
+async fn report_one(
+    tx: &mut Tx,
     pack_id: i64,
     label: &str,
     report: &crate::fleet::InstanceReport,
     reporter: &str,
-    horizon: &crate::fleet::Horizon,
+    at: i64,
     capacity: usize,
 ) -> Result<bool, OpError> {
     let interval = report.interval.as_millis() as i64;
@@ -74,8 +90,8 @@ pub(crate) async fn report_instance(
     .bind(&report.last_error)
     .bind(interval)
     .bind(reporter)
-    .bind(horizon.at)
-    .execute(pool)
+    .bind(at)
+    .execute(&mut **tx)
     .await?;
     if updated.rows_affected() > 0 {
         return Ok(true);
@@ -87,7 +103,7 @@ pub(crate) async fn report_instance(
     )
     .bind(pack_id)
     .bind(label)
-    .fetch_one(pool)
+    .fetch_one(&mut **tx)
     .await?;
     if held as u64 >= capacity as u64 {
         return Ok(false);
@@ -113,8 +129,8 @@ pub(crate) async fn report_instance(
     .bind(&report.last_error)
     .bind(interval)
     .bind(reporter)
-    .bind(horizon.at)
-    .execute(pool)
+    .bind(at)
+    .execute(&mut **tx)
     .await?;
     Ok(true)
 }
