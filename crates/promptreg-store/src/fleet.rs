@@ -433,7 +433,8 @@ impl Store {
         Ok(outcomes)
     }
 
-    /// The fleet view of `label` in `pack` (see the [module](self)).
+    /// The fleet view of `label` in `pack`: its revision, the instances
+    /// online per revision served, and one page of the instances.
     ///
     /// # Errors
     ///
