@@ -118,6 +118,25 @@ pub enum EventKind {
         /// Why, as in the history.
         reason: String,
     },
+    /// A split of `label` changed: it started, its share changed, its
+    /// candidate was promoted (after the `released` and
+    /// `revision_created` of the promotion) or it was aborted.
+    SplitChanged {
+        /// The label.
+        label: String,
+        /// The split's id.
+        split: u64,
+        /// What happened.
+        step: crate::splits::SplitStep,
+        /// Its share after the step.
+        share: crate::splits::Share,
+        /// The candidate state's digest.
+        digest: String,
+        /// Who.
+        actor: String,
+        /// Why.
+        reason: String,
+    },
     /// `label` became protected in the pack.
     LabelProtected {
         /// The label.
@@ -179,6 +198,12 @@ impl EventKind {
             EventKind::LabelMoved { .. } => "label_moved",
             EventKind::Released { .. } => "released",
             EventKind::RevisionCreated { .. } => "revision_created",
+            EventKind::SplitChanged { step, .. } => match step {
+                crate::splits::SplitStep::Start => "split_start",
+                crate::splits::SplitStep::Share => "split_share",
+                crate::splits::SplitStep::Promote => "split_promote",
+                crate::splits::SplitStep::Abort => "split_abort",
+            },
             EventKind::LabelProtected { .. } => "label_protected",
             EventKind::LabelUnprotected { .. } => "label_unprotected",
         }

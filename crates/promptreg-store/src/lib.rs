@@ -75,6 +75,7 @@ mod location;
 mod model;
 mod revisions;
 mod schema;
+mod splits;
 mod store;
 #[cfg(feature = "test-support")]
 pub mod test_support;
@@ -97,5 +98,6 @@ pub use model::{
     Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Restored,
     Revision, RevisionCause, RevisionChange, RevisionRef, Timestamp, VersionInfo, VersionRef,
 };
+pub use splits::{Candidate, Share, Split, SplitChange, SplitState, SplitStep};
 pub use store::Store;
 pub use text::MAX_MESSAGE_BYTES;

@@ -365,20 +365,23 @@ pub enum RevisionCause {
     /// The label was pointed back at an earlier revision of it, for the
     /// whole pack: a pack rollback, or a label set to a revision.
     Restore,
+    /// A split's candidate became the label's revision.
+    Promote,
 }
 
 impl RevisionCause {
-    const ALL: [RevisionCause; 6] = [
+    const ALL: [RevisionCause; 7] = [
         RevisionCause::Push,
         RevisionCause::Move,
         RevisionCause::Release,
         RevisionCause::Rollback,
         RevisionCause::Migration,
         RevisionCause::Restore,
+        RevisionCause::Promote,
     ];
 
     /// Its name: `push`, `move`, `release`, `rollback`, `migration`,
-    /// `restore`.
+    /// `restore`, `promote`.
     pub fn as_str(self) -> &'static str {
         match self {
             RevisionCause::Push => "push",
@@ -387,6 +390,7 @@ impl RevisionCause {
             RevisionCause::Rollback => "rollback",
             RevisionCause::Migration => "migration",
             RevisionCause::Restore => "restore",
+            RevisionCause::Promote => "promote",
         }
     }
 

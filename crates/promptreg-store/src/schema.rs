@@ -163,6 +163,46 @@ CREATE TABLE fleet_instances (
 );
 CREATE INDEX fleet_instances_by_last_seen ON fleet_instances (last_seen);
 "#,
+    r#"
+-- Gradual releases (see `splits.rs`): a label serving a candidate state,
+-- every entry's version fixed when the split starts (`split_entries`), to
+-- a share of subjects (`basis_points` of 10,000). One split at a time runs
+-- per label; promoted and aborted ones stay, for the record, with every
+-- step in `split_steps`. `promoted_to` is the label's revision a
+-- promotion made.
+CREATE TABLE splits (
+    split_id {id},
+    pack_id BIGINT NOT NULL REFERENCES packs (pack_id),
+    label TEXT NOT NULL,
+    source_label TEXT NOT NULL,
+    source_revision BIGINT NOT NULL,
+    digest TEXT NOT NULL,
+    basis_points BIGINT NOT NULL,
+    state TEXT NOT NULL,
+    started_at BIGINT NOT NULL,
+    actor TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    tests TEXT,
+    forced BOOLEAN NOT NULL DEFAULT FALSE,
+    promoted_to BIGINT
+);
+CREATE UNIQUE INDEX splits_one_running ON splits (pack_id, label) WHERE state = 'running';
+CREATE TABLE split_entries (
+    split_id BIGINT NOT NULL REFERENCES splits (split_id),
+    entry TEXT NOT NULL,
+    number BIGINT NOT NULL,
+    PRIMARY KEY (split_id, entry)
+);
+CREATE TABLE split_steps (
+    step_id {id},
+    split_id BIGINT NOT NULL REFERENCES splits (split_id),
+    step TEXT NOT NULL,
+    basis_points BIGINT NOT NULL,
+    actor TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    reason TEXT NOT NULL
+);
+"#,
 ];
 
 /// The schema version whose migration adds revisions: a store migrated

@@ -66,6 +66,8 @@ pub enum RevisionCause {
     /// The label was pointed back at an earlier revision, for the whole
     /// pack (a pack rollback, or a label set to a revision).
     Restore,
+    /// A split's candidate became the label's revision.
+    Promote,
 }
 
 /// One entry a revision changed.
@@ -167,6 +169,7 @@ impl From<&Revision> for RevisionBody {
             C::Rollback => RevisionCause::Rollback,
             C::Migration => RevisionCause::Migration,
             C::Restore => RevisionCause::Restore,
+            C::Promote => RevisionCause::Promote,
         };
         RevisionBody {
             revision: r.number,

@@ -58,6 +58,7 @@ macro_rules! operations {
         include!("../ops/events.rs");
         include!("../ops/keys.rs");
         include!("../ops/fleet.rs");
+        include!("../ops/splits.rs");
     };
 }
 

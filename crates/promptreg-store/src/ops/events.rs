@@ -80,6 +80,22 @@ fn event_columns(event: &EventKind) -> EventColumns<'_> {
             reason,
             ..
         } => (None, Some(label), None, Some(*revision as i64), actor, Some(reason)),
+        // Its digest is the split's, read back from it.
+        EventKind::SplitChanged {
+            label,
+            split,
+            share,
+            actor,
+            reason,
+            ..
+        } => (
+            None,
+            Some(label),
+            Some(*split as i64),
+            Some(i64::from(share.basis_points())),
+            actor,
+            Some(reason),
+        ),
         EventKind::LabelProtected { label, actor } | EventKind::LabelUnprotected { label, actor } => {
             (None, Some(label), None, None, actor, None)
         }
@@ -157,10 +173,12 @@ pub(crate) async fn events_since(
 ) -> Result<Vec<Event>, OpError> {
     let rows: Vec<EventRow> = sqlx::query_as(
         "SELECT e.event_id, p.name, e.at, e.kind, e.prompt, e.label, e.from_number, e.to_number, e.actor, e.reason, \
-         r.digest, r.cause \
+         COALESCE(r.digest, s.digest), r.cause \
          FROM events e JOIN packs p ON p.pack_id = e.pack_id \
          LEFT JOIN revisions r ON e.kind = 'revision_created' AND r.pack_id = e.pack_id \
          AND r.label = e.label AND r.number = e.to_number \
+         LEFT JOIN splits s ON e.kind IN ('split_start', 'split_share', 'split_promote', 'split_abort') \
+         AND s.split_id = e.from_number \
          WHERE e.event_id > $1 ORDER BY e.event_id LIMIT $2",
     )
     .bind(after)
@@ -241,6 +259,19 @@ fn event_of(row: EventRow, moves: Vec<ReleasedPrompt>) -> Result<Event, OpError>
                 .as_deref()
                 .and_then(RevisionCause::named)
                 .ok_or_else(|| damaged("names a revision of an unknown cause"))?,
+            actor,
+            reason: reason.unwrap_or_default(),
+        },
+        "split_start" | "split_share" | "split_promote" | "split_abort" => EventKind::SplitChanged {
+            label: label.ok_or_else(|| damaged("has no label"))?,
+            split: number(from).ok_or_else(|| damaged("has no split"))?,
+            step: crate::splits::SplitStep::named(&kind["split_".len()..])
+                .ok_or_else(|| damaged("is of an unknown step"))?,
+            share: to
+                .and_then(|bp| u32::try_from(bp).ok())
+                .and_then(crate::splits::Share::from_basis_points)
+                .ok_or_else(|| damaged("has a share outside 0 to 100 %"))?,
+            digest: digest.ok_or_else(|| damaged("names a split that does not exist"))?,
             actor,
             reason: reason.unwrap_or_default(),
         },

@@ -325,44 +325,61 @@ pub(crate) async fn restore(
     .fetch_all(&mut *tx)
     .await?;
     let wanted: BTreeMap<String, i64> = wanted.into_iter().collect();
-    let current = labels_named(&mut tx, pack_id, label.as_str()).await?;
     let reason = recorded_reason(what, why);
     let now = Timestamp::now();
-    let names: BTreeSet<&String> = wanted.keys().chain(current.keys()).collect();
-    let mut moves = Vec::new();
-    for entry in names {
-        let (from, to) = (current.get(entry).copied(), wanted.get(entry).copied());
-        if from != to {
-            let name = label.as_str();
-            moves.push(set_label(&mut tx, pack_id, entry, name, from, to, actor, &reason, now).await?);
-        }
-    }
-    let mut events = Vec::new();
-    let mut number = None;
-    if !moves.is_empty() {
-        let made = Made {
-            restores: Some(target),
-            ..Made::by(RevisionCause::Restore, actor, &reason, now)
-        };
-        let (recorded, created) = record_revision(&mut tx, pack_id, label.as_str(), made).await?;
-        number = Some(recorded);
-        for m in &mut moves {
-            m.revision = number;
-        }
-        // One event, as for a release: followers sync the whole label.
-        events.push(EventKind::Released {
-            label: label.as_str().to_owned(),
-            moves: moves.iter().map(ReleasedPrompt::from).collect(),
-            actor: actor.name.clone(),
-            reason,
-        });
-        events.push(created);
-    }
+    let made = Made {
+        restores: Some(target),
+        ..Made::by(RevisionCause::Restore, actor, &reason, now)
+    };
+    let (number, moves, events) = point_at(&mut tx, pack_id, label, &wanted, actor, made).await?;
     let last_event = commit(tx, pack_id, &events, now).await?;
     Ok(Written {
         value: (target, number, moves),
         last_event,
     })
+}
+
+/// Points `label` at `wanted` (entry -> version) on every entry, dropping
+/// it from entries `wanted` lacks, and records the new revision `made`
+/// describes; its number (none when the label held that state already),
+/// the moves and the events to append: one `released` listing the moves,
+/// as for a release (followers sync the whole label), then the revision's.
+async fn point_at(
+    tx: &mut Tx,
+    pack_id: i64,
+    label: &Label,
+    wanted: &BTreeMap<String, i64>,
+    actor: &Actor,
+    made: Made<'_>,
+) -> Result<(Option<u64>, Vec<LabelMove>, Vec<EventKind>), OpError> {
+    let current = labels_named(tx, pack_id, label.as_str()).await?;
+    let names: BTreeSet<&String> = wanted.keys().chain(current.keys()).collect();
+    let (reason, now) = (made.reason, made.now);
+    let mut moves = Vec::new();
+    for entry in names {
+        let (from, to) = (current.get(entry).copied(), wanted.get(entry).copied());
+        if from != to {
+            let name = label.as_str();
+            moves.push(set_label(tx, pack_id, entry, name, from, to, actor, reason, now).await?);
+        }
+    }
+    if moves.is_empty() {
+        return Ok((None, moves, Vec::new()));
+    }
+    let (recorded, created) = record_revision(tx, pack_id, label.as_str(), made).await?;
+    for m in &mut moves {
+        m.revision = Some(recorded);
+    }
+    let events = vec![
+        EventKind::Released {
+            label: label.as_str().to_owned(),
+            moves: moves.iter().map(ReleasedPrompt::from).collect(),
+            actor: actor.name.clone(),
+            reason: reason.to_owned(),
+        },
+        created,
+    ];
+    Ok((Some(recorded), moves, events))
 }
 
 /// The newest revision of `label` and the one it restores (`None`: the
