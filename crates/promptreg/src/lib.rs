@@ -358,6 +358,7 @@ mod registry;
 mod renderer;
 mod rendering;
 mod snapshot;
+pub mod split;
 mod suggest;
 pub mod trace_attributes;
 
