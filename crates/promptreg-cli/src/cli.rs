@@ -506,6 +506,38 @@ pub enum StoreCommand {
         #[command(flatten)]
         wait: WaitArgs,
     },
+    /// Serve a candidate to a share of subjects (a gradual release): start it, change its share, promote it or abort it; alone, show the split running
+    Canary {
+        /// The label split, like `production`
+        label: String,
+        /// Start: the candidate is this label's revision, like `staging` [default: LABEL itself, with --revision]
+        #[arg(long, value_name = "LABEL", conflicts_with_all = ["promote", "abort"])]
+        from: Option<String>,
+        /// Start: the candidate revision (its number or digest) [default: the newest of --from]
+        #[arg(long, value_name = "N|DIGEST", conflicts_with_all = ["promote", "abort"])]
+        revision: Option<RevisionRef>,
+        /// The share of subjects the candidate serves, from 0 to 100 (`10`, `2.5`): starts a split, or changes the share of the one running
+        #[arg(long, value_name = "P", conflicts_with_all = ["promote", "abort"])]
+        percent: Option<promptreg_store::Share>,
+        /// Make the candidate the label's next revision, and end the split
+        #[arg(long, conflicts_with = "abort")]
+        promote: bool,
+        /// End the split: the label serves its own state to every subject
+        #[arg(long)]
+        abort: bool,
+        /// Change the split only if it is split N, as `store canary LABEL` showed it
+        #[arg(long, value_name = "N")]
+        expect: Option<u64>,
+        /// Why, recorded with the step
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        reason: String,
+        #[command(flatten)]
+        pack: StorePack,
+        #[command(flatten)]
+        who: Mover,
+        #[command(flatten)]
+        wait: WaitArgs,
+    },
     /// Show what every instance following a label serves (the fleet view), from their reports
     Fleet {
         /// The label

@@ -1048,3 +1048,120 @@ fn a_push_over_the_file_limits_names_the_limit_and_the_count_and_writes_nothing(
         sb.ok(&["push", "goal-agent"]);
     }
 }
+
+/// `store canary`: a split starts from `latest`, its share changes, it is
+/// shown, refused when a second starts, and promoted as production's next
+/// revision; an abort leaves production as it was; bad shares and
+/// revisions are refused naming what is valid.
+#[test]
+fn canary_starts_raises_shows_promotes_and_aborts_a_split() {
+    for sb in sandboxes("canary") {
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["release", "latest", "production"]);
+        let file = sb.path("goal-agent/defaults/auditor.md");
+        let text = fs::read_to_string(&file).unwrap();
+        fs::write(&file, text.replacen("You are", "You really are", 1)).unwrap();
+        sb.ok(&["push", "goal-agent", "-m", "reworded"]);
+
+        let started = sb.ok(&[
+            "canary",
+            "production",
+            "--from",
+            "latest",
+            "--percent",
+            "10",
+            "--reason",
+            "try it",
+        ]);
+        let first = started.lines().next().unwrap();
+        assert_eq!(
+            first, "production: 10% on latest r2 (split 1, running)",
+            "{}: {started}",
+            sb.name
+        );
+        assert!(started.contains("start 10%  ada  try it"), "{started}");
+        let refused = sb.fails(&["canary", "production", "--from", "latest", "--percent", "5"]);
+        assert!(
+            refused.contains("runs split 1 already (10%, started by ada)"),
+            "{refused}"
+        );
+        let raised = sb.ok(&["canary", "production", "--percent", "25.5", "--expect", "1"]);
+        assert!(
+            raised.starts_with("production: 25.5% on latest r2 (split 1, running)"),
+            "{raised}"
+        );
+        let shown: Value =
+            serde_json::from_str(&sb.ok(&["--json", "canary", "production"])).unwrap();
+        assert_eq!(
+            (shown["percent"].as_f64(), shown["state"].as_str()),
+            (Some(25.5), Some("running"))
+        );
+
+        let promoted = sb.ok(&["canary", "production", "--promote", "--reason", "good"]);
+        assert!(
+            promoted.starts_with("production: 100% on latest r2 (split 1, promoted)"),
+            "{promoted}"
+        );
+        assert!(
+            promoted.contains("production is at revision 2"),
+            "{promoted}"
+        );
+        let revisions = sb.ok(&["revisions", "production"]);
+        assert!(
+            revisions
+                .lines()
+                .next()
+                .unwrap()
+                .contains("production r2  "),
+            "{revisions}"
+        );
+        assert!(
+            revisions.contains(" promote  ada  promote split 1: good"),
+            "{revisions}"
+        );
+        assert_eq!(
+            sb.ok(&["canary", "production"]),
+            "production: no split running (start one with --from LABEL --percent P)\n"
+        );
+
+        // An abort serves production's own state; bad input is refused.
+        sb.ok(&["canary", "production", "--revision", "1", "--percent", "50"]);
+        let aborted = sb.ok(&["canary", "production", "--abort", "--reason", "no"]);
+        assert!(
+            aborted.starts_with("production: 0% on production r1 (split 2, aborted)"),
+            "{aborted}"
+        );
+        assert!(
+            sb.ok(&["revisions", "production"])
+                .lines()
+                .next()
+                .unwrap()
+                .contains("production r2  ")
+        );
+        let late = sb.fails(&["canary", "production", "--promote", "--expect", "2"]);
+        assert!(late.contains("split 2 was aborted by ada"), "{late}");
+        let missing = sb.fails(&["canary", "production", "--revision", "9", "--percent", "5"]);
+        assert!(
+            missing.contains("no revision 9: its revisions are 1 to 2"),
+            "{missing}"
+        );
+        let out = sb.store(&[
+            "canary",
+            "production",
+            "--from",
+            "latest",
+            "--percent",
+            "101",
+        ]);
+        let text = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            text.contains("the share `101` is not a percentage from 0 to 100"),
+            "{text}"
+        );
+        let share = sb.fails(&["canary", "production", "--from", "latest"]);
+        assert!(
+            share.contains("needs the share its candidate serves: --percent P"),
+            "{share}"
+        );
+    }
+}

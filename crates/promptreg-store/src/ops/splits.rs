@@ -138,10 +138,13 @@ pub(crate) async fn step_split(
                 revision = number;
                 events.extend(moved);
             }
-            sqlx::query("UPDATE splits SET state = $1, promoted_to = $2 WHERE split_id = $3")
-                .bind(state)
-                .bind(revision.map(|n| n as i64))
-                .bind(id as i64)
+            sqlx::query(
+                "UPDATE splits SET state = $1, promoted_to = $2, basis_points = $3 WHERE split_id = $4",
+            )
+            .bind(state)
+            .bind(revision.map(|n| n as i64))
+            .bind(share.basis_points() as i64)
+            .bind(id as i64)
                 .execute(&mut *tx)
                 .await?;
         }

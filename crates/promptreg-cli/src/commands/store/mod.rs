@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::Output;
 
+mod canary;
 mod fleet;
 mod revisions;
 use crate::cli::{Author, Mover, StoreArgs, StoreCommand, StorePack};
@@ -125,6 +126,34 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
             cmd.then_wait(done, to, wait).await
         }
         StoreCommand::Fleet { label, all, pack } => cmd(Some(pack), None).fleet(label, *all).await,
+        StoreCommand::Canary {
+            label,
+            from,
+            revision,
+            percent,
+            promote,
+            abort,
+            expect,
+            reason,
+            pack,
+            who,
+            wait,
+        } => {
+            let cmd = cmd(Some(pack), Some(Who::moving(who)));
+            let asked = canary::Asked {
+                from: from.as_deref(),
+                revision: revision.as_ref(),
+                percent: *percent,
+                promote: *promote,
+                abort: *abort,
+                expect: *expect,
+            };
+            let done = cmd.canary(label, asked, reason).await;
+            match promote {
+                true => cmd.then_wait(done, label, wait).await,
+                false => done,
+            }
+        }
         StoreCommand::Diff {
             id,
             a,
