@@ -54,7 +54,9 @@ pub(crate) async fn report_instances(
     horizon: &crate::fleet::Horizon,
     capacity: usize,
 ) -> Result<Vec<bool>, OpError> {
-    let mut tx = pool.begin().await?;
+    // A writing transaction from its start: on SQLite, one that reads
+    // first could not take the write lock after another writer.
+    let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     let mut recorded = Vec::with_capacity(rows.len());
     for &(pack_id, label, report, reporter) in rows {
         recorded.push(report_one(&mut tx, pack_id, label, report, reporter, horizon.at, capacity).await?);
@@ -72,41 +74,27 @@ async fn report_one(
     at: i64,
     capacity: usize,
 ) -> Result<bool, OpError> {
-    let interval = report.interval.as_millis() as i64;
-    let revision = report.revision.map(|r| r as i64);
-    let updated = sqlx::query(
-        "UPDATE fleet_instances SET name = $4, library = $5, source = $6, revision = $7, \
-         digest = $8, last_error = $9, interval_ms = $10, reporter = $11, last_seen = $12 \
-         WHERE pack_id = $1 AND label = $2 AND instance = $3",
+    let known: Option<(i64,)> = sqlx::query_as(
+        "SELECT pack_id FROM fleet_instances WHERE pack_id = $1 AND label = $2 AND instance = $3",
     )
     .bind(pack_id)
     .bind(label)
     .bind(&report.instance)
-    .bind(&report.name)
-    .bind(&report.library)
-    .bind(report.source.as_str())
-    .bind(revision)
-    .bind(&report.digest)
-    .bind(&report.last_error)
-    .bind(interval)
-    .bind(reporter)
-    .bind(at)
-    .execute(&mut **tx)
+    .fetch_optional(&mut **tx)
     .await?;
-    if updated.rows_affected() > 0 {
-        return Ok(true);
-    }
-    // Counted on the key alone (its index): rows a day old count until
-    // the next prune, at most a minute away.
-    let (held,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM fleet_instances WHERE pack_id = $1 AND label = $2",
-    )
-    .bind(pack_id)
-    .bind(label)
-    .fetch_one(&mut **tx)
-    .await?;
-    if held as u64 >= capacity as u64 {
-        return Ok(false);
+    if known.is_none() {
+        // Counted on the key alone (its index): rows a day old count
+        // until the next prune, at most a minute away.
+        let (held,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM fleet_instances WHERE pack_id = $1 AND label = $2",
+        )
+        .bind(pack_id)
+        .bind(label)
+        .fetch_one(&mut **tx)
+        .await?;
+        if held as u64 >= capacity as u64 {
+            return Ok(false);
+        }
     }
     // Another server may record the same new instance meanwhile: the
     // later report wins, its first sighting stays.
@@ -124,10 +112,10 @@ async fn report_one(
     .bind(&report.name)
     .bind(&report.library)
     .bind(report.source.as_str())
-    .bind(revision)
+    .bind(report.revision.map(|r| r as i64))
     .bind(&report.digest)
     .bind(&report.last_error)
-    .bind(interval)
+    .bind(report.interval.as_millis() as i64)
     .bind(reporter)
     .bind(at)
     .execute(&mut **tx)
