@@ -49,11 +49,11 @@ mod serve;
 mod web;
 
 pub use body::{
-    Bundle, Created, DiffResponse, ExplainResponse, FileDiff, FleetBody, FleetReport, Health,
-    InstanceBody, InstanceState, Move, MoveLabel, Moves, NewVersion, PackList, PromptList,
+    Bundle, Created, DiffResponse, EndSplit, ExplainResponse, FileDiff, FleetBody, FleetReport,
+    Health, InstanceBody, InstanceState, Move, MoveLabel, Moves, NewVersion, PackList, PromptList,
     PromptSummary, PromptVersion, Release, RenderRequest, RenderResponse, RestoreRevision,
     Restored, RevisionBody, RevisionCause, RevisionChange, Revisions, ServedBody, Source,
-    VersionList, VersionSummary,
+    SplitBody, SplitShare, SplitStepBody, StartSplit, VersionList, VersionSummary,
 };
 pub use config::Config;
 pub use openapi::openapi;

@@ -130,9 +130,10 @@ pub(crate) async fn fleet(
         behind: params.until_revision,
         ..FleetQuery::now()
     };
+    let split = state.store.running_split(pack, &name).await?;
     let Some(wait) = wait else {
         let fleet = state.store.fleet(pack, &name, &query).await?;
-        return Ok(Json(FleetBody::of(&fleet, None)));
+        return Ok(Json(FleetBody::of(&fleet, None, split.as_ref())));
     };
     let deadline = tokio::time::Instant::now() + wait.timeout;
     let mut stopping = state.shutdown.subscribe();
@@ -142,7 +143,7 @@ pub(crate) async fn fleet(
         check_revision(&fleet, &name, wait.revision)?;
         let converged = fleet.converged(wait.revision, wait.ratio);
         if converged || tokio::time::Instant::now() + POLL > deadline || *stopping.borrow() {
-            return Ok(Json(FleetBody::of(&fleet, Some(converged))));
+            return Ok(Json(FleetBody::of(&fleet, Some(converged), split.as_ref())));
         }
         tokio::select! {
             () = tokio::time::sleep(POLL) => {}

@@ -16,6 +16,7 @@ mod packs;
 mod prompts;
 mod renders;
 mod revisions;
+mod splits;
 
 pub(crate) use operations::{method_not_allowed, not_found};
 
@@ -80,6 +81,7 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .merge(prompts::routes())
         .merge(labels::routes())
         .merge(fleet::routes())
+        .merge(splits::routes())
         .merge(revisions::routes())
         .merge(renders::routes())
         .merge(operations::routes())

@@ -118,11 +118,19 @@ pub struct FleetBody {
     pub instances: Vec<InstanceBody>,
     /// The `after` of the next page.
     pub next: Option<String>,
+    /// The split running on the label, if one is: its candidate serves
+    /// its share of subjects.
+    pub split: Option<super::SplitBody>,
 }
 
 impl FleetBody {
-    /// The view as the API answers it; `converged` for a wait.
-    pub fn of(fleet: &Fleet, converged: Option<bool>) -> FleetBody {
+    /// The view as the API answers it; `converged` for a wait; the split
+    /// running.
+    pub fn of(
+        fleet: &Fleet,
+        converged: Option<bool>,
+        split: Option<&promptreg_store::Split>,
+    ) -> FleetBody {
         FleetBody {
             pack: fleet.pack.clone(),
             label: fleet.label.clone(),
@@ -138,6 +146,7 @@ impl FleetBody {
             converged,
             instances: fleet.instances.iter().map(InstanceBody::from).collect(),
             next: fleet.next.clone(),
+            split: split.map(super::SplitBody::from),
         }
     }
 }

@@ -11,11 +11,14 @@ use utoipa::ToSchema;
 
 mod fleet;
 mod revisions;
+mod splits;
 
 pub use fleet::{FleetBody, FleetReport, InstanceBody, InstanceState, ServedBody, Source};
 pub use revisions::{
     RestoreRevision, Restored, RevisionBody, RevisionCause, RevisionChange, Revisions,
 };
+pub(crate) use splits::share_of;
+pub use splits::{EndSplit, SplitBody, SplitShare, SplitStepBody, StartSplit};
 
 /// The packs in the store.
 #[derive(Debug, Serialize, ToSchema)]

@@ -42,10 +42,21 @@ impl Command<'_> {
             fleet.instances.extend(page.instances);
             fleet.next = page.next;
         }
+        let split = self
+            .store
+            .running_split(&pack, &label)
+            .await
+            .map_err(failure)?;
         if self.session.args.json {
-            return Ok(Output::json(&body(&fleet, None)));
+            return Ok(Output::json(&body(&fleet, None, split.as_ref())));
         }
         let mut out = format!("{}\n", fleet.summary());
+        if let Some(split) = &split {
+            out += &format!(
+                "split {}: {} on {} r{}\n",
+                split.id, split.share, split.source_label, split.source_revision
+            );
+        }
         out += &self.table(&fleet.instances);
         if fleet.next.is_some() {
             out += &format!(
@@ -120,7 +131,7 @@ impl Command<'_> {
             combined["wait"] = json!({
                 "revision": revision,
                 "ratio": wait.wait_ratio,
-                "fleet": body(fleet, Some(converged)),
+                "fleet": body(fleet, Some(converged), None),
             });
             let mut output = Output::json(&combined);
             output.code = u8::from(!converged);
@@ -205,6 +216,6 @@ fn row(instance: &Instance) -> [String; 8] {
 }
 
 /// The API's shape of the view.
-fn body(fleet: &Fleet, converged: Option<bool>) -> Value {
-    serde_json::to_value(FleetBody::of(fleet, converged)).unwrap_or(Value::Null)
+fn body(fleet: &Fleet, converged: Option<bool>, split: Option<&promptreg_store::Split>) -> Value {
+    serde_json::to_value(FleetBody::of(fleet, converged, split)).unwrap_or(Value::Null)
 }
