@@ -1394,4 +1394,27 @@ async fn the_label_page_shows_what_serves_the_label() {
     }
     let script = server.get("/assets/fleet.js").await;
     assert_eq!(script.status(), 200);
+
+    // A split running shows beside it, its steps escaped.
+    let candidate = promptreg_store::Candidate {
+        label: production.clone(),
+        revision: Some(promptreg_store::RevisionRef::Number(1)),
+    };
+    let share: promptreg_store::Share = "12.5".parse().unwrap();
+    server
+        .store
+        .start_split("shop", &production, &candidate, share, &writer(), SCRIPT)
+        .await
+        .unwrap();
+    let page = browser.get("/packs/shop/labels/production").await;
+    assert!(
+        page.body.contains("Split 1: 12.5% of subjects get <a href=\"/packs/shop/labels/production\">production</a> r1"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("start 12.5% by ada: &lt;script&gt;"),
+        "{}",
+        page.body
+    );
 }

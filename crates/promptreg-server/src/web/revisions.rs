@@ -63,13 +63,60 @@ pub(crate) async fn show(
         .collect();
     let may_move = may_move(&state, pack, &name).await.is_ok() && !name.is_latest();
     let fleet = super::fleet::view(&state, pack, &name).await?;
+    let split = state
+        .store
+        .running_split(pack, &name)
+        .await?
+        .map(|s| SplitView::of(&s));
     render(
         "revisions.html",
         context! {
             pack, label => name.as_str(), may_move, restored => done.restored,
-            revisions => data(&rows), fleet => data(&fleet),
+            revisions => data(&rows), fleet => data(&fleet), split => data(&split),
         },
     )
+}
+
+/// The split running, as the label page shows it: shares as `12.5%`.
+#[derive(Debug, Serialize)]
+struct SplitView {
+    id: u64,
+    from: String,
+    revision: u64,
+    digest: String,
+    share: String,
+    tests: Option<String>,
+    forced: bool,
+    /// `(time, step, share, who, why)`, oldest first.
+    steps: Vec<(String, &'static str, String, String, String)>,
+}
+
+impl SplitView {
+    fn of(split: &promptreg_store::Split) -> SplitView {
+        SplitView {
+            id: split.id,
+            from: split.source_label.clone(),
+            revision: split.source_revision,
+            digest: split.digest.clone(),
+            share: split.share.to_string(),
+            tests: split.tests.clone(),
+            forced: split.forced,
+            steps: split
+                .steps
+                .iter()
+                .map(|s| {
+                    let share = s.share.to_string();
+                    (
+                        s.at.to_string(),
+                        s.step.as_str(),
+                        share,
+                        s.actor.clone(),
+                        s.reason.clone(),
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 /// `?restored=N` after a restore.
