@@ -13,6 +13,9 @@
 //!    `floor_messages` (the same already-rendered messages built into a
 //!    `Vec<Message>`).
 //!
+//! 5. `split/*`: a subject's arm in a split (`promptreg::split`), the
+//!    step a render for a subject adds, against `full/promptreg_render`.
+//!
 //! Run with `cargo bench -p promptreg --bench render`; BENCHMARKS.md has
 //! the figures.
 
@@ -98,6 +101,40 @@ fn expected_parts() -> Vec<String> {
     let mut parts = vec![body("ja"), USER_BLOCK.to_owned()];
     parts.extend((1..=3).map(appendix));
     parts
+}
+
+mod split {
+    use super::*;
+    use promptreg::split::SplitRule;
+
+    /// The arm of one subject (`user-` and a number, as keys come).
+    #[divan::bench]
+    fn arm(bencher: Bencher) {
+        let rule = SplitRule {
+            id: 4,
+            basis_points: 1000,
+        };
+        bencher.bench_local(|| rule.arm(black_box("user-1234567")));
+    }
+
+    /// The same prompt as `full/promptreg_render`, with a subject's arm
+    /// decided first: what `render_for` adds.
+    #[divan::bench]
+    fn arm_then_render(bencher: Bencher) {
+        let f = fixture();
+        let registry = full_registry(&f);
+        let ja = Locale::parse(LOCALE).unwrap();
+        let rule = SplitRule {
+            id: 4,
+            basis_points: 1000,
+        };
+        bencher.bench_local(|| {
+            black_box(rule.arm(black_box("user-1234567")));
+            registry
+                .render_in(black_box(ID), &(), black_box(&ja))
+                .unwrap()
+        });
+    }
 }
 
 mod full {
