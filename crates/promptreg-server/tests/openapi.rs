@@ -38,6 +38,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("patch", "/v1/packs/{pack}/labels/{label}/split"),
     ("post", "/v1/packs/{pack}/labels/{label}/split/promote"),
     ("post", "/v1/packs/{pack}/labels/{label}/split/abort"),
+    ("get", "/v1/packs/{pack}/labels/{label}/split/bundle"),
     ("post", "/v1/packs/{pack}/labels/{label}/fleet"),
     ("get", "/v1/events"),
     ("get", "/healthz"),

@@ -153,6 +153,7 @@ async fn a_split_starts_shows_changes_share_and_is_promoted_or_aborted() {
             "production serves the candidate now"
         );
         json(server.get(SPLIT).await, 404).await;
+        json(server.get(&format!("{SPLIT}/bundle")).await, 404).await;
         let late = json(
             server
                 .post(&format!("{SPLIT}/abort"), serde_json::Value::Null)

@@ -351,6 +351,22 @@ impl Store {
         Ok(splits)
     }
 
+    /// Every entry of split `id`'s candidate in `pack`, with its files:
+    /// what a follower of the split's label renders for the subjects the
+    /// candidate serves.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownPack`].
+    pub async fn split_entries(
+        &self,
+        pack: &str,
+        id: u64,
+    ) -> Result<Vec<crate::model::EntryVersion>, Error> {
+        let pack_id = self.pack_id(pack).await?;
+        on_backend!(self, split_entry_versions(pack_id, id))
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn step_split(
         &self,

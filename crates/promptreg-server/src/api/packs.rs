@@ -84,6 +84,11 @@ pub(crate) async fn list_prompts(
 /// The label's revision a bundle is, on a `200` and a `304` alike.
 pub(crate) const REVISION_HEADER: HeaderName = HeaderName::from_static("promptreg-revision");
 
+/// The split running on the label, on a `200` and a `304` alike:
+/// `id=4; share=1000; digest=…` (share in basis points; the digest is the
+/// candidate bundle's ETag, `GET …/labels/{label}/split/bundle`).
+pub(crate) const SPLIT_HEADER: HeaderName = HeaderName::from_static("promptreg-split");
+
 /// `GET /v1/packs/{pack}/labels/{label}`.
 #[utoipa::path(
     get, path = "/v1/packs/{pack}/labels/{label}", tag = "packs",
@@ -97,6 +102,7 @@ pub(crate) const REVISION_HEADER: HeaderName = HeaderName::from_static("promptre
             headers(
                 ("ETag" = String, description = "A digest of every entry's digest"),
                 ("Promptreg-Revision" = u64, description = "The label's revision this state is (absent for a label with no revision yet)"),
+                ("Promptreg-Split" = String, description = "The split running on the label, if one is: `id=4; share=1000; digest=…` (share in basis points; the digest is the ETag of `GET …/labels/{label}/split/bundle`)"),
             )),
         (status = 304, description = "The client's copy is current",
             headers(("Promptreg-Revision" = u64, description = "The label's revision this state is: a restore can bring the same state back as a new revision"))),
@@ -120,6 +126,11 @@ pub(crate) async fn get_bundle(
         response
             .headers_mut()
             .insert(REVISION_HEADER, HeaderValue::from(revision));
+    }
+    if let Some(split) = &view.split
+        && let Ok(value) = HeaderValue::from_str(&split.header())
+    {
+        response.headers_mut().insert(SPLIT_HEADER, value);
     }
     Ok(response)
 }

@@ -208,10 +208,41 @@ pub(crate) async fn abort(
     Ok(Json(SplitBody::from(&split)))
 }
 
+/// `GET /v1/packs/{pack}/labels/{label}/split/bundle`.
+#[utoipa::path(
+    get, path = "/v1/packs/{pack}/labels/{label}/split/bundle", tag = "labels",
+    params(
+        ("pack" = String, Path, description = "The pack's name"),
+        ("label" = String, Path, description = "The label"),
+        ("If-None-Match" = Option<String>, Header, description = "The ETag the client holds"),
+    ),
+    responses(
+        (status = 200, description = "The candidate of the split running: every entry with its files, as the label's bundle (its `label` is the label's)", body = crate::body::Bundle,
+            headers(("ETag" = String, description = "The candidate state's digest, as the split names it"))),
+        (status = 304, description = "The client's copy is current"),
+        (status = 400, description = "Invalid pack or label", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::PackRead,
+        (status = 404, description = "No such pack, or no split runs on the label", body = ProblemDetails, content_type = "application/problem+json"),
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn candidate_bundle(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: axum::http::HeaderMap,
+    Path((pack, name)): Path<(PackName, LabelName)>,
+) -> Result<axum::response::Response, Problem> {
+    let (pack, name) = (pack.as_str(), name.0);
+    caller.require(pack, Scope::Read)?;
+    let view = state.cache.candidate(pack, &name).await?;
+    Ok(super::conditional(&headers, &view.bundle))
+}
+
 /// Its routes, with their OpenAPI paths.
 pub(super) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(running, start, share))
         .routes(routes!(promote))
         .routes(routes!(abort))
+        .routes(routes!(candidate_bundle))
 }

@@ -34,7 +34,7 @@ use crate::problem::Problem;
 
 use slots::{Cell, LabelSlot, Slots};
 use views::kind;
-pub(crate) use views::{Cached, Installed, LabelView, Renderer};
+pub(crate) use views::{Cached, Installed, LabelView, Renderer, SplitHeld};
 
 /// The most packs whose listing and labels are kept.
 pub(crate) const MAX_PACKS: usize = 1_000;
@@ -159,12 +159,70 @@ impl Cache {
         cell
     }
 
+    /// The candidate of the split running on `pack`'s `label`, as a view
+    /// of its own (its bundle carries the label's name): 404 when no split
+    /// runs.
+    pub(crate) async fn candidate(
+        &self,
+        pack: &str,
+        label: &Label,
+    ) -> Result<Arc<LabelView>, Problem> {
+        // `#` is in no label, so the key is the candidate's alone.
+        let key = format!("{label}#candidate");
+        let cell = self.label_cell(pack, &key);
+        self.filled(
+            &cell,
+            || self.read_candidate(pack, label),
+            |slots| {
+                slots.forget_label(pack, &key, &cell);
+            },
+        )
+        .await
+    }
+
     async fn read_label(&self, pack: &str, label: &Label) -> Result<Arc<LabelView>, Problem> {
-        let mut entries = self.store.entries_at(pack, label).await?;
+        let entries = self.store.entries_at(pack, label).await?;
         if !entries.iter().any(|e| e.prompt == PACK_ENTRY) {
             // The store says why: no manifest at that label.
             self.store.checkout(pack, label).await?;
         }
+        let split = self.store.running_split(pack, label).await?;
+        let mut view = self.view_of(pack, label, entries, String::new());
+        // Its revision, when the store's newest revision holds its state.
+        view.revision = match self.store.newest_revision(pack, label).await? {
+            Some((number, held)) if held == view.bundle.etag.trim_matches('"') => Some(number),
+            _ => None,
+        };
+        view.split = split.map(|s| SplitHeld {
+            id: s.id,
+            basis_points: s.share.basis_points(),
+            digest: s.digest,
+        });
+        Ok(Arc::new(view))
+    }
+
+    async fn read_candidate(&self, pack: &str, label: &Label) -> Result<Arc<LabelView>, Problem> {
+        let Some(split) = self.store.running_split(pack, label).await? else {
+            return Err(Problem::not_found(format!(
+                "label `{label}` of pack `{pack}` runs no split: it has no candidate"
+            )));
+        };
+        let entries = self.store.split_entries(pack, split.id).await?;
+        let origin = format!("#split{}", split.id);
+        let mut view = self.view_of(pack, label, entries, origin);
+        view.revision = Some(split.source_revision);
+        Ok(Arc::new(view))
+    }
+
+    /// The view of `entries`, a state of `label` (`suffix` names a
+    /// candidate in renders' provenance).
+    fn view_of(
+        &self,
+        pack: &str,
+        label: &Label,
+        mut entries: Vec<EntryVersion>,
+        suffix: String,
+    ) -> LabelView {
         // The manifest first, then the tests, then the prompts by id.
         let order = |e: &EntryVersion| (!is_pack_level(&e.prompt), e.prompt != PACK_ENTRY);
         entries.sort_by(|a, b| (order(a), &a.prompt).cmp(&(order(b), &b.prompt)));
@@ -178,10 +236,6 @@ impl Cache {
                 .iter()
                 .map(|e| (e.prompt.as_str(), e.digest.as_str())),
         );
-        let revision = match self.store.newest_revision(pack, label).await? {
-            Some((number, held)) if held == digest => Some(number),
-            _ => None,
-        };
         let prompts = versions
             .iter()
             .map(|v| (v.id.clone(), Arc::new(Cached::json(v, &v.digest))))
@@ -191,14 +245,15 @@ impl Cache {
             label: label.as_str().to_owned(),
             entries: versions,
         };
-        Ok(Arc::new(LabelView {
+        LabelView {
             bundle: Cached::json(&bundle, &digest),
-            revision,
+            revision: None,
+            split: None,
             prompts,
             entries,
             renderer: OnceCell::new(),
-            origin: format!("{}#{pack}@{label}", self.store.location()),
-        }))
+            origin: format!("{}#{pack}@{label}{suffix}", self.store.location()),
+        }
     }
 
     pub(crate) async fn listing(&self, pack: &str) -> Result<Arc<Cached>, Problem> {

@@ -57,12 +57,33 @@ pub(crate) struct LabelView {
     /// revision holds it (read apart from the entries: a move in between
     /// leaves it unknown until the event that follows refreshes the view).
     pub(crate) revision: Option<u64>,
+    /// The split running on the label when the view was read.
+    pub(crate) split: Option<SplitHeld>,
     pub(super) prompts: HashMap<String, Arc<Cached>>,
     pub(super) entries: Vec<EntryVersion>,
     /// Built on the first render: the pack installed in a registry, or
     /// why it cannot be.
     pub(super) renderer: OnceCell<Result<Renderer, Problem>>,
     pub(super) origin: String,
+}
+
+/// A split as the label's bundle names it (`Promptreg-Split`).
+#[derive(Debug, Clone)]
+pub(crate) struct SplitHeld {
+    pub(crate) id: u64,
+    pub(crate) basis_points: u32,
+    pub(crate) digest: String,
+}
+
+impl SplitHeld {
+    /// `id=4; share=1000; digest=3f9c…`: its id, share in basis points,
+    /// and the candidate's digest (its bundle's ETag).
+    pub(crate) fn header(&self) -> String {
+        format!(
+            "id={}; share={}; digest={}",
+            self.id, self.basis_points, self.digest
+        )
+    }
 }
 
 impl LabelView {

@@ -394,3 +394,23 @@ async fn no_split_running(
         ),
     })
 }
+
+/// Every entry of split `id`'s candidate, with its files.
+pub(crate) async fn split_entry_versions(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    id: u64,
+) -> Result<Vec<EntryVersion>, OpError> {
+    let rows: Vec<EntryFileRow> = sqlx::query_as(
+        "SELECT e.entry, v.number, v.digest, f.path, f.content FROM split_entries e \
+         JOIN splits s ON s.split_id = e.split_id \
+         JOIN versions v ON v.pack_id = s.pack_id AND v.entry = e.entry AND v.number = e.number \
+         JOIN version_files f ON f.version_id = v.version_id \
+         WHERE s.pack_id = $1 AND e.split_id = $2 ORDER BY e.entry, f.path",
+    )
+    .bind(pack_id)
+    .bind(id as i64)
+    .fetch_all(pool)
+    .await?;
+    Ok(grouped(rows))
+}

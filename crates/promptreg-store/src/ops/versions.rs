@@ -311,6 +311,12 @@ pub(crate) async fn entries_at(
     .bind(label)
     .fetch_all(pool)
     .await?;
+    Ok(grouped(rows))
+}
+
+/// Rows of (entry, number, digest, path, content), ordered by entry, as
+/// one `EntryVersion` per entry.
+fn grouped(rows: Vec<EntryFileRow>) -> Vec<EntryVersion> {
     let mut out: Vec<EntryVersion> = Vec::new();
     for (entry, number, digest, path, content) in rows {
         match out.last_mut() {
@@ -327,7 +333,7 @@ pub(crate) async fn entries_at(
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// The address of version `number` of `entry`.
