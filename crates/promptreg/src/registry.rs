@@ -3,7 +3,7 @@
 use std::any::Any;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use arc_swap::{ArcSwap, Guard};
+use arc_swap::{ArcSwap, ArcSwapOption, Guard};
 use serde::Serialize;
 
 use crate::chat::{Chat, Message, RenderedChat};
@@ -15,6 +15,7 @@ use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
 use crate::renderer::IntoRenderer;
 use crate::snapshot::{Histories, RegistryProblem, Snapshot};
+use crate::split::{Arm, SplitRule};
 
 /// The registry of every system prompt of an application.
 ///
@@ -41,6 +42,18 @@ pub(crate) struct Shared {
     /// packs installed from folders), which only their own modules look
     /// into.
     writer: Mutex<Sources>,
+    /// The state a split's candidate serves its share of subjects, when a
+    /// source (a follower) set one.
+    candidate: ArcSwapOption<Candidate>,
+}
+
+/// A split's candidate: which subjects it serves, and its state, derived
+/// again from the registry's state at every change, so the host's
+/// registrations and the user's configuration apply to both arms alike.
+pub(crate) struct Candidate {
+    rule: SplitRule,
+    derive: Box<dyn Fn(&Snapshot) -> Snapshot + Send + Sync>,
+    state: ArcSwap<Snapshot>,
 }
 
 /// What sources keep in a registry to read again, each of its own type.
@@ -70,8 +83,39 @@ impl Shared {
         let mut next = Snapshot::clone(&self.current());
         change(&mut next, &mut sources)?;
         next.index_changed();
+        if let Some(candidate) = &*self.candidate.load() {
+            let mut derived = (candidate.derive)(&next);
+            derived.index_changed();
+            candidate.state.store(Arc::new(derived));
+        }
         self.state.store(Arc::new(next));
         Ok(())
+    }
+
+    /// Serves the subjects `rule` picks the state `derive` makes of the
+    /// registry's (now, and after every change), until
+    /// [`clear_candidate`](Self::clear_candidate).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) fn set_candidate(
+        &self,
+        rule: SplitRule,
+        derive: impl Fn(&Snapshot) -> Snapshot + Send + Sync + 'static,
+    ) {
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut derived = derive(&self.current());
+        derived.index_changed();
+        self.candidate.store(Some(Arc::new(Candidate {
+            rule,
+            derive: Box::new(derive),
+            state: ArcSwap::from_pointee(derived),
+        })));
+    }
+
+    /// Every subject gets the registry's own state again.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) fn clear_candidate(&self) {
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        self.candidate.store(None);
     }
 
     /// What the sources keep, as it is now.
@@ -123,6 +167,7 @@ impl PromptRegistry {
             shared: Arc::new(Shared {
                 state: ArcSwap::from_pointee(Snapshot::new(english())),
                 writer: Mutex::new(Vec::new()),
+                candidate: ArcSwapOption::empty(),
             }),
         }
     }
@@ -140,6 +185,46 @@ impl PromptRegistry {
     /// other.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.shared.state.load_full()
+    }
+
+    /// The split running on a followed label and the arm `subject` gets,
+    /// if a split runs: see [`split`](crate::split).
+    pub fn arm_for(&self, subject: &str) -> Option<(u64, Arm)> {
+        let candidate = self.shared.candidate.load();
+        let candidate = candidate.as_ref()?;
+        Some((candidate.rule.id, candidate.rule.arm(subject)))
+    }
+
+    /// The state `subject` is served: the candidate's of the split
+    /// running, for the subjects its share picks (by the subject's key and
+    /// the split's id, the same in every process), else the registry's
+    /// own. Render from it as from [`snapshot`](Self::snapshot): text,
+    /// traced, chat.
+    pub fn snapshot_for(&self, subject: &str) -> Arc<Snapshot> {
+        let candidate = self.shared.candidate.load();
+        match &*candidate {
+            Some(c) if c.rule.arm(subject) == Arm::Candidate => c.state.load_full(),
+            _ => self.snapshot(),
+        }
+    }
+
+    /// [`render`](Self::render) of the state `subject` is served
+    /// ([`snapshot_for`](Self::snapshot_for)).
+    ///
+    /// # Errors
+    ///
+    /// As [`render`](Self::render).
+    pub fn render_for<C: Serialize + Any>(
+        &self,
+        subject: &str,
+        id: &str,
+        ctx: &C,
+    ) -> Result<String, Error> {
+        let candidate = self.shared.candidate.load();
+        match &*candidate {
+            Some(c) if c.rule.arm(subject) == Arm::Candidate => c.state.load().render(id, ctx),
+            _ => self.current().render(id, ctx),
+        }
     }
 
     #[cfg_attr(not(feature = "config"), allow(dead_code))]
@@ -685,5 +770,75 @@ fn valid_chat(id: &PromptId, chat: &Chat) -> Result<(), Error> {
         )
         .with_id(id.as_str())),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+    use crate::split::bucket;
+
+    /// A subject that the split `rule` sends to `arm`.
+    fn subject_on(rule: SplitRule, arm: Arm) -> String {
+        (0..)
+            .map(|n| format!("user-{n}"))
+            .find(|s| rule.arm(s) == arm)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_split_serves_its_candidate_to_its_share_and_follows_every_change() {
+        let registry = PromptRegistry::new();
+        registry.register_default("greeting", "Hello.").unwrap();
+        let rule = SplitRule {
+            id: 9,
+            basis_points: 5000,
+        };
+        assert_eq!(registry.arm_for("anyone"), None);
+        registry.shared.set_candidate(rule, |main| {
+            let mut next = Snapshot::clone(main);
+            let id = PromptId::new("greeting").unwrap();
+            next.register(id, Prompt::new("Hi."));
+            next
+        });
+        let (stable, candidate) = (
+            subject_on(rule, Arm::Stable),
+            subject_on(rule, Arm::Candidate),
+        );
+        assert!(bucket(9, &candidate) < 5000);
+        assert_eq!(
+            registry.render_for(&stable, "greeting", &()).unwrap(),
+            "Hello."
+        );
+        assert_eq!(
+            registry.render_for(&candidate, "greeting", &()).unwrap(),
+            "Hi."
+        );
+        assert_eq!(registry.arm_for(&candidate), Some((9, Arm::Candidate)));
+        assert_eq!(
+            registry.render("greeting", &()).unwrap(),
+            "Hello.",
+            "no subject: stable"
+        );
+
+        // A change of the registry reaches both arms: the host's rule
+        // applies to the candidate too.
+        registry.append("greeting", "Be brief.").unwrap();
+        let traced = registry
+            .snapshot_for(&candidate)
+            .render_traced("greeting", &())
+            .unwrap();
+        assert_eq!(traced.text, "Hi.\n\nBe brief.");
+        assert_eq!(
+            registry.render_for(&stable, "greeting", &()).unwrap(),
+            "Hello.\n\nBe brief."
+        );
+
+        registry.shared.clear_candidate();
+        assert_eq!(
+            registry.render_for(&candidate, "greeting", &()).unwrap(),
+            "Hello.\n\nBe brief."
+        );
+        assert_eq!(registry.arm_for(&candidate), None);
     }
 }
