@@ -711,3 +711,140 @@ async fn reports_can_be_off_and_a_refused_report_fails_nothing() {
     assert_eq!(farewell(&refused), "Goodbye.");
     drop((silent, bad));
 }
+
+/// A split on the followed label: the follower fetches its candidate and
+/// serves it to the subjects its share picks, the same subject always the
+/// same arm; a new share moves subjects to the candidate; an abort serves
+/// everyone the label again, and a promotion makes the candidate the
+/// label.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_split_serves_its_candidate_to_its_share_of_subjects() {
+    use promptreg::split::{Arm, SplitRule};
+    use promptreg_store::{Candidate, Share};
+    for db in databases("follow_split").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let mut files = PackFiles::default();
+        files.insert("defaults/farewell.md", "See you.\n");
+        server
+            .store
+            .push_prompt("demo", "farewell", &files, &writer(), "see you")
+            .await
+            .unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let registry = PromptRegistry::new();
+        registry
+            .register_default("farewell", "Local farewell.")
+            .unwrap();
+        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+        until(&registry, "first sync", || {
+            follower.status().source == Source::Server
+        })
+        .await;
+        let production = Label::new("production").unwrap();
+        let share = |p: &str| p.parse::<Share>().unwrap();
+        let candidate = Candidate::newest_of(Label::latest());
+        let split = server
+            .store
+            .start_split("demo", &production, &candidate, share("50"), &writer(), "")
+            .await
+            .unwrap();
+        let rule = SplitRule {
+            id: split.id,
+            basis_points: 5000,
+        };
+        until(&registry, "the split", || {
+            follower.status().split == Some(rule)
+        })
+        .await;
+        let on = |arm| {
+            (0..)
+                .map(|n| format!("user-{n}"))
+                .find(|s| rule.arm(s) == arm)
+                .unwrap()
+        };
+        let (stable, chosen) = (on(Arm::Stable), on(Arm::Candidate));
+        for _ in 0..3 {
+            assert_eq!(
+                registry.render_for(&chosen, "farewell", &()).unwrap(),
+                "See you.",
+                "{}",
+                db.name
+            );
+            assert_eq!(
+                registry.render_for(&stable, "farewell", &()).unwrap(),
+                "Goodbye."
+            );
+        }
+        assert_eq!(registry.arm_for(&chosen), Some((split.id, Arm::Candidate)));
+        assert_eq!(farewell(&registry), "Goodbye.", "no subject: the label");
+        let provenance = registry
+            .snapshot_for(&chosen)
+            .render_traced("farewell", &())
+            .unwrap()
+            .parts[0]
+            .provenance
+            .clone()
+            .unwrap();
+        assert!(
+            provenance
+                .file
+                .clone()
+                .unwrap()
+                .to_string_lossy()
+                .contains("/labels/production/split/bundle/")
+        );
+
+        // All subjects, then none.
+        server
+            .store
+            .set_split_share("demo", &production, share("100"), None, &writer(), "")
+            .await
+            .unwrap();
+        let all = SplitRule {
+            id: split.id,
+            basis_points: 10_000,
+        };
+        until(&registry, "the new share", || {
+            follower.status().split == Some(all)
+        })
+        .await;
+        assert_eq!(
+            registry.render_for(&stable, "farewell", &()).unwrap(),
+            "See you."
+        );
+        server
+            .store
+            .abort_split("demo", &production, None, &writer(), "")
+            .await
+            .unwrap();
+        until(&registry, "the abort", || follower.status().split.is_none()).await;
+        assert_eq!(
+            registry.render_for(&chosen, "farewell", &()).unwrap(),
+            "Goodbye."
+        );
+
+        // Promoted: the label is the candidate, for everyone.
+        server
+            .store
+            .start_split("demo", &production, &candidate, share("10"), &writer(), "")
+            .await
+            .unwrap();
+        until(&registry, "the second split", || {
+            follower.status().split.is_some()
+        })
+        .await;
+        server
+            .store
+            .promote_split("demo", &production, None, &writer(), "")
+            .await
+            .unwrap();
+        until(&registry, "the promotion", || {
+            follower.status().split.is_none() && rendered_is(&registry, "See you.")
+        })
+        .await;
+        assert_eq!(
+            registry.render_for(&stable, "farewell", &()).unwrap(),
+            "See you."
+        );
+    }
+}

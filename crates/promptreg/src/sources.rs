@@ -37,6 +37,9 @@ impl Reread {
     fn publish(self, _: &mut Snapshot, _: &mut Sources, _: &mut BTreeSet<PromptId>) {}
 }
 
+#[cfg(feature = "remote")]
+pub(crate) use packs::with_pack_replaced;
+
 #[cfg(feature = "packs")]
 mod packs {
     //! The packs among what the sources keep.
@@ -106,6 +109,15 @@ mod packs {
         if old.is_none_or(|o| new.fallback_locale() != o.fallback_locale()) {
             s.set_fallback_locale(new.fallback_locale().clone());
         }
+    }
+
+    /// `main` with `old`'s prompts replaced by `new`'s: the state of a
+    /// split's candidate, derived from the registry's.
+    #[cfg(feature = "remote")]
+    pub(crate) fn with_pack_replaced(main: &Snapshot, old: Option<&Pack>, new: &Pack) -> Snapshot {
+        let mut next = Snapshot::clone(main);
+        replace(&mut next, old, new);
+        next
     }
 
     impl Shared {

@@ -13,14 +13,45 @@ use super::Remote;
 #[derive(Debug)]
 pub(crate) enum Fetched {
     /// The copy held is current; the label's revision it is now (a
-    /// restore can bring the same state back as a new revision).
-    NotModified { revision: Option<u64> },
-    /// A new bundle, with its ETag and revision.
+    /// restore can bring the same state back as a new revision), and the
+    /// split running.
+    NotModified {
+        revision: Option<u64>,
+        split: Option<SplitHeader>,
+    },
+    /// A new bundle, with its ETag and revision, and the split running.
     New {
         etag: String,
         revision: Option<u64>,
+        split: Option<SplitHeader>,
         raw: Vec<u8>,
     },
+}
+
+/// A split as the label's bundle names it (`Promptreg-Split: id=4;
+/// share=1000; digest=…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SplitHeader {
+    pub(crate) id: u64,
+    pub(crate) basis_points: u32,
+    pub(crate) digest: String,
+}
+
+impl SplitHeader {
+    fn parse(value: &str) -> Option<SplitHeader> {
+        let field = |name: &str| {
+            value
+                .split(';')
+                .filter_map(|part| part.trim().split_once('='))
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.trim())
+        };
+        Some(SplitHeader {
+            id: field("id")?.parse().ok()?,
+            basis_points: field("share")?.parse().ok()?,
+            digest: field("digest")?.to_owned(),
+        })
+    }
 }
 
 /// What a report request returned, when the server took it or did not
@@ -42,6 +73,7 @@ pub(crate) struct Client {
     requests: Agent,
     stream: Agent,
     bundle_url: String,
+    candidate_url: String,
     events_url: String,
     fleet_url: String,
     key: Option<String>,
@@ -68,6 +100,10 @@ impl Client {
             requests,
             stream,
             bundle_url: format!("{base}/v1/packs/{}/labels/{}", remote.pack, remote.label),
+            candidate_url: format!(
+                "{base}/v1/packs/{}/labels/{}/split/bundle",
+                remote.pack, remote.label
+            ),
             events_url: format!("{base}/v1/events"),
             fleet_url: format!(
                 "{base}/v1/packs/{}/labels/{}/fleet",
@@ -79,24 +115,36 @@ impl Client {
 
     /// `GET` of the bundle, conditional on `etag`.
     pub(crate) fn bundle(&self, etag: Option<&str>) -> Result<Fetched, String> {
-        let mut request = self.requests.get(&self.bundle_url);
+        self.get_bundle(&self.bundle_url, etag)
+    }
+
+    /// `GET` of the candidate bundle of the split running, conditional on
+    /// `etag`.
+    pub(crate) fn candidate(&self, etag: Option<&str>) -> Result<Fetched, String> {
+        self.get_bundle(&self.candidate_url, etag)
+    }
+
+    fn get_bundle(&self, url: &str, etag: Option<&str>) -> Result<Fetched, String> {
+        let mut request = self.requests.get(url);
         if let Some(key) = &self.key {
             request = request.header("authorization", format!("Bearer {key}"));
         }
         if let Some(etag) = etag {
             request = request.header("if-none-match", etag);
         }
-        let mut response = request
-            .call()
-            .map_err(|e| format!("GET {}: {e}", self.bundle_url))?;
+        let mut response = request.call().map_err(|e| format!("GET {url}: {e}"))?;
         let status = response.status().as_u16();
-        let revision = response
-            .headers()
-            .get("promptreg-revision")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok());
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let revision = header("promptreg-revision").and_then(|v| v.parse().ok());
+        let split = header("promptreg-split").and_then(|v| SplitHeader::parse(&v));
         if status == 304 {
-            return Ok(Fetched::NotModified { revision });
+            return Ok(Fetched::NotModified { revision, split });
         }
         let etag = response
             .headers()
@@ -109,13 +157,14 @@ impl Client {
             .with_config()
             .limit(MAX_BUNDLE)
             .read_to_vec()
-            .map_err(|e| format!("GET {}: reading the bundle: {e}", self.bundle_url))?;
+            .map_err(|e| format!("GET {url}: reading the bundle: {e}"))?;
         if status != 200 {
-            return Err(refusal("GET", &self.bundle_url, status, &raw));
+            return Err(refusal("GET", url, status, &raw));
         }
         Ok(Fetched::New {
             etag,
             revision,
+            split,
             raw,
         })
     }

@@ -8,13 +8,14 @@ use std::time::{Duration, Instant};
 
 use super::bundle::Bundle;
 use super::cache::{self, CacheFile};
-use super::client::{self, Client, Fetched};
+use super::client::{self, Client, Fetched, SplitHeader};
 use super::report::{self, Reporter};
 use super::sse::{self, Line, SseEvent};
 use super::{Change, Remote, Source, Status};
 use crate::error::{Error, ErrorKind};
 use crate::pack::Pack;
 use crate::registry::{PromptRegistry, Shared};
+use crate::split::SplitRule;
 
 /// A running follower; dropping it stops its thread (the registry keeps
 /// what was published).
@@ -238,6 +239,8 @@ struct Run {
     inbox: Sender<Message>,
     /// The bundle in force, published.
     current: Option<Bundle>,
+    /// The split running and its candidate, when one is served.
+    candidate: Option<(SplitRule, Bundle)>,
     last_event_id: Option<String>,
     /// The number of the stream now open, if one is.
     stream: Option<u64>,
@@ -271,6 +274,7 @@ impl Run {
             last_event_id: None,
             last_error: None,
             cache_warning: None,
+            split: None,
             last_report: None,
             report_error: None,
         };
@@ -289,6 +293,7 @@ impl Run {
             }),
             inbox,
             current: None,
+            candidate: None,
             last_event_id: None,
             stream: None,
             streams: 0,
@@ -425,10 +430,13 @@ impl Run {
     /// unless its digest is the one the bundle held carries: a server
     /// sends the moves and then the revision, so the second asks nothing.
     fn is_relevant(&self, event: &SseEvent) -> bool {
-        if !matches!(
-            event.kind.as_str(),
-            "label_moved" | "released" | "revision_created"
-        ) {
+        let split = event.kind.starts_with("split_");
+        if !split
+            && !matches!(
+                event.kind.as_str(),
+                "label_moved" | "released" | "revision_created"
+            )
+        {
             return false;
         }
         let Ok(data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
@@ -438,19 +446,25 @@ impl Run {
         if field("pack") != Some(&self.remote.pack) || field("label") != Some(&self.remote.label) {
             return false;
         }
+        // A split's step changes what the label serves to some subjects,
+        // whatever its digest.
         let held = self.current.as_ref().map(|b| b.etag.trim_matches('"'));
-        field("digest").is_none() || field("digest") != held
+        split || field("digest").is_none() || field("digest") != held
     }
 
     /// Asks for the bundle with the ETag held; publishes a new one that
-    /// loads, reports the rest.
+    /// loads, reports the rest; then follows the split the server names.
     fn sync(&mut self) {
         let etag = self.current.as_ref().map(|b| b.etag.clone());
-        match self.client.bundle(etag.as_deref()) {
-            Ok(Fetched::NotModified { revision }) => self.not_modified(revision),
+        let split = match self.client.bundle(etag.as_deref()) {
+            Ok(Fetched::NotModified { revision, split }) => {
+                self.not_modified(revision);
+                split
+            }
             Ok(Fetched::New {
                 etag,
                 revision,
+                split,
                 raw,
             }) => {
                 match Bundle::validate(
@@ -465,10 +479,80 @@ impl Run {
                         self.keep(&bundle);
                         self.publish(bundle, Source::Server);
                     }
-                    Err(why) => self.failed(why),
+                    Err(why) => return self.failed(why),
+                }
+                split
+            }
+            Err(why) => return self.failed(why),
+        };
+        self.follow_split(split);
+    }
+
+    /// Serves the candidate of the split the server names to its share of
+    /// subjects, fetching it when it is new; with no split, or a candidate
+    /// that does not download or load, every subject gets the label's own
+    /// state.
+    fn follow_split(&mut self, split: Option<SplitHeader>) {
+        let Some(split) = split else {
+            if self.candidate.take().is_some() {
+                self.registry.clear_candidate();
+                self.watched.update(|s| s.split = None);
+            }
+            return;
+        };
+        let rule = SplitRule {
+            id: split.id,
+            basis_points: split.basis_points,
+        };
+        let held = self
+            .candidate
+            .as_ref()
+            .filter(|(_, b)| b.etag.trim_matches('"') == split.digest);
+        let bundle = match held {
+            Some((held_rule, _)) if *held_rule == rule => return,
+            Some((_, bundle)) => bundle.clone(),
+            None => match self.fetch_candidate(&split) {
+                Ok(bundle) => bundle,
+                Err(why) => {
+                    self.candidate = None;
+                    self.registry.clear_candidate();
+                    self.watched.update(|s| s.split = None);
+                    return self.failed(why);
+                }
+            },
+        };
+        let (stable, candidate) = (Arc::clone(&self.watched), bundle.pack.clone());
+        self.registry.set_candidate(rule, move |main| {
+            let stable = stable.pack.lock().unwrap_or_else(PoisonError::into_inner);
+            crate::sources::with_pack_replaced(main, stable.as_ref(), &candidate)
+        });
+        self.candidate = Some((rule, bundle));
+        self.watched.update(|s| s.split = Some(rule));
+    }
+
+    /// The candidate's bundle, validated.
+    fn fetch_candidate(&self, split: &SplitHeader) -> Result<Bundle, String> {
+        let origin = format!("{}/split/bundle", self.origin);
+        match self.client.candidate(None)? {
+            Fetched::New { etag, raw, .. } => {
+                let bundle = Bundle::validate(
+                    raw,
+                    etag,
+                    None,
+                    &origin,
+                    &self.remote.pack,
+                    &self.remote.label,
+                )?;
+                match bundle.etag.trim_matches('"') == split.digest {
+                    true => Ok(bundle),
+                    // The split moved on meanwhile: the next event says so.
+                    false => Err(format!(
+                        "{origin}: the candidate is {}, not split {}'s {}",
+                        bundle.etag, split.id, split.digest
+                    )),
                 }
             }
-            Err(why) => self.failed(why),
+            Fetched::NotModified { .. } => Err(format!("{origin}: answered 304 to no ETag")),
         }
     }
 
@@ -524,15 +608,17 @@ impl Run {
     /// renders the new bundle, and a render may see it a moment before the
     /// status does.
     fn publish(&mut self, bundle: Bundle, source: Source) {
-        let old: Option<&Pack> = self.current.as_ref().map(|b| &b.pack);
-        self.registry.replace_pack(old, &bundle.pack);
-        let etag = bundle.etag.clone();
-        let (versions, revision) = (bundle.versions.clone(), bundle.revision);
+        // The pack in force first: a split's candidate is derived from
+        // the registry's state by replacing it.
         *self
             .watched
             .pack
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(bundle.pack.clone());
+        let old: Option<&Pack> = self.current.as_ref().map(|b| &b.pack);
+        self.registry.replace_pack(old, &bundle.pack);
+        let etag = bundle.etag.clone();
+        let (versions, revision) = (bundle.versions.clone(), bundle.revision);
         self.current = Some(bundle);
         self.watched.update(|s| {
             s.source = source;

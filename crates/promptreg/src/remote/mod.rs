@@ -297,6 +297,10 @@ pub struct Status {
     pub last_error: Option<String>,
     /// Why the disk cache was not used, if it was there but unusable.
     pub cache_warning: Option<String>,
+    /// The split whose candidate this follower serves to its share of
+    /// subjects ([`PromptRegistry::render_for`](crate::PromptRegistry::render_for)),
+    /// if one runs on the label and its candidate loaded.
+    pub split: Option<crate::split::SplitRule>,
     /// When the server last took a fleet report.
     pub last_report: Option<Instant>,
     /// Why the last fleet report was not taken (a server that does not
