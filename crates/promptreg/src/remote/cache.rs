@@ -3,8 +3,9 @@
 //! followed.
 //!
 //! A file holds one header line, `promptreg-follow sha256=<hex>
-//! etag=<etag> revision=<n>` (the revision when the server named one),
-//! then the bundle as received. It is written to a temporary
+//! etag=<etag> revision=<n>` (the revision when the server named one; a
+//! split's candidate, in a `.candidate` file beside, has `split=<id>
+//! share=<basis points>` instead), then the bundle as received. It is written to a temporary
 //! file and renamed, so a reader sees a whole file or the previous one;
 //! the hash catches a truncated or altered file, which is then ignored.
 
@@ -13,6 +14,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+
+use crate::split::SplitRule;
 
 const MAGIC: &str = "promptreg-follow";
 
@@ -29,6 +32,8 @@ pub(crate) struct Cached {
     /// The label's revision, when the server named it (files written
     /// before revisions have none).
     pub(crate) revision: Option<u64>,
+    /// For a split's candidate: the split, as it was when written.
+    pub(crate) split: Option<SplitRule>,
     pub(crate) raw: Vec<u8>,
 }
 
@@ -38,6 +43,22 @@ impl CacheFile {
         let name = format!("{}--{pack}--{label}.bundle", file_name_of(server));
         CacheFile {
             path: dir.join(name),
+        }
+    }
+
+    /// The file of the candidate of a split of the same label, beside.
+    pub(crate) fn candidate(&self) -> CacheFile {
+        CacheFile {
+            path: self.path.with_extension("candidate"),
+        }
+    }
+
+    /// Removes the file (a split that ended); a file already gone is fine.
+    pub(crate) fn remove(&self) -> Result<(), String> {
+        match fs::remove_file(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(self.problem(&format!("cannot be removed: {e}"))),
         }
     }
 
@@ -66,10 +87,21 @@ impl CacheFile {
             .map_err(|_| self.problem("has a header that is not UTF-8"))?;
         let mut fields = header.split(' ');
         let (magic, hash, etag) = (fields.next(), fields.next(), fields.next());
-        let revision = fields
-            .next()
-            .and_then(|r| r.strip_prefix("revision="))
-            .and_then(|r| r.parse().ok());
+        // Then `name=number` fields, in any order; unknown ones are
+        // ignored (a newer promptreg may write more).
+        let numbers: Vec<(&str, u64)> = fields
+            .filter_map(|f| f.split_once('='))
+            .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
+            .collect();
+        let number = |name: &str| numbers.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        let revision = number("revision");
+        let split = match (number("split"), number("share")) {
+            (Some(id), Some(share)) => Some(SplitRule {
+                id,
+                basis_points: u32::try_from(share).unwrap_or(u32::MAX),
+            }),
+            _ => None,
+        };
         let (Some(MAGIC), Some(hash), Some(etag)) = (
             magic,
             hash.and_then(|h| h.strip_prefix("sha256=")),
@@ -84,25 +116,30 @@ impl CacheFile {
         Ok(Cached {
             etag: etag.to_owned(),
             revision,
+            split,
             raw: raw.to_vec(),
         })
     }
 
-    /// Writes `raw` with its ETag and revision: a temporary file beside,
-    /// then a rename.
+    /// Writes `raw` with its ETag and revision (or, for a candidate, its
+    /// split): a temporary file beside, then a rename.
     pub(crate) fn write(
         &self,
         etag: &str,
         revision: Option<u64>,
+        split: Option<SplitRule>,
         raw: &[u8],
     ) -> Result<(), String> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let temp = self
             .path
             .with_extension(format!("tmp{}", std::process::id()));
-        let revision = revision
+        let mut revision = revision
             .map(|r| format!(" revision={r}"))
             .unwrap_or_default();
+        if let Some(split) = split {
+            revision += &format!(" split={} share={}", split.id, split.basis_points);
+        }
         let header = format!(
             "{MAGIC} sha256={} etag={}{revision}\n",
             hex(&Sha256::digest(raw)),
@@ -179,15 +216,31 @@ mod tests {
     fn what_is_written_reads_back() {
         let (_dir, file) = cache();
         assert!(file.read().unwrap().is_none());
-        file.write("\"abc\"", Some(7), b"{\"x\":1}").unwrap();
+        file.write("\"abc\"", Some(7), None, b"{\"x\":1}").unwrap();
         let got = file.read().unwrap().unwrap();
         assert_eq!(
             (got.etag.as_str(), got.revision, got.raw.as_slice()),
             ("\"abc\"", Some(7), &b"{\"x\":1}"[..])
         );
         // A file written before revisions has none.
-        file.write("\"abc\"", None, b"{}").unwrap();
+        file.write("\"abc\"", None, None, b"{}").unwrap();
         assert_eq!(file.read().unwrap().unwrap().revision, None);
+        // A candidate's file keeps its split; removing it twice is fine.
+        let candidate = file.candidate();
+        let rule = SplitRule {
+            id: 4,
+            basis_points: 1000,
+        };
+        candidate.write("\"c\"", None, Some(rule), b"{}").unwrap();
+        assert_eq!(candidate.read().unwrap().unwrap().split, Some(rule));
+        assert!(
+            candidate
+                .path()
+                .ends_with("127.0.0.1_7878--web-agent--production.candidate")
+        );
+        candidate.remove().unwrap();
+        candidate.remove().unwrap();
+        assert!(candidate.read().unwrap().is_none());
         assert!(
             file.path()
                 .ends_with("127.0.0.1_7878--web-agent--production.bundle")
@@ -197,7 +250,7 @@ mod tests {
     #[test]
     fn a_truncated_or_altered_file_is_refused_with_its_path() {
         let (_dir, file) = cache();
-        file.write("\"abc\"", None, b"{\"x\":1}").unwrap();
+        file.write("\"abc\"", None, None, b"{\"x\":1}").unwrap();
         let whole = fs::read(file.path()).unwrap();
         fs::write(file.path(), &whole[..whole.len() - 2]).unwrap();
         let error = file.read().unwrap_err();

@@ -321,7 +321,34 @@ impl Run {
                 .transpose()
         });
         match read {
-            Ok(Some(bundle)) => self.publish(bundle, Source::Cache),
+            Ok(Some(bundle)) => {
+                self.publish(bundle, Source::Cache);
+                self.start_candidate_from_cache();
+            }
+            Ok(None) => {}
+            Err(warning) => self.watched.update(|s| s.cache_warning = Some(warning)),
+        }
+    }
+
+    /// Serves the cached candidate of the split that ran when the cache
+    /// was written: a subject keeps its arm with the server away.
+    fn start_candidate_from_cache(&mut self) {
+        let Some(file) = self.cache.as_ref().map(CacheFile::candidate) else {
+            return;
+        };
+        let origin = format!("{}/split/bundle", self.origin);
+        let (pack, label) = (&self.remote.pack, &self.remote.label);
+        let read = file.read().and_then(|cached| match cached {
+            Some(c) => {
+                let rule = c
+                    .split
+                    .ok_or_else(|| "the candidate's cache names no split".to_owned())?;
+                Bundle::validate(c.raw, c.etag, None, &origin, pack, label).map(|b| Some((rule, b)))
+            }
+            None => Ok(None),
+        });
+        match read {
+            Ok(Some((rule, bundle))) => self.serve_candidate(rule, bundle),
             Ok(None) => {}
             Err(warning) => self.watched.update(|s| s.cache_warning = Some(warning)),
         }
@@ -494,11 +521,7 @@ impl Run {
     /// state.
     fn follow_split(&mut self, split: Option<SplitHeader>) {
         let Some(split) = split else {
-            if self.candidate.take().is_some() {
-                self.registry.clear_candidate();
-                self.watched.update(|s| s.split = None);
-            }
-            return;
+            return self.drop_candidate();
         };
         let rule = SplitRule {
             id: split.id,
@@ -514,13 +537,21 @@ impl Run {
             None => match self.fetch_candidate(&split) {
                 Ok(bundle) => bundle,
                 Err(why) => {
-                    self.candidate = None;
-                    self.registry.clear_candidate();
-                    self.watched.update(|s| s.split = None);
+                    self.drop_candidate();
                     return self.failed(why);
                 }
             },
         };
+        if let Some(file) = self.cache.as_ref().map(CacheFile::candidate)
+            && let Err(why) = file.write(&bundle.etag, None, Some(rule), &bundle.raw)
+        {
+            self.watched.update(|s| s.cache_warning = Some(why));
+        }
+        self.serve_candidate(rule, bundle);
+    }
+
+    /// Serves `bundle` to the subjects `rule` picks.
+    fn serve_candidate(&mut self, rule: SplitRule, bundle: Bundle) {
         let (stable, candidate) = (Arc::clone(&self.watched), bundle.pack.clone());
         self.registry.set_candidate(rule, move |main| {
             let stable = stable.pack.lock().unwrap_or_else(PoisonError::into_inner);
@@ -528,6 +559,21 @@ impl Run {
         });
         self.candidate = Some((rule, bundle));
         self.watched.update(|s| s.split = Some(rule));
+    }
+
+    /// Every subject gets the label's own state: no split runs, or its
+    /// candidate does not download or load. Its cache goes too, so a
+    /// restart does not bring an ended split back.
+    fn drop_candidate(&mut self) {
+        if let Some(file) = self.cache.as_ref().map(CacheFile::candidate)
+            && let Err(why) = file.remove()
+        {
+            self.watched.update(|s| s.cache_warning = Some(why));
+        }
+        if self.candidate.take().is_some() {
+            self.registry.clear_candidate();
+            self.watched.update(|s| s.split = None);
+        }
     }
 
     /// The candidate's bundle, validated.
@@ -598,7 +644,7 @@ impl Run {
     /// fatal.
     fn keep(&mut self, bundle: &Bundle) {
         let Some(file) = &self.cache else { return };
-        if let Err(why) = file.write(&bundle.etag, bundle.revision, &bundle.raw) {
+        if let Err(why) = file.write(&bundle.etag, bundle.revision, None, &bundle.raw) {
             self.watched.update(|s| s.cache_warning = Some(why));
         }
     }
