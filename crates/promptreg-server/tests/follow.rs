@@ -793,6 +793,16 @@ async fn a_split_serves_its_candidate_to_its_share_of_subjects() {
                 .to_string_lossy()
                 .contains("/labels/production/split/bundle/")
         );
+        assert_eq!(provenance.split, Some(split.id));
+        use promptreg::trace_attributes::{ARM, AttributeValue, SPLIT};
+        let traced = registry
+            .snapshot_for(&chosen)
+            .render_traced("farewell", &())
+            .unwrap();
+        let attributes: std::collections::BTreeMap<_, _> =
+            traced.trace_attributes().into_iter().collect();
+        assert_eq!(attributes[SPLIT], AttributeValue::Int(split.id as i64));
+        assert_eq!(attributes[ARM], AttributeValue::String("candidate".into()));
 
         // All subjects, then none.
         server

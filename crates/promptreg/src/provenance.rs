@@ -79,6 +79,10 @@ pub struct Provenance {
     /// it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<u64>,
+    /// The split whose candidate the part is, served to the split's share
+    /// of subjects ([`PromptRegistry::render_for`](crate::PromptRegistry::render_for)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<u64>,
 }
 
 impl Provenance {
@@ -96,6 +100,7 @@ impl Provenance {
             digest: None,
             label: None,
             revision: None,
+            split: None,
         }
     }
 

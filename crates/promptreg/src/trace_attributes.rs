@@ -41,6 +41,11 @@ pub const LABEL: &str = "promptreg.label";
 pub const REVISION: &str = "promptreg.revision";
 /// The locale rendered for: `fr-CA`.
 pub const LOCALE: &str = "promptreg.locale";
+/// The split whose candidate was rendered: `4` (absent for the label's
+/// own state).
+pub const SPLIT: &str = "promptreg.split";
+/// The arm of that split: `candidate`.
+pub const ARM: &str = "promptreg.arm";
 
 /// An attribute's value: text or a whole number, as OpenTelemetry's
 /// `Value::String` and `Value::I64`.
@@ -65,7 +70,7 @@ impl std::fmt::Display for AttributeValue {
 impl Rendered {
     /// The attributes of this render for a tracing span, in the order
     /// [`PROMPT_ID`], [`PROMPT_VERSION`], [`PROMPT_DIGEST`], [`LABEL`],
-    /// [`REVISION`], [`LOCALE`]; those unknown are left out (a prompt of
+    /// [`REVISION`], [`SPLIT`], [`ARM`], [`LOCALE`]; those unknown are left out (a prompt of
     /// the host's code has no version). They come from the provenance of
     /// the prompt's body, else of its first part that has a version.
     pub fn trace_attributes(&self) -> Vec<(&'static str, AttributeValue)> {
@@ -109,6 +114,13 @@ fn attributes(
             ),
             (LABEL, provenance.label.clone().map(AttributeValue::String)),
             (REVISION, provenance.revision.map(int)),
+            (SPLIT, provenance.split.map(int)),
+            (
+                ARM,
+                provenance
+                    .split
+                    .map(|_| AttributeValue::String("candidate".to_owned())),
+            ),
         ];
         attributes.extend(values.into_iter().filter_map(|(k, v)| Some((k, v?))));
     }

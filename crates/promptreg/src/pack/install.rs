@@ -48,6 +48,28 @@ impl Pack {
         }
     }
 
+    /// Stamps the provenance of each prompt's files as the candidate of
+    /// split `split`.
+    #[cfg(feature = "remote")]
+    pub(crate) fn stamp_split(&mut self, split: u64) {
+        use crate::provenance::Provenance;
+        let stamped = |provenance: &Arc<Provenance>| {
+            let mut provenance = Provenance::clone(provenance);
+            provenance.split = Some(split);
+            Arc::new(provenance)
+        };
+        for prompt in self.prompts.values_mut() {
+            if let Some((_, default, _)) = &mut prompt.default
+                && let Some(provenance) = &default.provenance
+            {
+                default.provenance = Some(stamped(provenance));
+            }
+            for variant in prompt.variants.values_mut() {
+                variant.provenance = stamped(&variant.provenance);
+            }
+        }
+    }
+
     /// Adds the pack's prompts and locales to `snapshot`.
     pub(crate) fn apply(&self, snapshot: &mut Snapshot) {
         for prompt in self.prompts.values() {

@@ -550,8 +550,10 @@ impl Run {
         self.serve_candidate(rule, bundle);
     }
 
-    /// Serves `bundle` to the subjects `rule` picks.
-    fn serve_candidate(&mut self, rule: SplitRule, bundle: Bundle) {
+    /// Serves `bundle` to the subjects `rule` picks, its parts named as
+    /// the split's candidate.
+    fn serve_candidate(&mut self, rule: SplitRule, mut bundle: Bundle) {
+        bundle.pack.stamp_split(rule.id);
         let (stable, candidate) = (Arc::clone(&self.watched), bundle.pack.clone());
         self.registry.set_candidate(rule, move |main| {
             let stable = stable.pack.lock().unwrap_or_else(PoisonError::into_inner);
