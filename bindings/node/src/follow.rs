@@ -106,6 +106,9 @@ pub struct FollowStatus {
     pub instance: String,
     /// Why the last fleet report was not taken, until one is.
     pub report_error: Option<String>,
+    /// The split whose candidate this follower serves to its share of
+    /// subjects (`renderFor`): `{ split, percent }`, absent when none runs.
+    pub split: Option<FollowSplit>,
     /// How long ago the server last took a fleet report, in milliseconds.
     pub since_last_report_ms: Option<f64>,
     /// The version of each entry of the bundle in force (`@pack` is the
@@ -123,6 +126,15 @@ pub struct FollowStatus {
     pub last_error: Option<String>,
     /// Why the disk cache was not used, if it was there but unusable.
     pub cache_warning: Option<String>,
+}
+
+/// A split a follower serves.
+#[napi(object)]
+pub struct FollowSplit {
+    /// Its id.
+    pub split: i64,
+    /// The share of subjects its candidate serves, 0 to 100.
+    pub percent: f64,
 }
 
 /// A running follower: `close()` stops it. Like an open watcher, a
@@ -433,6 +445,10 @@ impl From<remote::Status> for FollowStatus {
                 .map(|r| i64::try_from(r).unwrap_or(i64::MAX)),
             instance: status.instance,
             report_error: status.report_error,
+            split: status.split.map(|rule| FollowSplit {
+                split: i64::try_from(rule.id).unwrap_or(i64::MAX),
+                percent: f64::from(rule.basis_points) / 100.0,
+            }),
             versions: status
                 .versions
                 .into_iter()

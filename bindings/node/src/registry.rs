@@ -128,6 +128,15 @@ impl PromptRegistry {
     }
 }
 
+/// The arm of a split a subject gets (`armFor`).
+#[napi(object)]
+pub struct ArmFor {
+    /// The split's id.
+    pub split: i64,
+    /// `stable` or `candidate`.
+    pub arm: String,
+}
+
 #[napi]
 impl PromptRegistry {
     /// An empty, independent registry whose locale and fallback locale are
@@ -311,6 +320,72 @@ impl PromptRegistry {
             None => registry.render_traced(&id, cx),
         })?;
         Ok(Trace::from(&rendered))
+    }
+
+    /// Renders `id` as `render` does, from the state `subject` is served:
+    /// while a split runs on a followed label, its candidate for the
+    /// subjects its share picks (by the subject's key and the split's id:
+    /// the same subject, the same arm, in every process), else the
+    /// registry's own.
+    #[napi]
+    pub fn render_for(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] subject: Unknown<'_>,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+    ) -> Result<String> {
+        let subject = args::string(&env, subject, "subject")?;
+        let id = args::string(&env, id, "id")?;
+        let locale = args::optional_string(&env, locale, "locale")?;
+        self.render_with(&env, ctx, |registry, cx| {
+            let snapshot = registry.snapshot_for(&subject);
+            match &locale {
+                Some(locale) => snapshot.render_in(&id, cx, locale.as_str()),
+                None => snapshot.render(&id, cx),
+            }
+        })
+    }
+
+    /// `renderTraced` from the state `subject` is served (see
+    /// `renderFor`): the parts of a candidate name its split, and
+    /// `traceAttributes` carry `promptreg.split` and `promptreg.arm`.
+    #[napi]
+    pub fn render_traced_for(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] subject: Unknown<'_>,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+    ) -> Result<Trace> {
+        let subject = args::string(&env, subject, "subject")?;
+        let id = args::string(&env, id, "id")?;
+        let locale = args::optional_string(&env, locale, "locale")?;
+        let rendered = self.render_with(&env, ctx, |registry, cx| {
+            let snapshot = registry.snapshot_for(&subject);
+            match &locale {
+                Some(locale) => snapshot.render_traced_in(&id, cx, locale.as_str()),
+                None => snapshot.render_traced(&id, cx),
+            }
+        })?;
+        Ok(Trace::from(&rendered))
+    }
+
+    /// The split running on a followed label and the arm `subject` gets
+    /// (`{ split: 4, arm: 'candidate' }`), or `null` when no split runs.
+    #[napi(ts_return_type = "{ split: number, arm: 'stable' | 'candidate' } | null")]
+    pub fn arm_for(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] subject: Unknown<'_>,
+    ) -> Result<Option<ArmFor>> {
+        let subject = args::string(&env, subject, "subject")?;
+        Ok(self.inner().arm_for(&subject).map(|(split, arm)| ArmFor {
+            split: i64::try_from(split).unwrap_or(i64::MAX),
+            arm: arm.as_str().to_owned(),
+        }))
     }
 
     /// The same as `renderTraced`, named after `promptreg explain`.

@@ -120,6 +120,8 @@ pub struct PartProvenance {
     pub label: Option<String>,
     /// The label's revision in force.
     pub revision: Option<i64>,
+    /// The split whose candidate the part is.
+    pub split: Option<i64>,
 }
 
 /// A settings entry: a file and a key path in it.
@@ -328,6 +330,7 @@ impl From<&Provenance> for PartProvenance {
             digest: provenance.digest.clone(),
             label: provenance.label.clone(),
             revision: provenance.revision.map(saturating_i64),
+            split: provenance.split.map(saturating_i64),
         }
     }
 }

@@ -224,6 +224,28 @@ test('follow a label: first sync, render, the label moves with the tool, onChang
   assert.ok(seen.seen.some((c) => c.kind === 'event' && c.event), JSON.stringify(seen.seen));
   follower.resync();
 
+  // A gradual release: `latest` one step ahead serves half the subjects.
+  const translate = path.join(server.pack, 'defaults', 'translate.system.md');
+  fs.writeFileSync(translate, fs.readFileSync(translate, 'utf8').replace('You translate web page text', 'You carefully translate web page text'));
+  server.store('push', server.pack, '--message', 'Carefully');
+  server.store('canary', 'production', '--from', 'latest', '--percent', '50');
+  const split = await until('the split', async () => follower?.status().split ?? undefined);
+  assert.equal(split.percent, 50);
+  const subject = (arm: string) => {
+    for (let n = 0; ; n++) if (prompts.armFor(`user-${n}`)?.arm === arm) return `user-${n}`;
+  };
+  const [stable, chosen] = [subject('stable'), subject('candidate')];
+  assert.deepEqual(prompts.armFor(chosen), { split: split.split, arm: 'candidate' });
+  const careful = prompts.renderTracedFor(chosen, 'translate.system');
+  assert.ok(careful.text.startsWith('You carefully translate'), careful.text);
+  assert.equal(careful.traceAttributes['promptreg.split'], split.split);
+  assert.equal(careful.traceAttributes['promptreg.arm'], 'candidate');
+  assert.equal(careful.parts[0].provenance?.split, split.split);
+  assert.ok(prompts.renderFor(stable, 'translate.system').startsWith('You translate'));
+  assert.equal(prompts.renderTracedFor(stable, 'translate.system').traceAttributes['promptreg.arm'], undefined);
+  assert.ok(prompts.render('translate.system').startsWith('You translate'), 'no subject: the label');
+  assert.throws(() => untyped(prompts.renderFor.bind(prompts), 7, 'translate.system'), typeErrorNaming('subject'));
+
   follower.close();
   assert.equal(follower.isOpen, false);
   follower.close();
