@@ -81,6 +81,46 @@ async fn a_split_starts_shows_changes_share_and_is_promoted_or_aborted() {
             (Some(10.0), Some("running"))
         );
         assert_eq!(started["entries"]["farewell"], 2);
+        // The server's renders follow the same assignment as followers.
+        let rule = promptreg::split::SplitRule {
+            id,
+            basis_points: 1000,
+        };
+        let on = |arm| {
+            (0..)
+                .map(|n| format!("user-{n}"))
+                .find(|s| rule.arm(s) == arm)
+                .unwrap()
+        };
+        let render = "/v1/packs/demo/prompts/farewell/render";
+        for (arm, text) in [
+            (promptreg::split::Arm::Candidate, "See you."),
+            (promptreg::split::Arm::Stable, "Goodbye."),
+        ] {
+            let subject = on(arm);
+            let got = json(server.post(render, json!({"subject": subject})).await, 200).await;
+            assert_eq!(got["text"], text, "{}: {subject}", db.name);
+            assert_eq!(got["split"], json!({"split": id, "arm": arm.as_str()}));
+        }
+        let plain = json(server.post(render, json!({})).await, 200).await;
+        assert_eq!(
+            (plain["text"].as_str(), plain.get("split")),
+            (Some("Goodbye."), None)
+        );
+        let page = server
+            .get(&format!(
+                "/packs/demo/prompts/farewell/playground?at=production&subject={}",
+                on(promptreg::split::Arm::Candidate)
+            ))
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            page.contains(&format!("gets split {id}: candidate")),
+            "{page}"
+        );
+        assert!(page.contains("See you."), "{page}");
         let twice = json(
             server
                 .post(SPLIT, json!({"from": "latest", "percent": 5}))

@@ -9,28 +9,47 @@ use utoipa_axum::routes;
 
 use crate::actions::explained;
 use crate::auth::Caller;
-use crate::body::{ExplainResponse, RenderRequest, RenderResponse};
+use crate::body::{ExplainResponse, RenderRequest, RenderResponse, SplitArm};
 use crate::cache::Renderer;
 use crate::extract::{JsonBody, PackName, Path, PromptName, label};
 use crate::problem::{Problem, ProblemDetails};
 use crate::serve::AppState;
 use promptreg::Rendering;
 
-/// The renderer of the label asked for (built off the async workers),
-/// and the locale.
+/// The renderer of the label asked for (built off the async workers): of
+/// its split's candidate when the request's subject gets it; the locale;
+/// the split and the subject's arm, when a split runs and a subject is
+/// given.
 async fn renderer_for(
     state: &AppState,
     pack: &str,
     request: &RenderRequest,
-) -> Result<(Renderer, Locale), Problem> {
+) -> Result<(Renderer, Locale, Option<SplitArm>), Problem> {
     let name = label(&request.label)?;
-    let view = state.cache.label(pack, &name).await?;
+    let mut view = state.cache.label(pack, &name).await?;
+    let arm = match (&view.split, &request.subject) {
+        (Some(split), Some(subject)) => {
+            let rule = promptreg::split::SplitRule {
+                id: split.id,
+                basis_points: split.basis_points,
+            };
+            Some((split.id, rule.arm(subject)))
+        }
+        _ => None,
+    };
+    if let Some((_, promptreg::split::Arm::Candidate)) = arm {
+        view = state.cache.candidate(pack, &name).await?;
+    }
+    let arm = arm.map(|(split, arm)| SplitArm {
+        split,
+        arm: arm.as_str().to_owned(),
+    });
     let renderer = view.renderer_in(&state.heavy).await?;
     let locale = match &request.locale {
         Some(tag) => Locale::parse(tag)?,
         None => renderer.pack.default_locale().clone(),
     };
-    Ok((renderer, locale))
+    Ok((renderer, locale, arm))
 }
 
 /// `POST /v1/packs/{pack}/prompts/{id}/render`.
@@ -59,7 +78,7 @@ pub(crate) async fn render(
 ) -> Result<Json<RenderResponse>, Problem> {
     let (pack, id) = (pack.as_str(), id.as_str());
     caller.require(pack, Scope::Read)?;
-    let (renderer, locale) = renderer_for(&state, pack, &request).await?;
+    let (renderer, locale, split) = renderer_for(&state, pack, &request).await?;
     let id = id.to_owned();
     // A render's cost grows with its prompt, its templates and its
     // context: it runs off the async workers too.
@@ -67,7 +86,7 @@ pub(crate) async fn render(
         .heavy
         .run(move || rendered(&renderer.registry, id, request, locale))
         .await?
-        .map(Json)
+        .map(|response| Json(RenderResponse { split, ..response }))
 }
 
 /// The response to `POST …/render`: text, and messages for a chat prompt.
@@ -103,6 +122,7 @@ fn rendered(
         text,
         messages,
         model,
+        split: None,
     })
 }
 
@@ -143,7 +163,7 @@ pub(crate) async fn explain(
 ) -> Result<Json<ExplainResponse>, Problem> {
     let (pack, id) = (pack.as_str(), id.as_str());
     caller.require(pack, Scope::Read)?;
-    let (renderer, locale) = renderer_for(&state, pack, &request).await?;
+    let (renderer, locale, split) = renderer_for(&state, pack, &request).await?;
     let id = id.to_owned();
     state
         .heavy
@@ -154,6 +174,7 @@ pub(crate) async fn explain(
                 warnings: locale_warnings(&request, &locale),
                 label: request.label,
                 rendered: rendered.unwrap_or_default(),
+                split,
             }))
         })
         .await?

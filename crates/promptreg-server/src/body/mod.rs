@@ -301,6 +301,11 @@ pub struct RenderRequest {
     #[serde(default)]
     #[schema(value_type = Object)]
     pub history: BTreeMap<String, Vec<Message>>,
+    /// The subject (a user, a session) to render for: while a split runs
+    /// on the label, the subjects its share picks get its candidate, as a
+    /// follower's `render_for` does.
+    #[serde(default)]
+    pub subject: Option<String>,
 }
 
 impl RenderRequest {
@@ -315,6 +320,15 @@ impl RenderRequest {
 
 fn production() -> String {
     "production".to_owned()
+}
+
+/// A split and the arm of a render's subject.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SplitArm {
+    /// The split's id.
+    pub split: u64,
+    /// `stable` or `candidate`.
+    pub arm: String,
 }
 
 /// A rendered prompt.
@@ -337,6 +351,10 @@ pub struct RenderResponse {
     /// The model settings declared for the prompt, if any.
     #[schema(value_type = Option<Object>)]
     pub model: Option<Value>,
+    /// With a `subject`, while a split runs on the label: the split, and
+    /// the arm the subject gets (`stable`, `candidate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitArm>,
     /// What is worth knowing about the request (a `locale` of no known
     /// language, which matches no variant); absent when nothing is.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -355,6 +373,9 @@ pub struct ExplainResponse {
     /// origin and provenance.
     #[schema(value_type = Object)]
     pub rendered: Value,
+    /// As a render's `split`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitArm>,
 }
 
 /// The differences between two versions of a prompt, per file.

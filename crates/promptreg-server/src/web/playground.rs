@@ -29,6 +29,8 @@ use crate::serve::AppState;
 pub(crate) struct Input {
     at: Option<String>,
     locale: Option<String>,
+    /// Whom to render for: the arm of a split running on the label.
+    subject: Option<String>,
     context: Option<String>,
     history: Option<String>,
 }
@@ -75,7 +77,11 @@ pub(crate) async fn show(
             return Err(too_large(name, text.len()));
         }
     }
-    let renderer = renderer_at(&state, pack, id, &at).await?;
+    let subject = input.subject.clone().unwrap_or_default();
+    if subject.len() > MAX_FIELD {
+        return Err(too_large("Subject", subject.len()));
+    }
+    let (renderer, arm) = renderer_at(&state, pack, id, &at, subject.trim()).await?;
     let pack_files = &renderer.pack;
     let context_text = match &input.context {
         Some(text) => text.clone(),
@@ -135,7 +141,7 @@ pub(crate) async fn show(
     render(
         "playground.html",
         context! {
-            pack, id, at, chat, error,
+            pack, id, at, chat, error, subject, arm,
             text => super::page::data(&text),
             messages => super::page::data(&messages),
             locale => locale_text,
@@ -225,29 +231,43 @@ fn run(
         locale: None,
         context,
         history,
+        subject: None,
     };
     explained(registry, id, &request, &locale)
 }
 
-/// The pack installed at a label (from the cache, as the API renders) or
-/// at one version of this prompt (the pack at `latest` around it).
+/// The pack installed at a label (from the cache, as the API renders; the
+/// candidate of its split when `subject` gets it) or at one version of
+/// this prompt (the pack at `latest` around it); with a split and a
+/// subject, the arm, as `split 4: candidate`.
 async fn renderer_at(
     state: &AppState,
     pack: &str,
     id: &str,
     at: &str,
-) -> Result<Renderer, PageError> {
+    subject: &str,
+) -> Result<(Renderer, Option<String>), PageError> {
     match version_ref(at)? {
-        VersionRef::Label(label) => Ok(state
-            .cache
-            .label(pack, &label)
-            .await?
-            .renderer_in(&state.heavy)
-            .await?),
+        VersionRef::Label(label) => {
+            let mut view = state.cache.label(pack, &label).await?;
+            let mut arm = None;
+            if let Some(split) = view.split.as_ref().filter(|_| !subject.is_empty()) {
+                let rule = promptreg::split::SplitRule {
+                    id: split.id,
+                    basis_points: split.basis_points,
+                };
+                let picked = rule.arm(subject);
+                arm = Some(format!("split {}: {}", split.id, picked.as_str()));
+                if picked == promptreg::split::Arm::Candidate {
+                    view = state.cache.candidate(pack, &label).await?;
+                }
+            }
+            Ok((view.renderer_in(&state.heavy).await?, arm))
+        }
         number => {
             let (_, files) = state.store.files(pack, id, &number).await?;
             let built = pack_with(state, pack, id, &files).await?;
-            Ok(Arc::new(Installed::new(built)?))
+            Ok((Arc::new(Installed::new(built)?), None))
         }
     }
 }
