@@ -776,6 +776,24 @@ async fn a_split_serves_its_candidate_to_its_share_of_subjects() {
             );
         }
         assert_eq!(registry.arm_for(&chosen), Some((split.id, Arm::Candidate)));
+        // Its report says it holds the candidate: the fleet view counts it.
+        let holding = async {
+            for _ in 0..200 {
+                let view = fleet(&server.store).await;
+                if view.split == Some((split.id, 1)) {
+                    return Some(view.summary());
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            None
+        };
+        let summary = holding
+            .await
+            .expect("the fleet view counts the candidate held");
+        assert!(
+            summary.ends_with(&format!("; split {}'s candidate held by 1", split.id)),
+            "{summary}"
+        );
         assert_eq!(farewell(&registry), "Goodbye.", "no subject: the label");
         let provenance = registry
             .snapshot_for(&chosen)

@@ -440,6 +440,7 @@ async fn html_from_the_store_and_from_forms_is_escaped_on_every_page() {
             digest: None,
             last_error: Some(SCRIPT.into()),
             interval: Duration::from_secs(30),
+            split: None,
         };
         let now = promptreg_store::Timestamp::now();
         server
@@ -1348,6 +1349,7 @@ async fn the_label_page_shows_what_serves_the_label() {
         digest: None,
         last_error: None,
         interval: Duration::from_secs(30),
+        split: None,
     };
     let newest = store
         .newest_revision("shop", &production)

@@ -100,6 +100,9 @@ pub struct InstanceReport {
     pub last_error: Option<String>,
     /// How often it reports.
     pub interval: Duration,
+    /// The split whose candidate it holds and serves to its share of
+    /// subjects, if any.
+    pub split: Option<u64>,
 }
 
 impl InstanceReport {
@@ -189,6 +192,8 @@ pub struct Instance {
     pub last_error: Option<String>,
     /// How often it reports, in milliseconds.
     pub interval_ms: u64,
+    /// The split whose candidate it holds.
+    pub split: Option<u64>,
     /// Who reported it: `key:NAME`, or the user of a local tool.
     pub reporter: String,
     /// Its first report, in this view.
@@ -238,6 +243,9 @@ pub struct Fleet {
     pub offline: u64,
     /// Online instances per revision served, newest revision first.
     pub served: Vec<RevisionServed>,
+    /// The split running on the label, and how many instances online
+    /// hold its candidate (both bundles).
+    pub split: Option<(u64, u64)>,
     /// One page of the instances, by id (see [`FleetQuery`]).
     pub instances: Vec<Instance>,
     /// The id to pass as [`FleetQuery::after`] for the next page.
@@ -297,6 +305,9 @@ impl Fleet {
         }
         if self.offline > 0 {
             line.push_str(&format!("; {} offline", self.offline));
+        }
+        if let Some((split, holding)) = self.split {
+            line.push_str(&format!("; split {split}'s candidate held by {holding}"));
         }
         line
     }
@@ -470,6 +481,13 @@ impl Store {
             })
             .collect();
         served.sort_by_key(|s| std::cmp::Reverse(s.revision));
+        let split = match on_backend!(self, running_split_id(pack_id, label.as_str()))? {
+            Some(id) => Some((
+                id,
+                on_backend!(self, holding_split(pack_id, label.as_str(), id, &horizon))?,
+            )),
+            None => None,
+        };
         let sum = |f: fn(&FleetCount) -> u64| counts.iter().map(f).sum::<u64>();
         let (total, online, reporting) =
             (sum(|c| c.total), sum(|c| c.online), sum(|c| c.reporting));
@@ -484,6 +502,7 @@ impl Store {
             reporting,
             offline: total - online,
             served,
+            split,
             instances,
             next,
         })
@@ -526,6 +545,7 @@ mod tests {
             digest: Some("ab".repeat(32)),
             last_error: None,
             interval: Duration::from_secs(30),
+            split: None,
         }
     }
 
@@ -578,6 +598,7 @@ mod tests {
             reporting: 239,
             offline: 1,
             served: vec![served(12, 237), served(11, 2)],
+            split: None,
             instances: vec![],
             next: None,
         };

@@ -193,6 +193,8 @@ CREATE TABLE split_entries (
     number BIGINT NOT NULL,
     PRIMARY KEY (split_id, entry)
 );
+-- An instance reports which split's candidate it holds, if any.
+ALTER TABLE fleet_instances ADD COLUMN split BIGINT;
 CREATE TABLE split_steps (
     step_id {id},
     split_id BIGINT NOT NULL REFERENCES splits (split_id),

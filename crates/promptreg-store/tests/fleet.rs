@@ -24,6 +24,7 @@ fn report(instance: &str, revision: Option<u64>) -> InstanceReport {
         digest: None,
         last_error: None,
         interval: Duration::from_secs(10),
+        split: None,
     }
 }
 

@@ -33,6 +33,10 @@ pub struct FleetReport {
     pub last_error: Option<String>,
     /// How often it reports, in milliseconds (100 to 3,600,000).
     pub interval_ms: u64,
+    /// The split whose candidate it holds and serves to its share of
+    /// subjects, if any.
+    #[serde(default)]
+    pub split: Option<u64>,
 }
 
 impl FleetReport {
@@ -46,6 +50,7 @@ impl FleetReport {
             digest: self.digest.clone(),
             last_error: self.last_error.clone(),
             interval: Duration::from_millis(self.interval_ms),
+            split: self.split,
         }
     }
 }
@@ -110,6 +115,9 @@ pub struct FleetBody {
     pub offline: u64,
     /// Online instances per revision served, newest first.
     pub served: Vec<ServedBody>,
+    /// With a split running: how many instances online hold its
+    /// candidate (both bundles).
+    pub holding_candidate: Option<u64>,
     /// With `until-revision`: whether the share asked of the instances
     /// reporting serve that revision or a later one.
     pub converged: Option<bool>,
@@ -143,6 +151,7 @@ impl FleetBody {
             reporting: fleet.reporting,
             offline: fleet.offline,
             served: fleet.served.iter().map(ServedBody::from).collect(),
+            holding_candidate: fleet.split.map(|(_, holding)| holding),
             converged,
             instances: fleet.instances.iter().map(InstanceBody::from).collect(),
             next: fleet.next.clone(),
@@ -192,6 +201,8 @@ pub struct InstanceBody {
     pub last_error: Option<String>,
     /// How often it reports, in milliseconds.
     pub interval_ms: u64,
+    /// The split whose candidate it holds.
+    pub split: Option<u64>,
     /// Who reported it: an API key's name, or `local`.
     pub reporter: String,
     /// Its first report, RFC 3339.
@@ -224,6 +235,7 @@ impl From<&Instance> for InstanceBody {
             digest: instance.digest.clone(),
             last_error: instance.last_error.clone(),
             interval_ms: instance.interval_ms,
+            split: instance.split,
             reporter: instance.reporter.clone(),
             first_seen: instance.first_seen.to_string(),
             last_seen: instance.last_seen.to_string(),

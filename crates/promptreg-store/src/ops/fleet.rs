@@ -3,7 +3,7 @@
 // `prelude.rs`, whose imports it shares.
 
 const FLEET_COLUMNS: &str = "instance, name, library, source, revision, digest, last_error, \
-     interval_ms, reporter, first_seen, last_seen";
+     interval_ms, reporter, first_seen, last_seen, split";
 
 type FleetRow = (
     String,
@@ -17,6 +17,7 @@ type FleetRow = (
     String,
     i64,
     i64,
+    Option<i64>,
 );
 
 /// The label's newest revision and its digest.
@@ -100,11 +101,11 @@ async fn report_one(
     // later report wins, its first sighting stays.
     sqlx::query(
         "INSERT INTO fleet_instances (pack_id, label, instance, name, library, source, revision, \
-         digest, last_error, interval_ms, reporter, first_seen, last_seen) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) \
+         digest, last_error, interval_ms, reporter, first_seen, last_seen, split) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13) \
          ON CONFLICT (pack_id, label, instance) DO UPDATE SET name = $4, library = $5, \
          source = $6, revision = $7, digest = $8, last_error = $9, interval_ms = $10, \
-         reporter = $11, last_seen = $12",
+         reporter = $11, last_seen = $12, split = $13",
     )
     .bind(pack_id)
     .bind(label)
@@ -118,6 +119,7 @@ async fn report_one(
     .bind(report.interval.as_millis() as i64)
     .bind(reporter)
     .bind(at)
+    .bind(report.split.map(|s| s as i64))
     .execute(&mut **tx)
     .await?;
     Ok(true)
@@ -186,7 +188,8 @@ pub(crate) async fn fleet_instances(
     for row in rows {
         let (instance, name, library, source, revision, digest, last_error) =
             (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
-        let (interval_ms, reporter, first_seen, last_seen) = (row.7, row.8, row.9, row.10);
+        let (interval_ms, reporter, first_seen, last_seen, split) =
+            (row.7, row.8, row.9, row.10, row.11);
         instances.push(crate::fleet::Instance {
             instance,
             name,
@@ -196,6 +199,7 @@ pub(crate) async fn fleet_instances(
             digest,
             last_error,
             interval_ms: interval_ms as u64,
+            split: split.map(|s| s as u64),
             reporter,
             first_seen: Timestamp(first_seen),
             last_seen: Timestamp(last_seen),
@@ -203,4 +207,25 @@ pub(crate) async fn fleet_instances(
         });
     }
     Ok(instances)
+}
+
+/// How many instances online hold split `split`'s candidate.
+pub(crate) async fn holding_split(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    label: &str,
+    split: u64,
+    horizon: &crate::fleet::Horizon,
+) -> Result<u64, OpError> {
+    let (count,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM fleet_instances WHERE pack_id = $1 AND label = $2 AND split = $3 \
+         AND last_seen + interval_ms * 3 >= $4",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .bind(split as i64)
+    .bind(horizon.at)
+    .fetch_one(pool)
+    .await?;
+    Ok(count as u64)
 }

@@ -20,6 +20,8 @@ struct Serving {
     revision: Option<u64>,
     etag: Option<String>,
     last_error: Option<String>,
+    /// The split whose candidate it serves.
+    split: Option<u64>,
 }
 
 /// The reporting thread's state.
@@ -99,6 +101,7 @@ impl Reporter {
             "digest": digest,
             "last_error": serving.last_error.as_deref().map(one_line),
             "interval_ms": self.interval.as_millis() as u64,
+            "split": serving.split,
         })
     }
 }
@@ -109,6 +112,7 @@ fn serving(status: &super::Status) -> Serving {
         revision: status.revision,
         etag: status.etag.clone(),
         last_error: status.last_error.clone(),
+        split: status.split.map(|rule| rule.id),
     }
 }
 
