@@ -402,6 +402,36 @@ for (const kind of databaseKinds()) {
       await fleet.getByRole('status').filter({ hasText: /; 1 offline$/ }).waitFor();
     });
 
+    test('the label page shows a gradual release while it runs', async () => {
+      const api = (method, path, body) =>
+        fetch(`${registry.url}/v1/packs/${PACK}/labels/production/split${path}`, {
+          method,
+          headers: { authorization: `Bearer ${registry.keys.admin}`, 'content-type': 'application/json' },
+          body: body && JSON.stringify(body),
+        });
+      const started = await api('POST', '', { from: 'latest', percent: 12.5, reason: 'try <b>v2</b>' });
+      assert.equal(started.status, 200, await started.clone().text());
+      const split = await started.json();
+      try {
+        const page = await session('read');
+        await page.goto(`/packs/${PACK}/labels/production`);
+        const region = page.getByRole('region', { name: 'Gradual release' });
+        await region
+          .getByRole('status')
+          .filter({ hasText: `Split ${split.split}: 12.5% of subjects get latest r${split.revision}` })
+          .waitFor();
+        await region.getByText('start 12.5% by key:ada: try <b>v2</b>').waitFor();
+        assert.equal(await region.locator('b').count(), 0, 'the reason is escaped');
+        await screenshot(page, kind, 'label-split');
+      } finally {
+        assert.equal((await api('POST', '/abort', { reason: 'done' })).status, 200);
+      }
+      const page = await session('read');
+      await page.goto(`/packs/${PACK}/labels/production`);
+      await page.getByRole('heading', { level: 2, name: 'What serves it' }).waitFor();
+      assert.equal(await page.getByRole('region', { name: 'Gradual release' }).count(), 0);
+    });
+
     test('signing out ends the session', async () => {
       const page = await session('admin');
       await page.getByRole('button', { name: 'Sign out' }).click();
