@@ -883,8 +883,79 @@ async fn a_split_serves_its_candidate_to_its_share_of_subjects() {
 async fn a_split_is_sticky_across_a_restart_with_the_server_down() {
     use promptreg::split::{Arm, SplitRule};
     use promptreg_store::{Candidate, Share};
+    for db in databases("follow_split_sticky").await {
+        let mut server = TestServer::start(published(&db).await, config()).await;
+        let mut files = PackFiles::default();
+        files.insert("defaults/farewell.md", "See you.\n");
+        server
+            .store
+            .push_prompt("demo", "farewell", &files, &writer(), "see you")
+            .await
+            .unwrap();
+        let production = Label::new("production").unwrap();
+        let share: Share = "30".parse().unwrap();
+        let candidate = Candidate::newest_of(Label::latest());
+        let split = server
+            .store
+            .start_split("demo", &production, &candidate, share, &writer(), "")
+            .await
+            .unwrap();
+        let rule = SplitRule {
+            id: split.id,
+            basis_points: 3000,
+        };
+        let on = |arm| {
+            (0..)
+                .map(|n| format!("user-{n}"))
+                .find(|s| rule.arm(s) == arm)
+                .unwrap()
+        };
+        let (stable, chosen) = (on(Arm::Stable), on(Arm::Candidate));
+        let cache = tempfile::tempdir().unwrap();
+        {
+            let registry = PromptRegistry::new();
+            registry
+                .register_default("farewell", "Local farewell.")
+                .unwrap();
+            let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+            until(&registry, "the split", || {
+                follower.status().split == Some(rule)
+            })
+            .await;
+        }
+        let base = server.base.clone();
+        server.stop().await;
+
+        let registry = PromptRegistry::new();
+        let follower = registry.follow(remote(&base, cache.path())).unwrap();
+        let status = follower.status();
+        assert_eq!(
+            (status.source, status.split),
+            (Source::Cache, Some(rule)),
+            "{status:?}"
+        );
+        assert_eq!(
+            registry.render_for(&chosen, "farewell", &()).unwrap(),
+            "See you."
+        );
+        assert_eq!(
+            registry.render_for(&stable, "farewell", &()).unwrap(),
+            "Goodbye.",
+            "{}",
+            db.name
+        );
+        drop(follower);
+    }
+}
+
+/// A candidate that does not load (a label's revision without the pack's
+/// manifest): every subject gets the label's own state, and the status
+/// says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_candidate_that_does_not_load_leaves_everyone_on_the_label() {
+    use promptreg_store::{Candidate, Share};
     let db = common::sqlite();
-    let mut server = TestServer::start(published(&db).await, config()).await;
+    let server = TestServer::start(published(&db).await, config()).await;
     let mut files = PackFiles::default();
     files.insert("defaults/farewell.md", "See you.\n");
     server
@@ -892,55 +963,62 @@ async fn a_split_is_sticky_across_a_restart_with_the_server_down() {
         .push_prompt("demo", "farewell", &files, &writer(), "see you")
         .await
         .unwrap();
-    let production = Label::new("production").unwrap();
-    let share: Share = "30".parse().unwrap();
-    let candidate = Candidate::newest_of(Label::latest());
-    let split = server
+    let partial = Label::new("partial").unwrap();
+    server
         .store
-        .start_split("demo", &production, &candidate, share, &writer(), "")
+        .move_label(
+            "demo",
+            "farewell",
+            &partial,
+            2,
+            None,
+            &writer(),
+            "only farewell",
+        )
         .await
         .unwrap();
-    let rule = SplitRule {
-        id: split.id,
-        basis_points: 3000,
-    };
-    let on = |arm| {
-        (0..)
-            .map(|n| format!("user-{n}"))
-            .find(|s| rule.arm(s) == arm)
-            .unwrap()
-    };
-    let (stable, chosen) = (on(Arm::Stable), on(Arm::Candidate));
     let cache = tempfile::tempdir().unwrap();
-    {
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
-        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
-        until(&registry, "the split", || {
-            follower.status().split == Some(rule)
-        })
-        .await;
-    }
-    let base = server.base.clone();
-    server.stop().await;
-
     let registry = PromptRegistry::new();
-    let follower = registry.follow(remote(&base, cache.path())).unwrap();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+    until(&registry, "first sync", || {
+        follower.status().source == Source::Server
+    })
+    .await;
+    let production = Label::new("production").unwrap();
+    let share: Share = "100".parse().unwrap();
+    server
+        .store
+        .start_split(
+            "demo",
+            &production,
+            &Candidate::newest_of(partial),
+            share,
+            &writer(),
+            "",
+        )
+        .await
+        .unwrap();
+    until(&registry, "the refusal", || {
+        follower
+            .status()
+            .last_error
+            .is_some_and(|e| e.contains("split/bundle"))
+    })
+    .await;
     let status = follower.status();
-    assert_eq!(
-        (status.source, status.split),
-        (Source::Cache, Some(rule)),
-        "{status:?}"
+    assert_eq!(status.split, None, "{status:?}");
+    assert!(
+        status
+            .last_error
+            .unwrap()
+            .contains("does not load as a pack")
     );
     assert_eq!(
-        registry.render_for(&chosen, "farewell", &()).unwrap(),
-        "See you."
-    );
-    assert_eq!(
-        registry.render_for(&stable, "farewell", &()).unwrap(),
+        registry.render_for("anyone", "farewell", &()).unwrap(),
         "Goodbye."
     );
-    drop(follower);
+    assert_eq!(registry.arm_for("anyone"), None);
 }
