@@ -155,16 +155,15 @@ pub(crate) async fn promote(
     Path((pack, name)): Path<(PackName, LabelName)>,
     request: Option<JsonBody<Option<EndSplit>>>,
 ) -> Result<Json<SplitBody>, Problem> {
-    let (pack, name) = (pack.as_str(), name.0);
-    caller.require(pack, Scope::Write)?;
-    let request = request.and_then(|JsonBody(r)| r).unwrap_or_default();
-    let actor = Gates::forced(request.force).actor(&caller);
-    let (split, _) = state
-        .store
-        .promote_split(pack, &name, request.expect, &actor, &request.reason)
-        .await?;
-    state.cache.invalidate(pack);
-    Ok(Json(SplitBody::from(&split)))
+    end(
+        &state,
+        &caller,
+        pack.as_str(),
+        &name.0,
+        request,
+        End::Promote,
+    )
+    .await
 }
 
 /// `POST /v1/packs/{pack}/labels/{label}/split/abort`.
@@ -191,19 +190,44 @@ pub(crate) async fn abort(
     Path((pack, name)): Path<(PackName, LabelName)>,
     request: Option<JsonBody<Option<EndSplit>>>,
 ) -> Result<Json<SplitBody>, Problem> {
-    let (pack, name) = (pack.as_str(), name.0);
+    end(&state, &caller, pack.as_str(), &name.0, request, End::Abort).await
+}
+
+/// How a split ends.
+enum End {
+    Promote,
+    Abort,
+}
+
+/// Promotes or aborts the split running on `name`, as the optional body
+/// asks (`expect`, why, `force`).
+async fn end(
+    state: &AppState,
+    caller: &Caller,
+    pack: &str,
+    name: &promptreg_store::Label,
+    request: Option<JsonBody<Option<EndSplit>>>,
+    how: End,
+) -> Result<Json<SplitBody>, Problem> {
     caller.require(pack, Scope::Write)?;
     let request = request.and_then(|JsonBody(r)| r).unwrap_or_default();
-    let split = state
-        .store
-        .abort_split(
-            pack,
-            &name,
-            request.expect,
-            &caller.actor(),
-            &request.reason,
-        )
-        .await?;
+    let actor = Gates::forced(request.force).actor(caller);
+    let (expect, reason) = (request.expect, &request.reason);
+    let split = match how {
+        End::Promote => {
+            let (split, _) = state
+                .store
+                .promote_split(pack, name, expect, &actor, reason)
+                .await?;
+            split
+        }
+        End::Abort => {
+            state
+                .store
+                .abort_split(pack, name, expect, &actor, reason)
+                .await?
+        }
+    };
     state.cache.invalidate(pack);
     Ok(Json(SplitBody::from(&split)))
 }
