@@ -5,7 +5,7 @@
 //! shows the split running.
 
 use promptreg_store::{Candidate, Label, RevisionRef, Share, Split};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Command, Output, failure};
 use crate::report::Failure;
@@ -116,26 +116,7 @@ impl Command<'_> {
     }
 }
 
-/// A split as `--json` prints it.
-pub(super) fn split_json(split: &Split) -> Value {
-    json!({
-        "split": split.id,
-        "label": split.label,
-        "from": split.source_label,
-        "revision": split.source_revision,
-        "digest": split.digest,
-        "percent": split.share.basis_points() as f64 / 100.0,
-        "state": split.state.as_str(),
-        "tests": split.tests,
-        "forced": split.forced,
-        "promoted_to": split.promoted_to,
-        "entries": split.entries,
-        "steps": split.steps.iter().map(|s| json!({
-            "step": s.step.as_str(),
-            "percent": s.share.basis_points() as f64 / 100.0,
-            "actor": s.actor,
-            "at": s.at,
-            "reason": s.reason,
-        })).collect::<Vec<_>>(),
-    })
+/// A split as `--json` prints it: the API's shape.
+fn split_json(split: &Split) -> Value {
+    serde_json::to_value(promptreg_server::SplitBody::from(split)).unwrap_or(Value::Null)
 }
