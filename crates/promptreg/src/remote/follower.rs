@@ -336,7 +336,7 @@ impl Run {
         let Some(file) = self.cache.as_ref().map(CacheFile::candidate) else {
             return;
         };
-        let origin = format!("{}/split/bundle", self.origin);
+        let origin = self.candidate_origin();
         let (pack, label) = (&self.remote.pack, &self.remote.label);
         let read = file.read().and_then(|cached| match cached {
             Some(c) => {
@@ -578,9 +578,14 @@ impl Run {
         }
     }
 
+    /// How the parts of a split's candidate are named in provenance.
+    fn candidate_origin(&self) -> String {
+        format!("{}/split/bundle", self.origin)
+    }
+
     /// The candidate's bundle, validated.
     fn fetch_candidate(&self, split: &SplitHeader) -> Result<Bundle, String> {
-        let origin = format!("{}/split/bundle", self.origin);
+        let origin = self.candidate_origin();
         match self.client.candidate(None)? {
             Fetched::New { etag, raw, .. } => {
                 let bundle = Bundle::validate(
