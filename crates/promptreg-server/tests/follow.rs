@@ -712,6 +712,24 @@ async fn reports_can_be_off_and_a_refused_report_fails_nothing() {
     drop((silent, bad));
 }
 
+/// `latest` one version of `farewell` ahead of `production`: "See you.".
+async fn see_you_at_latest(store: &Store) {
+    let mut files = PackFiles::default();
+    files.insert("defaults/farewell.md", "See you.\n");
+    store
+        .push_prompt("demo", "farewell", &files, &writer(), "see you")
+        .await
+        .unwrap();
+}
+
+/// The first subject `user-N` that split `rule` sends to `arm`.
+fn subject_on(rule: promptreg::split::SplitRule, arm: promptreg::split::Arm) -> String {
+    (0..)
+        .map(|n| format!("user-{n}"))
+        .find(|s| rule.arm(s) == arm)
+        .unwrap()
+}
+
 /// A split on the followed label: the follower fetches its candidate and
 /// serves it to the subjects its share picks, the same subject always the
 /// same arm; a new share moves subjects to the candidate; an abort serves
@@ -723,13 +741,7 @@ async fn a_split_serves_its_candidate_to_its_share_of_subjects() {
     use promptreg_store::{Candidate, Share};
     for db in databases("follow_split").await {
         let server = TestServer::start(published(&db).await, config()).await;
-        let mut files = PackFiles::default();
-        files.insert("defaults/farewell.md", "See you.\n");
-        server
-            .store
-            .push_prompt("demo", "farewell", &files, &writer(), "see you")
-            .await
-            .unwrap();
+        see_you_at_latest(&server.store).await;
         let cache = tempfile::tempdir().unwrap();
         let registry = PromptRegistry::new();
         registry
@@ -756,12 +768,7 @@ async fn a_split_serves_its_candidate_to_its_share_of_subjects() {
             follower.status().split == Some(rule)
         })
         .await;
-        let on = |arm| {
-            (0..)
-                .map(|n| format!("user-{n}"))
-                .find(|s| rule.arm(s) == arm)
-                .unwrap()
-        };
+        let on = |arm| subject_on(rule, arm);
         let (stable, chosen) = (on(Arm::Stable), on(Arm::Candidate));
         for _ in 0..3 {
             assert_eq!(
@@ -885,13 +892,7 @@ async fn a_split_is_sticky_across_a_restart_with_the_server_down() {
     use promptreg_store::{Candidate, Share};
     for db in databases("follow_split_sticky").await {
         let mut server = TestServer::start(published(&db).await, config()).await;
-        let mut files = PackFiles::default();
-        files.insert("defaults/farewell.md", "See you.\n");
-        server
-            .store
-            .push_prompt("demo", "farewell", &files, &writer(), "see you")
-            .await
-            .unwrap();
+        see_you_at_latest(&server.store).await;
         let production = Label::new("production").unwrap();
         let share: Share = "30".parse().unwrap();
         let candidate = Candidate::newest_of(Label::latest());
@@ -904,12 +905,7 @@ async fn a_split_is_sticky_across_a_restart_with_the_server_down() {
             id: split.id,
             basis_points: 3000,
         };
-        let on = |arm| {
-            (0..)
-                .map(|n| format!("user-{n}"))
-                .find(|s| rule.arm(s) == arm)
-                .unwrap()
-        };
+        let on = |arm| subject_on(rule, arm);
         let (stable, chosen) = (on(Arm::Stable), on(Arm::Candidate));
         let cache = tempfile::tempdir().unwrap();
         {
@@ -956,13 +952,7 @@ async fn a_candidate_that_does_not_load_leaves_everyone_on_the_label() {
     use promptreg_store::{Candidate, Share};
     let db = common::sqlite();
     let server = TestServer::start(published(&db).await, config()).await;
-    let mut files = PackFiles::default();
-    files.insert("defaults/farewell.md", "See you.\n");
-    server
-        .store
-        .push_prompt("demo", "farewell", &files, &writer(), "see you")
-        .await
-        .unwrap();
+    see_you_at_latest(&server.store).await;
     let partial = Label::new("partial").unwrap();
     server
         .store
