@@ -48,6 +48,8 @@ pub(crate) struct Activity {
     /// When the head of the next request began to arrive (`NONE`: not yet).
     head_since: AtomicU64,
     events: AtomicBool,
+    /// A write failed because the client read nothing for the write timeout.
+    write_timed_out: AtomicBool,
     /// Wakes the serving task when the deadline may have moved earlier or
     /// gone away (a request began or ended, a head began).
     changed: Notify,
@@ -62,6 +64,7 @@ impl Activity {
             idle_since: AtomicU64::new(0),
             head_since: AtomicU64::new(0),
             events: AtomicBool::new(false),
+            write_timed_out: AtomicBool::new(false),
             changed: Notify::new(),
         })
     }
@@ -87,6 +90,12 @@ impl Activity {
             )),
             head => Some((self.at(head) + timeouts.header, "header")),
         }
+    }
+
+    /// Whether the connection was closed because its client read nothing
+    /// of a response for the write timeout.
+    pub(crate) fn write_timed_out(&self) -> bool {
+        self.write_timed_out.load(Ordering::Acquire)
     }
 
     /// Completes when the deadline may have changed.
@@ -196,6 +205,7 @@ impl TimedStream {
         // the kernel as long as the client keeps its window shut, and the
         // client would learn of the end only after draining it.
         let _ = self.inner.set_zero_linger();
+        self.activity.write_timed_out.store(true, Ordering::Release);
         Poll::Ready(Err(io::Error::new(
             io::ErrorKind::TimedOut,
             format!(

@@ -110,6 +110,7 @@ struct Serving {
 
 impl Serving {
     async fn run(self, stream: TcpStream) {
+        let _open = self.state.metrics.connection_opened();
         let _ = stream.set_nodelay(true);
         let activity = Activity::new();
         let io = TokioIo::new(TimedStream::new(
@@ -141,7 +142,12 @@ impl Serving {
         loop {
             let deadline = activity.deadline(&self.timeouts);
             tokio::select! {
-                _ = &mut served => return,
+                _ = &mut served => {
+                    if activity.write_timed_out() {
+                        self.state.metrics.connection_timed_out("write");
+                    }
+                    return;
+                }
                 () = activity.changed() => {}
                 () = sleep_until(deadline.map(|(at, _)| at)) => {
                     if let Some((at, why)) = activity.deadline(&self.timeouts)

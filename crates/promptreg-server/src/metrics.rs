@@ -1,6 +1,6 @@
 //! `/metrics`: Prometheus text. Requests by route and status, their
-//! latency, the event-stream clients, store errors, and connections
-//! refused or closed by a timeout. Each server has a
+//! latency, the event-stream clients, store errors, the connections open,
+//! and those refused or closed by a timeout. Each server has a
 //! registry of its own, so several can run in one process (tests do).
 
 use std::time::Instant;
@@ -21,6 +21,7 @@ pub(crate) struct Metrics {
     latency: HistogramVec,
     sse_clients: IntGauge,
     store_errors: IntCounter,
+    connections_open: IntGauge,
     connections_refused: IntCounter,
     connections_timed_out: IntCounterVec,
 }
@@ -55,6 +56,11 @@ impl Metrics {
             "Store operations that failed (the database unreachable, or refusing)",
         )
         .expect("valid metric");
+        let connections_open = IntGauge::new(
+            "promptreg_connections_open",
+            "Connections the server holds now (at most `max_connections`)",
+        )
+        .expect("valid metric");
         let connections_refused = IntCounter::new(
             "promptreg_connections_refused_total",
             "Connections answered 503 and closed: the server held its maximum of connections",
@@ -63,7 +69,7 @@ impl Metrics {
         let connections_timed_out = IntCounterVec::new(
             Opts::new(
                 "promptreg_connections_timed_out_total",
-                "Connections closed for sending no request head in time (header) or staying idle (idle)",
+                "Connections closed for sending no request head in time (header), staying idle (idle) or reading nothing of a response (write)",
             ),
             &["reason"],
         )
@@ -73,6 +79,7 @@ impl Metrics {
             Box::new(latency.clone()),
             Box::new(sse_clients.clone()),
             Box::new(store_errors.clone()),
+            Box::new(connections_open.clone()),
             Box::new(connections_refused.clone()),
             Box::new(connections_timed_out.clone()),
         ] {
@@ -84,9 +91,16 @@ impl Metrics {
             latency,
             sse_clients,
             store_errors,
+            connections_open,
             connections_refused,
             connections_timed_out,
         }
+    }
+
+    /// A connection accepted: counted as open until the guard drops.
+    pub(crate) fn connection_opened(&self) -> OpenConnection {
+        self.connections_open.inc();
+        OpenConnection(self.connections_open.clone())
     }
 
     pub(crate) fn connection_refused(&self) {
@@ -119,6 +133,15 @@ impl Metrics {
         // Writing to a Vec cannot fail.
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
         String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+/// Held while a connection is open.
+pub(crate) struct OpenConnection(IntGauge);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

@@ -74,11 +74,13 @@ async fn hundreds_of_connections_that_send_nothing_are_closed_and_health_checks_
             String::from_utf8_lossy(&received)
         );
     }
-    let metrics = server.get("/metrics").await.text().await.unwrap();
+    let metrics = server.metrics().await;
     assert!(
         metrics.contains("promptreg_connections_timed_out_total{reason=\"header\"} 300"),
         "{metrics}"
     );
+    // Only the connection asking is left.
+    server.wait_for_metric("promptreg_connections_open 1").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

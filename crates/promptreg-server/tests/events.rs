@@ -188,9 +188,17 @@ impl StalledClient {
         (raw, true)
     }
 
-    /// Reads what the server sent before it closed the connection: the
-    /// text, and whether the response ended properly.
-    async fn read_some(mut self) -> (String, bool) {
+    /// After the server closed the connection: sends a byte, which the
+    /// server's system answers with a reset, then reads what the server
+    /// sent before: the text, and whether the response ended properly.
+    ///
+    /// Without the byte the client could wait forever: the reset the
+    /// server sent when it closed may have fallen outside the window the
+    /// client's full buffer left open, and a client that only reads sends
+    /// nothing more for the server's system to answer.
+    async fn read_after_close(mut self) -> (String, bool) {
+        use tokio::io::AsyncWriteExt;
+        let _ = self.0.write_all(b"\r\n").await;
         let (raw, ended) = self.read_raw().await;
         (String::from_utf8_lossy(&raw).into_owned(), ended)
     }
@@ -293,7 +301,8 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
     // stalled client, and then some.
     let mut files = PackFiles::default();
     let mut n = 0;
-    while bounded("the metrics", server.events_clients()).await > 1 {
+    let closed = "promptreg_connections_timed_out_total{reason=\"write\"} 1";
+    while !bounded("the metrics", server.metrics()).await.contains(closed) {
         n += 1;
         files.insert("defaults/farewell.md", format!("Version {n}.\n"));
         bounded(
@@ -318,8 +327,9 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
     .await
     .unwrap();
     bounded("the reading client's events", fast.take(3)).await;
+    assert_eq!(server.events_clients().await, 1);
     // It was cut off, not ended: no final chunk, no `reconnect`.
-    let (text, ended) = stalled.read_some().await;
+    let (text, ended) = stalled.read_after_close().await;
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
     assert!(!ended, "the stream ended cleanly");
     assert!(!text.contains("event: reconnect"), "{text}");

@@ -77,10 +77,32 @@ impl TestServer {
             .unwrap()
     }
 
+    /// The server's metrics, in Prometheus' text format.
+    pub async fn metrics(&self) -> String {
+        self.get("/metrics").await.text().await.unwrap()
+    }
+
+    /// Waits until the metrics hold `line` (a connection's end is counted
+    /// just after the client sees it); panics after 10 s with the metrics.
+    pub async fn wait_for_metric(&self, line: &str) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let metrics = self.metrics().await;
+            if metrics.lines().any(|l| l == line) {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no `{line}` in the metrics within 10 s:\n{metrics}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// How many clients follow `/v1/events` now, from `/metrics`.
     pub async fn events_clients(&self) -> usize {
-        let metrics = self.get("/metrics").await.text().await.unwrap();
-        metrics
+        self.metrics()
+            .await
             .lines()
             .find_map(|l| l.strip_prefix("promptreg_sse_clients "))
             .and_then(|n| n.trim().parse().ok())
