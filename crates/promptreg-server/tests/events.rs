@@ -302,7 +302,10 @@ async fn a_client_of_the_stream_that_reads_nothing_is_dropped_after_the_write_ti
     let mut files = PackFiles::default();
     let mut n = 0;
     let closed = "promptreg_connections_timed_out_total{reason=\"write\"} 1";
-    while !bounded("the metrics", server.metrics()).await.contains(closed) {
+    while !bounded("the metrics", server.metrics())
+        .await
+        .contains(closed)
+    {
         n += 1;
         files.insert("defaults/farewell.md", format!("Version {n}.\n"));
         bounded(

@@ -66,6 +66,9 @@ pub enum ErrorKind {
     /// A label's fleet view holds its capacity of instances and a new one
     /// reported ([`Store::with_fleet_capacity`](crate::Store::with_fleet_capacity)).
     TooManyInstances,
+    /// A label the manifest requires signatures for (`[release] signed`)
+    /// would move without one, or a signature does not verify.
+    SignatureRequired,
 }
 
 impl ErrorKind {
@@ -93,6 +96,7 @@ impl ErrorKind {
             ErrorKind::KeyRevoked => "revoked API key",
             ErrorKind::TestsFailed => "tests failed",
             ErrorKind::TooManyInstances => "too many instances",
+            ErrorKind::SignatureRequired => "signature required",
         }
     }
 }

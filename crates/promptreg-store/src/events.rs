@@ -118,6 +118,20 @@ pub enum EventKind {
         /// Why, as in the history.
         reason: String,
     },
+    /// A revision of `label` was signed after it was made
+    /// ([`Store::sign_revision`](crate::Store::sign_revision)).
+    RevisionSigned {
+        /// The label.
+        label: String,
+        /// The revision's number.
+        revision: u64,
+        /// The revision's state, as the label's bundle ETag carries it.
+        digest: String,
+        /// The signing key's fingerprint.
+        fingerprint: String,
+        /// Who signed.
+        actor: String,
+    },
     /// A split of `label` changed: it started, its share changed, its
     /// candidate was promoted (after the `released` and
     /// `revision_created` of the promotion) or it was aborted.
@@ -198,6 +212,7 @@ impl EventKind {
             EventKind::LabelMoved { .. } => "label_moved",
             EventKind::Released { .. } => "released",
             EventKind::RevisionCreated { .. } => "revision_created",
+            EventKind::RevisionSigned { .. } => "revision_signed",
             EventKind::SplitChanged { step, .. } => match step {
                 crate::splits::SplitStep::Start => "split_start",
                 crate::splits::SplitStep::Share => "split_share",

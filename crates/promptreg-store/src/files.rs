@@ -8,7 +8,6 @@ use std::path::{Component, Path, PathBuf};
 
 use promptreg::pack::{DEFAULTS_DIR, MANIFEST, Pack, SNIPPETS_DIR};
 use promptreg::testing::{SNAPSHOTS_DIR, TESTS_DIR, context_files};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind};
 
@@ -380,43 +379,17 @@ pub(crate) struct Entry {
     pub(crate) files: BTreeMap<String, Vec<u8>>,
 }
 
-/// The SHA-256 of the files' canonical form, in hex: for each file in path
-/// order, the path's length and bytes, then the content's length and bytes
-/// (lengths as 8-byte big-endian), so no two sets of files share a form.
+/// The content address of a version's files
+/// ([`files_digest`](promptreg::signing::files_digest)).
 pub(crate) fn digest(files: &BTreeMap<String, Vec<u8>>) -> String {
-    let mut hasher = Sha256::new();
-    for (path, bytes) in files {
-        hasher.update((path.len() as u64).to_be_bytes());
-        hasher.update(path.as_bytes());
-        hasher.update((bytes.len() as u64).to_be_bytes());
-        hasher.update(bytes);
-    }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    promptreg::signing::files_digest(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())))
 }
 
-/// The address of a label's state: the SHA-256, in hex, of each entry's
-/// name and version digest (`NAME NUL DIGEST LF`), the entries sorted by
-/// name. A label's revisions and its bundle's ETag carry it.
-pub fn state_digest<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut entries: Vec<(&str, &str)> = entries.into_iter().collect();
-    entries.sort_unstable();
-    let mut hasher = Sha256::new();
-    for (name, digest) in entries {
-        hasher.update(name.as_bytes());
-        hasher.update(b"\0");
-        hasher.update(digest.as_bytes());
-        hasher.update(b"\n");
-    }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+/// The address of a label's state: each entry's name and version digest
+/// ([`state_digest`](promptreg::signing::state_digest), which a follower
+/// recomputes from the files it receives). A label's revisions and its
+/// bundle's ETag carry it.
+pub use promptreg::signing::state_digest;
 
 /// `file` relative to `root`, with `/` separators.
 fn relative(root: &Path, file: &Path) -> Option<String> {
@@ -454,13 +427,5 @@ mod tests {
         assert_eq!(inside("../../etc/passwd"), None);
         assert_eq!(inside("/etc/passwd"), None);
         assert_eq!(inside(".."), None);
-    }
-
-    #[test]
-    fn the_canonical_form_separates_paths_from_contents() {
-        let a: BTreeMap<String, Vec<u8>> = [("ab".to_owned(), b"c".to_vec())].into();
-        let b: BTreeMap<String, Vec<u8>> = [("a".to_owned(), b"bc".to_vec())].into();
-        assert_ne!(digest(&a), digest(&b));
-        assert_eq!(digest(&a).len(), 64);
     }
 }

@@ -75,6 +75,7 @@ mod location;
 mod model;
 mod revisions;
 mod schema;
+mod signatures;
 mod splits;
 mod store;
 #[cfg(feature = "test-support")]
@@ -96,7 +97,8 @@ pub use limits::FileLimits;
 pub use location::DEFAULT_DATABASE;
 pub use model::{
     Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Restored,
-    Revision, RevisionCause, RevisionChange, RevisionRef, Timestamp, VersionInfo, VersionRef,
+    Revision, RevisionCause, RevisionChange, RevisionRef, RevisionSignature, Timestamp,
+    VersionInfo, VersionRef,
 };
 pub use splits::{Candidate, Share, Split, SplitChange, SplitState, SplitStep};
 pub use store::Store;

@@ -135,7 +135,21 @@ pub struct Actor {
     pub permissions: Vec<Permission>,
     /// Moves of gated labels past failing tests ([`forcing_gates`](Self::forcing_gates)).
     forces_gates: bool,
+    /// Signs each revision the actor makes ([`signing_with`](Self::signing_with)).
+    signer: Option<Signer>,
 }
+
+/// The releaser's key, shared by the clones of an actor.
+#[derive(Debug, Clone)]
+struct Signer(std::sync::Arc<promptreg::signing::SigningKey>);
+
+impl PartialEq for Signer {
+    fn eq(&self, other: &Signer) -> bool {
+        self.0.fingerprint() == other.0.fingerprint()
+    }
+}
+
+impl Eq for Signer {}
 
 impl Actor {
     /// An actor with `permissions`.
@@ -144,7 +158,23 @@ impl Actor {
             name: name.into(),
             permissions: permissions.into_iter().collect(),
             forces_gates: false,
+            signer: None,
         }
+    }
+
+    /// This actor, signing every revision it makes with `key`, in the
+    /// transaction that makes it: a label's revision is signed as
+    /// [`Statement::revision`](promptreg::signing::Statement::revision)
+    /// of its pack, label, number and digest. The key stays where the
+    /// actor runs; the store keeps the signature.
+    pub fn signing_with(mut self, key: promptreg::signing::SigningKey) -> Actor {
+        self.signer = Some(Signer(std::sync::Arc::new(key)));
+        self
+    }
+
+    /// The key [`signing_with`](Self::signing_with) gave.
+    pub fn signer(&self) -> Option<&promptreg::signing::SigningKey> {
+        self.signer.as_ref().map(|s| &*s.0)
     }
 
     /// This actor, moving gated labels even when the candidate state's
@@ -439,6 +469,24 @@ pub struct Revision {
     /// The entries that changed since the revision before (all of them for
     /// the first), sorted.
     pub changes: Vec<RevisionChange>,
+    /// Its signatures, oldest first.
+    pub signatures: Vec<RevisionSignature>,
+}
+
+/// A signature of a revision by the releaser's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RevisionSignature {
+    /// The key's fingerprint (`SHA256:…`).
+    pub fingerprint: String,
+    /// The name an admin gave the key ([`Store::name_signing_key`](crate::Store::name_signing_key)).
+    pub key_name: Option<String>,
+    /// The signature, as OpenSSH writes it (`-----BEGIN SSH SIGNATURE-----`).
+    pub signature: String,
+    /// Who stored it.
+    pub actor: String,
+    /// When.
+    pub at: Timestamp,
 }
 
 /// A revision as a user names it: by its number, or by its digest (the

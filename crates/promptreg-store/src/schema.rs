@@ -205,6 +205,26 @@ CREATE TABLE split_steps (
     reason TEXT NOT NULL
 );
 "#,
+    r#"
+-- Signed releases (see `signatures.rs`): signatures of a label's revisions,
+-- made with the releaser's key where the releaser runs (the store never
+-- holds a private key), at most one per key; and the names admins give
+-- the keys.
+CREATE TABLE revision_signatures (
+    revision_id BIGINT NOT NULL REFERENCES revisions (revision_id),
+    fingerprint TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    signed_at BIGINT NOT NULL,
+    PRIMARY KEY (revision_id, fingerprint)
+);
+CREATE TABLE signing_keys (
+    fingerprint TEXT NOT NULL PRIMARY KEY,
+    name TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    named_at BIGINT NOT NULL
+);
+"#,
 ];
 
 /// The schema version whose migration adds revisions: a store migrated

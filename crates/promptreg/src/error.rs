@@ -46,6 +46,9 @@ pub enum ErrorKind {
     InvalidChat,
     /// Following a server could not start (feature `remote`).
     Remote,
+    /// A signing key, a trusted key or a release's signature is unusable,
+    /// or a release is not signed as required (feature `signing`).
+    Signature,
 }
 
 impl ErrorKind {
@@ -67,6 +70,7 @@ impl ErrorKind {
             ErrorKind::ChatPrompt => "chat-prompt",
             ErrorKind::InvalidChat => "invalid-chat",
             ErrorKind::Remote => "remote",
+            ErrorKind::Signature => "signature",
         }
     }
 
@@ -86,6 +90,7 @@ impl ErrorKind {
             ErrorKind::ChatPrompt => "chat prompt rendered as text",
             ErrorKind::InvalidChat => "invalid chat prompt",
             ErrorKind::Remote => "remote error",
+            ErrorKind::Signature => "signature error",
         }
     }
 }

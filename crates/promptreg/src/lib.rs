@@ -378,6 +378,9 @@ mod prompt_file;
 #[cfg(feature = "remote")]
 #[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
 pub mod remote;
+#[cfg(feature = "signing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "signing")))]
+pub mod signing;
 #[cfg(feature = "templates")]
 mod snippet;
 #[cfg(feature = "config")]

@@ -59,6 +59,7 @@ macro_rules! operations {
         include!("../ops/keys.rs");
         include!("../ops/fleet.rs");
         include!("../ops/splits.rs");
+        include!("../ops/signatures.rs");
     };
 }
 

@@ -80,6 +80,14 @@ fn event_columns(event: &EventKind) -> EventColumns<'_> {
             reason,
             ..
         } => (None, Some(label), None, Some(*revision as i64), actor, Some(reason)),
+        // Its digest is the revision's, read back from it.
+        EventKind::RevisionSigned {
+            label,
+            revision,
+            fingerprint,
+            actor,
+            ..
+        } => (None, Some(label), None, Some(*revision as i64), actor, Some(fingerprint)),
         // Its digest is the split's, read back from it.
         EventKind::SplitChanged {
             label,
@@ -175,7 +183,7 @@ pub(crate) async fn events_since(
         "SELECT e.event_id, p.name, e.at, e.kind, e.prompt, e.label, e.from_number, e.to_number, e.actor, e.reason, \
          COALESCE(r.digest, s.digest), r.cause \
          FROM events e JOIN packs p ON p.pack_id = e.pack_id \
-         LEFT JOIN revisions r ON e.kind = 'revision_created' AND r.pack_id = e.pack_id \
+         LEFT JOIN revisions r ON e.kind IN ('revision_created', 'revision_signed') AND r.pack_id = e.pack_id \
          AND r.label = e.label AND r.number = e.to_number \
          LEFT JOIN splits s ON e.kind IN ('split_start', 'split_share', 'split_promote', 'split_abort') \
          AND s.split_id = e.from_number \
@@ -261,6 +269,13 @@ fn event_of(row: EventRow, moves: Vec<ReleasedPrompt>) -> Result<Event, OpError>
                 .ok_or_else(|| damaged("names a revision of an unknown cause"))?,
             actor,
             reason: reason.unwrap_or_default(),
+        },
+        "revision_signed" => EventKind::RevisionSigned {
+            label: label.ok_or_else(|| damaged("has no label"))?,
+            revision: number(to).ok_or_else(|| damaged("has no revision"))?,
+            digest: digest.ok_or_else(|| damaged("names a revision that does not exist"))?,
+            fingerprint: reason.ok_or_else(|| damaged("names no key"))?,
+            actor,
         },
         "split_start" | "split_share" | "split_promote" | "split_abort" => EventKind::SplitChanged {
             label: label.ok_or_else(|| damaged("has no label"))?,

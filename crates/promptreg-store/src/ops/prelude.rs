@@ -12,7 +12,7 @@ use crate::events::{Event, EventKind, ReleasedPrompt, Written};
 use crate::files::Entry;
 use crate::model::{
     Actor, Change, EntryVersion, Label, LabelMove, Permission, PushReport, Revision, RevisionCause,
-    RevisionChange, RevisionRef, Timestamp, VersionInfo, VersionRef,
+    RevisionChange, RevisionRef, RevisionSignature, Timestamp, VersionInfo, VersionRef,
 };
 use crate::backend::{EVENTS_CHANNEL, OpError};
 use crate::schema::{MIGRATIONS, REVISIONS_SINCE, SCHEMA_TABLE, SCHEMA_VERSION};

@@ -8,6 +8,8 @@ struct Made<'a> {
     cause: RevisionCause,
     restores: Option<u64>,
     actor: &'a str,
+    /// Signs the revision, in its transaction.
+    signer: Option<&'a promptreg::signing::SigningKey>,
     /// The actor moves gated labels past failing tests.
     forced: bool,
     reason: &'a str,
@@ -20,6 +22,7 @@ impl<'a> Made<'a> {
             cause,
             restores: None,
             actor: &actor.name,
+            signer: actor.signer(),
             forced: actor.forces_gates(),
             reason,
             now,
@@ -47,7 +50,8 @@ async fn record_revision(
     .fetch_all(&mut **tx)
     .await?;
     let digest = crate::files::state_digest(state.iter().map(|(e, d)| (e.as_str(), d.as_str())));
-    let admitted = admit_if_gated(tx, pack_id, label, &made).await?;
+    let manifests = label_manifests(tx, pack_id, label).await?;
+    let admitted = admit_if_gated(tx, pack_id, label, &manifests, &made).await?;
     let (newest,): (Option<i64>,) =
         sqlx::query_as("SELECT MAX(number) FROM revisions WHERE pack_id = $1 AND label = $2")
             .bind(pack_id)
@@ -93,6 +97,7 @@ async fn record_revision(
     .bind(label)
     .execute(&mut **tx)
     .await?;
+    sign_if_asked(tx, pack_id, label, (revision_id, number as u64, &digest), &manifests, &made).await?;
     let created = EventKind::RevisionCreated {
         label: label.to_owned(),
         revision: number as u64,
@@ -104,16 +109,10 @@ async fn record_revision(
     Ok((number as u64, created))
 }
 
-/// For a label its manifest gates (now, or in its newest revision), runs
-/// the tests of the state this transaction would leave it in; `None` for
-/// a label no manifest gates. The pack stays locked meanwhile, so the
-/// state tested is the state committed.
-async fn admit_if_gated(
-    tx: &mut Tx,
-    pack_id: i64,
-    label: &str,
-    made: &Made<'_>,
-) -> Result<Option<crate::gate::Admission>, OpError> {
+/// The manifests that rule a move of `label`: the one it points at in
+/// this transaction, and the one of its newest revision (a move cannot
+/// shed a rule by changing the manifest it moves to).
+async fn label_manifests(tx: &mut Tx, pack_id: i64, label: &str) -> Result<Vec<Vec<u8>>, OpError> {
     let manifests: Vec<(Vec<u8>,)> = sqlx::query_as(
         "SELECT f.content FROM labels l \
          JOIN versions v ON v.pack_id = l.pack_id AND v.entry = l.entry AND v.number = l.number \
@@ -133,7 +132,21 @@ async fn admit_if_gated(
     .bind(promptreg::pack::MANIFEST)
     .fetch_all(&mut **tx)
     .await?;
-    if !manifests.iter().any(|(m,)| crate::gate::gates(m, label)) {
+    Ok(manifests.into_iter().map(|(m,)| m).collect())
+}
+
+/// For a label its manifests gate, runs the tests of the state this
+/// transaction would leave it in; `None` for a label no manifest gates.
+/// The pack stays locked meanwhile, so the state tested is the state
+/// committed.
+async fn admit_if_gated(
+    tx: &mut Tx,
+    pack_id: i64,
+    label: &str,
+    manifests: &[Vec<u8>],
+    made: &Made<'_>,
+) -> Result<Option<crate::gate::Admission>, OpError> {
+    if !manifests.iter().any(|m| crate::gate::gates(m, label)) {
         return Ok(None);
     }
     let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(LABEL_FILES)
@@ -159,6 +172,7 @@ async fn record_first_revisions(tx: &mut Tx) -> Result<(), OpError> {
             cause: RevisionCause::Migration,
             restores: None,
             actor: "promptreg",
+            signer: None,
             forced: false,
             reason: "the label as it stood when the store was migrated to revisions",
             now,
@@ -215,6 +229,7 @@ pub(crate) async fn revisions(
     .bind(last)
     .fetch_all(pool)
     .await?;
+    let mut signatures = revision_signatures(pool, pack_id, label, numbers.clone()).await?;
     let mut by_revision: BTreeMap<i64, BTreeMap<String, u64>> = BTreeMap::new();
     for (revision_id, entry, number) in entries {
         by_revision
@@ -245,6 +260,7 @@ pub(crate) async fn revisions(
             forced,
             changes: revision_changes(&before, &entries),
             entries: entries.clone(),
+            signatures: signatures.remove(&(number as u64)).unwrap_or_default(),
         });
         before = entries;
     }

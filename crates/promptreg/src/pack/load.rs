@@ -185,6 +185,7 @@ fn build(
         on_disk: false,
         missing_defaults,
         gated: manifest.gated,
+        signed: manifest.signed,
     };
     (Some(pack), diagnostics)
 }

@@ -22,6 +22,7 @@
 //!
 //! [release]
 //! gated = ["production"]
+//! signed = ["production"]
 //! ```
 
 use std::collections::{BTreeMap, HashSet};
@@ -65,6 +66,9 @@ struct ReleaseSection {
     /// Labels that only move to a state that passes the pack's tests.
     #[serde(default)]
     gated: Vec<Spanned<String>>,
+    /// Labels that only move with a signature by the releaser's key.
+    #[serde(default)]
+    signed: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -104,6 +108,8 @@ pub(crate) struct Manifest {
     pub(crate) key_spans: BTreeMap<PromptId, std::ops::Range<usize>>,
     /// The labels `[release] gated` names, sorted.
     pub(crate) gated: Vec<String>,
+    /// The labels `[release] signed` names, sorted.
+    pub(crate) signed: Vec<String>,
 }
 
 /// Parses `text`, the manifest at `path`, reporting every problem found
@@ -142,7 +148,8 @@ impl Place<'_> {
 fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Manifest> {
     let raw = problems.ok(parse_toml(text, at))?;
     check_keys(&raw.keys, at, problems);
-    let gated = gated_labels(&raw.release.gated, at, problems);
+    let gated = release_labels("gated", &raw.release.gated, at, problems);
+    let signed = release_labels("signed", &raw.release.signed, at, problems);
     let default_locale = locale("default_locale", raw.default_locale.as_ref(), at, problems);
     let fallback_locale = locale(
         "fallback_locale",
@@ -161,17 +168,20 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
         spec: spec?,
         warnings: Vec::new(),
         gated,
+        signed,
     })
 }
 
-/// The labels of `[release] gated`: label names (`production`,
-/// `[a-z0-9][a-z0-9-]*`), each once, never `latest`, which follows pushes.
-fn gated_labels(
+/// The labels of `[release] <list>` (`gated`, `signed`): label names
+/// (`production`, `[a-z0-9][a-z0-9-]*`), each once, never `latest`, which
+/// follows pushes.
+fn release_labels(
+    list: &str,
     labels: &[Spanned<String>],
     at: &Place<'_>,
     problems: &mut Diagnostics,
 ) -> Vec<String> {
-    let mut gated: Vec<String> = Vec::new();
+    let mut named: Vec<String> = Vec::new();
     for label in labels {
         let name = label.get_ref();
         let valid = name
@@ -183,22 +193,24 @@ fn gated_labels(
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         let problem = if !valid {
             Some(format!(
-                "`[release] gated`: `{name}` is not a label name: lowercase letters, digits and `-`, starting with a letter or digit"
+                "`[release] {list}`: `{name}` is not a label name: lowercase letters, digits and `-`, starting with a letter or digit"
             ))
         } else if name == "latest" {
-            Some("`[release] gated`: `latest` follows pushes and cannot be gated; gate the label you release to".to_owned())
-        } else if gated.contains(name) {
-            Some(format!("`[release] gated`: `{name}` is listed twice"))
+            Some(format!(
+                "`[release] {list}`: `latest` follows pushes and cannot be {list}; name the label you release to"
+            ))
+        } else if named.contains(name) {
+            Some(format!("`[release] {list}`: `{name}` is listed twice"))
         } else {
             None
         };
         match problem {
             Some(message) => problems.push(at.error(message, label.span())),
-            None => gated.push(name.clone()),
+            None => named.push(name.clone()),
         }
     }
-    gated.sort_unstable();
-    gated
+    named.sort_unstable();
+    named
 }
 
 fn parse_toml(text: &str, at: &Place<'_>) -> Result<RawManifest, Diagnostic> {

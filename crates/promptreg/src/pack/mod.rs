@@ -149,6 +149,17 @@ pub fn gated_labels(manifest: &str) -> Vec<String> {
     manifest::parse(manifest, Path::new(MANIFEST)).map_or_else(|_| Vec::new(), |m| m.gated)
 }
 
+/// The labels a manifest's `[release] signed` names, from its text alone:
+/// labels a store moves only with a signature by the releaser's key.
+///
+/// ```
+/// let manifest = "name = \"demo\"\n[user]\nprompts_dir = \".demo\"\n[release]\nsigned = [\"production\"]\n";
+/// assert_eq!(promptreg::pack::signed_labels(manifest), ["production"]);
+/// ```
+pub fn signed_labels(manifest: &str) -> Vec<String> {
+    manifest::parse(manifest, Path::new(MANIFEST)).map_or_else(|_| Vec::new(), |m| m.signed)
+}
+
 /// The folder of default files inside a pack.
 pub const DEFAULTS_DIR: &str = "defaults";
 
@@ -191,6 +202,8 @@ pub struct Pack {
     on_disk: bool,
     /// The labels `[release] gated` names.
     gated: Vec<String>,
+    /// The labels `[release] signed` names.
+    signed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -353,6 +366,12 @@ impl Pack {
     /// tests.
     pub fn gated_labels(&self) -> &[String] {
         &self.gated
+    }
+
+    /// The labels that move only with a signature
+    /// (`[release] signed = ["production"]`), sorted.
+    pub fn signed_labels(&self) -> &[String] {
+        &self.signed
     }
 
     /// The pack's folder (or the name given to [`from_files`](Self::from_files)).
