@@ -385,6 +385,7 @@ fn source_name(source: Source) -> String {
         Source::Server => "server",
         Source::Cache => "cache",
         Source::Local => "local",
+        Source::Baked => "bundle",
         // Sources added later are named when the binding knows them.
         _ => "unknown",
     }

@@ -120,6 +120,10 @@ problem_codes! {
     /// A gated label would move to a state whose tests fail (`cases` lists
     /// them), cannot be read (`diagnostics`), or run too long.
     TestsFailed = "tests-failed",
+    /// The label moves only with a signature by a releaser's key
+    /// (`[release] signed`), which the API cannot make: the releaser signs
+    /// where the key is (`promptreg store … --sign KEYFILE`).
+    SignatureRequired = "signature-required",
     /// The request took longer than `--request-timeout`.
     Timeout = "timeout",
     /// The server holds `--max-connections` already (sent before any route).
@@ -318,6 +322,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, ProblemCode) {
         ErrorKind::InvalidKey => (StatusCode::BAD_REQUEST, ProblemCode::InvalidKey),
         ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, ProblemCode::UnknownKey),
         ErrorKind::TestsFailed => (StatusCode::UNPROCESSABLE_ENTITY, ProblemCode::TestsFailed),
+        ErrorKind::SignatureRequired => (StatusCode::FORBIDDEN, ProblemCode::SignatureRequired),
         ErrorKind::TooManyInstances => (
             StatusCode::INSUFFICIENT_STORAGE,
             ProblemCode::TooManyInstances,

@@ -51,15 +51,19 @@ pub enum Served {
     Cache,
     /// The server, in this run.
     Server,
+    /// A baked bundle file the follower started from.
+    Bundle,
 }
 
 impl Served {
-    /// Its name in reports and the database: `local`, `cache`, `server`.
+    /// Its name in reports and the database: `local`, `cache`, `server`,
+    /// `bundle`.
     pub fn as_str(self) -> &'static str {
         match self {
             Served::Local => "local",
             Served::Cache => "cache",
             Served::Server => "server",
+            Served::Bundle => "bundle",
         }
     }
 }
@@ -72,9 +76,10 @@ impl std::str::FromStr for Served {
             "local" => Ok(Served::Local),
             "cache" => Ok(Served::Cache),
             "server" => Ok(Served::Server),
+            "bundle" => Ok(Served::Bundle),
             other => Err(Error::new(
                 ErrorKind::InvalidInput,
-                format!("the source `{other}` is none of `local`, `cache`, `server`"),
+                format!("the source `{other}` is none of `local`, `cache`, `server`, `bundle`"),
             )),
         }
     }

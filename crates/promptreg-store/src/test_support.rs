@@ -29,6 +29,24 @@ impl TestDb {
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", self.name))
     }
+
+    /// Runs `sql` on the database behind the store's back, as someone
+    /// with access to the database could: for tests of what a tampered
+    /// database makes a server send.
+    pub async fn tamper(&self, sql: &str) {
+        let done = match self.name {
+            "postgres" => {
+                let pool = sqlx::PgPool::connect(&self.url).await.unwrap();
+                sqlx::raw_sql(sql).execute(&pool).await.map(drop)
+            }
+            _ => {
+                let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&self.url);
+                let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+                sqlx::raw_sql(sql).execute(&pool).await.map(drop)
+            }
+        };
+        done.unwrap_or_else(|e| panic!("{}: {sql}: {e}", self.name));
+    }
 }
 
 /// SQLite always; PostgreSQL when the variable is set. Under `CI=true` a

@@ -55,13 +55,13 @@ async fn a_signing_actor_signs_each_revision_it_makes_for_exactly_that_revision(
         let statement = Statement::revision("demo", "production", 1, &revision.digest);
         assert_eq!(
             trusting(1)
-                .verify(&statement, &[signature.clone()])
+                .verify(&statement, std::slice::from_ref(&signature))
                 .unwrap(),
             key(1).fingerprint()
         );
         assert!(
             trusting(2)
-                .verify(&statement, &[signature.clone()])
+                .verify(&statement, std::slice::from_ref(&signature))
                 .is_err()
         );
         let next = Statement::revision("demo", "production", 2, &revision.digest);

@@ -89,6 +89,11 @@ pub(crate) const REVISION_HEADER: HeaderName = HeaderName::from_static("promptre
 /// candidate bundle's ETag, `GET …/labels/{label}/split/bundle`).
 pub(crate) const SPLIT_HEADER: HeaderName = HeaderName::from_static("promptreg-split");
 
+/// A signature of the label's revision by a releaser's key, on a `200`
+/// and a `304` alike, one header each: the SSH signature's base64 on one
+/// line.
+pub(crate) const SIGNATURE_HEADER: HeaderName = HeaderName::from_static("promptreg-signature");
+
 /// `GET /v1/packs/{pack}/labels/{label}`.
 #[utoipa::path(
     get, path = "/v1/packs/{pack}/labels/{label}", tag = "packs",
@@ -103,9 +108,13 @@ pub(crate) const SPLIT_HEADER: HeaderName = HeaderName::from_static("promptreg-s
                 ("ETag" = String, description = "A digest of every entry's digest"),
                 ("Promptreg-Revision" = u64, description = "The label's revision this state is (absent for a label with no revision yet)"),
                 ("Promptreg-Split" = String, description = "The split running on the label, if one is: `id=4; share=1000; digest=…` (share in basis points; the digest is the ETag of `GET …/labels/{label}/split/bundle`)"),
+                ("Promptreg-Signature" = String, description = "A signature of the revision by a releaser's key, one header each: the SSH signature (namespace `promptreg-release`) of `promptreg release v1`, pack, label, revision and digest, its base64 on one line"),
             )),
         (status = 304, description = "The client's copy is current",
-            headers(("Promptreg-Revision" = u64, description = "The label's revision this state is: a restore can bring the same state back as a new revision"))),
+            headers(
+                ("Promptreg-Revision" = u64, description = "The label's revision this state is: a restore can bring the same state back as a new revision"),
+                ("Promptreg-Signature" = String, description = "A signature of that revision, one header each"),
+            )),
         (status = 400, description = "Invalid pack or label", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::PackRead,
         (status = 404, description = "No such pack, or no manifest at that label", body = ProblemDetails, content_type = "application/problem+json"),
@@ -126,6 +135,11 @@ pub(crate) async fn get_bundle(
         response
             .headers_mut()
             .insert(REVISION_HEADER, HeaderValue::from(revision));
+    }
+    for signature in &view.signatures {
+        if let Ok(value) = HeaderValue::from_str(signature) {
+            response.headers_mut().append(SIGNATURE_HEADER, value);
+        }
     }
     if let Some(split) = &view.split
         && let Ok(value) = HeaderValue::from_str(&split.header())

@@ -65,6 +65,8 @@ pub enum Source {
     Cache,
     /// The server, in this run.
     Server,
+    /// A baked bundle file it started from.
+    Bundle,
 }
 
 impl From<Source> for Served {
@@ -73,6 +75,7 @@ impl From<Source> for Served {
             Source::Local => Served::Local,
             Source::Cache => Served::Cache,
             Source::Server => Served::Server,
+            Source::Bundle => Served::Bundle,
         }
     }
 }
@@ -83,6 +86,7 @@ impl From<Served> for Source {
             Served::Local => Source::Local,
             Served::Cache => Source::Cache,
             Served::Server => Source::Server,
+            Served::Bundle => Source::Bundle,
         }
     }
 }

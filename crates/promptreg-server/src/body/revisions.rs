@@ -47,6 +47,38 @@ pub struct RevisionBody {
     pub entries: BTreeMap<String, u64>,
     /// The entries whose version changed since the revision before.
     pub changes: Vec<RevisionChange>,
+    /// Its signatures by releasers' keys, oldest first: a follower that
+    /// trusts one of the keys accepts the revision.
+    pub signatures: Vec<SignatureBody>,
+}
+
+/// A signature of a revision.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SignatureBody {
+    /// The key's fingerprint, as `ssh-keygen -l` prints it (`SHA256:…`).
+    pub fingerprint: String,
+    /// The name an admin gave the key, if any.
+    pub key_name: Option<String>,
+    /// Who stored it.
+    pub actor: String,
+    /// When, RFC 3339.
+    pub at: String,
+    /// The SSH signature (`-----BEGIN SSH SIGNATURE-----`, namespace
+    /// `promptreg-release`) over the revision's statement: verifiable with
+    /// `ssh-keygen -Y verify`.
+    pub signature: String,
+}
+
+impl From<&promptreg_store::RevisionSignature> for SignatureBody {
+    fn from(s: &promptreg_store::RevisionSignature) -> Self {
+        SignatureBody {
+            fingerprint: s.fingerprint.clone(),
+            key_name: s.key_name.clone(),
+            actor: s.actor.clone(),
+            at: s.at.to_string(),
+            signature: s.signature.clone(),
+        }
+    }
 }
 
 /// What made a revision.
@@ -191,6 +223,7 @@ impl From<&Revision> for RevisionBody {
                     to: c.to,
                 })
                 .collect(),
+            signatures: r.signatures.iter().map(SignatureBody::from).collect(),
         }
     }
 }

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use promptreg::signing::Signature;
 use promptreg_store::{
     EntryVersion, LATEST, Label, PACK_ENTRY, Store, VersionRef, is_pack_level, state_digest,
 };
@@ -193,6 +194,18 @@ impl Cache {
             Some((number, held)) if held == view.bundle.etag.trim_matches('"') => Some(number),
             _ => None,
         };
+        if let Some(number) = view.revision {
+            // A signature row that does not parse is left out: a follower
+            // that needs one then says the release is not signed.
+            view.signatures = self
+                .store
+                .revision_signatures(pack, label, number)
+                .await?
+                .iter()
+                .filter_map(|s| Signature::from_armored(&s.signature).ok())
+                .map(|s| s.to_header())
+                .collect();
+        }
         view.split = split.map(|s| SplitHeld {
             id: s.id,
             basis_points: s.share.basis_points(),
@@ -248,6 +261,7 @@ impl Cache {
         LabelView {
             bundle: Cached::json(&bundle, &digest),
             revision: None,
+            signatures: Vec::new(),
             split: None,
             prompts,
             entries,

@@ -57,6 +57,9 @@ pub(crate) struct LabelView {
     /// revision holds it (read apart from the entries: a move in between
     /// leaves it unknown until the event that follows refreshes the view).
     pub(crate) revision: Option<u64>,
+    /// The signatures of that revision, one line each
+    /// ([`Signature::to_header`](promptreg::signing::Signature::to_header)).
+    pub(crate) signatures: Vec<String>,
     /// The split running on the label when the view was read.
     pub(crate) split: Option<SplitHeld>,
     pub(super) prompts: HashMap<String, Arc<Cached>>,

@@ -3,9 +3,10 @@
 //! followed.
 //!
 //! A file holds one header line, `promptreg-follow sha256=<hex>
-//! etag=<etag> revision=<n>` (the revision when the server named one; a
-//! split's candidate, in a `.candidate` file beside, has `split=<id>
-//! share=<basis points>` instead), then the bundle as received. It is written to a temporary
+//! etag=<etag> revision=<n> signatures=<a>,<b>` (the revision and its
+//! signatures when the server named them; a split's candidate, in a
+//! `.candidate` file beside, has `split=<id> share=<basis points>`
+//! instead), then the bundle as received. It is written to a temporary
 //! file and renamed, so a reader sees a whole file or the previous one;
 //! the hash catches a truncated or altered file, which is then ignored.
 
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::bundle::Received;
 use crate::split::SplitRule;
 
 const MAGIC: &str = "promptreg-follow";
@@ -28,13 +30,11 @@ pub(crate) struct CacheFile {
 /// What a cache file held.
 #[derive(Debug)]
 pub(crate) struct Cached {
-    pub(crate) etag: String,
-    /// The label's revision, when the server named it (files written
-    /// before revisions have none).
-    pub(crate) revision: Option<u64>,
+    /// The bundle (files written before revisions have none; before
+    /// signatures, no signatures).
+    pub(crate) received: Received,
     /// For a split's candidate: the split, as it was when written.
     pub(crate) split: Option<SplitRule>,
-    pub(crate) raw: Vec<u8>,
 }
 
 impl CacheFile {
@@ -94,6 +94,16 @@ impl CacheFile {
             .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
             .collect();
         let number = |name: &str| numbers.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        let signatures: Vec<String> = header
+            .split(' ')
+            .find_map(|f| f.strip_prefix("signatures="))
+            .map(|list| {
+                list.split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
         let revision = number("revision");
         let split = match (number("split"), number("share")) {
             (Some(id), Some(share)) => Some(SplitRule {
@@ -114,29 +124,31 @@ impl CacheFile {
             return Err(self.problem("does not match its hash (truncated or altered)"));
         }
         Ok(Cached {
-            etag: etag.to_owned(),
-            revision,
+            received: Received {
+                raw: raw.to_vec(),
+                etag: etag.to_owned(),
+                revision,
+                signatures,
+            },
             split,
-            raw: raw.to_vec(),
         })
     }
 
-    /// Writes `raw` with its ETag and revision (or, for a candidate, its
-    /// split): a temporary file beside, then a rename.
-    pub(crate) fn write(
-        &self,
-        etag: &str,
-        revision: Option<u64>,
-        split: Option<SplitRule>,
-        raw: &[u8],
-    ) -> Result<(), String> {
+    /// Writes the bundle with its ETag, revision and signatures (or, for
+    /// a candidate, its split): a temporary file beside, then a rename.
+    pub(crate) fn write(&self, bundle: &Received, split: Option<SplitRule>) -> Result<(), String> {
+        let (etag, raw) = (&bundle.etag, &bundle.raw);
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let temp = self
             .path
             .with_extension(format!("tmp{}", std::process::id()));
-        let mut revision = revision
+        let mut revision = bundle
+            .revision
             .map(|r| format!(" revision={r}"))
             .unwrap_or_default();
+        if !bundle.signatures.is_empty() {
+            revision += &format!(" signatures={}", bundle.signatures.join(","));
+        }
         if let Some(split) = split {
             revision += &format!(" split={} share={}", split.id, split.basis_points);
         }
@@ -212,26 +224,41 @@ mod tests {
         (dir, file)
     }
 
+    fn received(etag: &str, revision: Option<u64>, raw: &[u8]) -> Received {
+        Received {
+            raw: raw.to_vec(),
+            etag: etag.to_owned(),
+            revision,
+            signatures: Vec::new(),
+        }
+    }
+
     #[test]
     fn what_is_written_reads_back() {
         let (_dir, file) = cache();
         assert!(file.read().unwrap().is_none());
-        file.write("\"abc\"", Some(7), None, b"{\"x\":1}").unwrap();
-        let got = file.read().unwrap().unwrap();
+        let mut bundle = received("\"abc\"", Some(7), b"{\"x\":1}");
+        bundle.signatures = vec!["c2ln+/=".to_owned(), "b3RoZXI=".to_owned()];
+        file.write(&bundle, None).unwrap();
+        let got = file.read().unwrap().unwrap().received;
         assert_eq!(
             (got.etag.as_str(), got.revision, got.raw.as_slice()),
             ("\"abc\"", Some(7), &b"{\"x\":1}"[..])
         );
+        assert_eq!(got.signatures, bundle.signatures);
         // A file written before revisions has none.
-        file.write("\"abc\"", None, None, b"{}").unwrap();
-        assert_eq!(file.read().unwrap().unwrap().revision, None);
+        file.write(&received("\"abc\"", None, b"{}"), None).unwrap();
+        let got = file.read().unwrap().unwrap().received;
+        assert_eq!((got.revision, got.signatures.len()), (None, 0));
         // A candidate's file keeps its split; removing it twice is fine.
         let candidate = file.candidate();
         let rule = SplitRule {
             id: 4,
             basis_points: 1000,
         };
-        candidate.write("\"c\"", None, Some(rule), b"{}").unwrap();
+        candidate
+            .write(&received("\"c\"", None, b"{}"), Some(rule))
+            .unwrap();
         assert_eq!(candidate.read().unwrap().unwrap().split, Some(rule));
         assert!(
             candidate
@@ -250,7 +277,8 @@ mod tests {
     #[test]
     fn a_truncated_or_altered_file_is_refused_with_its_path() {
         let (_dir, file) = cache();
-        file.write("\"abc\"", None, None, b"{\"x\":1}").unwrap();
+        file.write(&received("\"abc\"", None, b"{\"x\":1}"), None)
+            .unwrap();
         let whole = fs::read(file.path()).unwrap();
         fs::write(file.path(), &whole[..whole.len() - 2]).unwrap();
         let error = file.read().unwrap_err();

@@ -8,6 +8,7 @@ use std::time::Duration;
 use ureq::Agent;
 
 use super::Remote;
+use super::bundle::Received;
 
 /// What a bundle request returned.
 #[derive(Debug)]
@@ -17,14 +18,15 @@ pub(crate) enum Fetched {
     /// split running.
     NotModified {
         revision: Option<u64>,
+        /// That revision's signatures.
+        signatures: Vec<String>,
         split: Option<SplitHeader>,
     },
-    /// A new bundle, with its ETag and revision, and the split running.
+    /// A new bundle, with its ETag, revision and signatures, and the
+    /// split running.
     New {
-        etag: String,
-        revision: Option<u64>,
+        received: Received,
         split: Option<SplitHeader>,
-        raw: Vec<u8>,
     },
 }
 
@@ -143,8 +145,19 @@ impl Client {
         };
         let revision = header("promptreg-revision").and_then(|v| v.parse().ok());
         let split = header("promptreg-split").and_then(|v| SplitHeader::parse(&v));
+        let signatures: Vec<String> = response
+            .headers()
+            .get_all("promptreg-signature")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .collect();
         if status == 304 {
-            return Ok(Fetched::NotModified { revision, split });
+            return Ok(Fetched::NotModified {
+                revision,
+                signatures,
+                split,
+            });
         }
         let etag = response
             .headers()
@@ -162,10 +175,13 @@ impl Client {
             return Err(refusal("GET", url, status, &raw));
         }
         Ok(Fetched::New {
-            etag,
-            revision,
+            received: Received {
+                raw,
+                etag,
+                revision,
+                signatures,
+            },
             split,
-            raw,
         })
     }
 

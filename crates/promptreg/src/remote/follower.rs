@@ -6,7 +6,8 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::bundle::Bundle;
+use super::baked::BakedBundle;
+use super::bundle::{Bundle, Received};
 use super::cache::{self, CacheFile};
 use super::client::{self, Client, Fetched, SplitHeader};
 use super::report::{self, Reporter};
@@ -26,11 +27,11 @@ pub struct Follower {
     reporter: Option<JoinHandle<()>>,
 }
 
-/// The status, the pack in force, and a condition to wait for the first
+/// The status, the bundle in force, and a condition to wait for the first
 /// answer on.
 pub(crate) struct Watched {
     status: Mutex<Status>,
-    pack: Mutex<Option<Pack>>,
+    bundle: Mutex<Option<Bundle>>,
     changed: Condvar,
     /// Set (under the status lock) when the follower is dropped.
     stopped: AtomicBool,
@@ -141,8 +142,31 @@ impl Follower {
     /// disk cache), `None` until one is: its manifest declares the user
     /// configuration the host loads on top.
     pub fn pack(&self) -> Option<Pack> {
+        self.in_force().map(|b| b.pack)
+    }
+
+    /// Writes the bundle in force to `path` as a baked bundle (with its
+    /// revision and signatures), for an image to start from
+    /// ([`Remote::start_from_bundle`], [`PromptRegistry::from_bundle`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Remote`] when no bundle is in force yet, or the file
+    /// cannot be written.
+    pub fn write_bundle(&self, path: impl AsRef<std::path::Path>) -> Result<(), Error> {
+        let Some(bundle) = self.in_force() else {
+            return Err(Error::new(
+                ErrorKind::Remote,
+                "no bundle is in force yet: wait for the first sync",
+            ));
+        };
+        let status = self.status();
+        BakedBundle::write(&bundle, &status.pack, &status.label, path.as_ref())
+    }
+
+    fn in_force(&self) -> Option<Bundle> {
         self.shared
-            .pack
+            .bundle
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -277,6 +301,7 @@ impl Run {
             split: None,
             last_report: None,
             report_error: None,
+            verified_by: None,
         };
         let now = Instant::now();
         Run {
@@ -287,7 +312,7 @@ impl Run {
             cache,
             watched: Arc::new(Watched {
                 status: Mutex::new(status),
-                pack: Mutex::new(None),
+                bundle: Mutex::new(None),
                 changed: Condvar::new(),
                 stopped: AtomicBool::new(false),
             }),
@@ -303,30 +328,71 @@ impl Run {
         }
     }
 
-    /// Publishes the cached bundle, if there is a good one.
+    /// Publishes the cached bundle, or the baked one when it is a newer
+    /// revision, if either is good.
     fn start_from_cache(&mut self) {
-        let Some(file) = &self.cache else { return };
-        let read = file.read().and_then(|cached| {
-            cached
-                .map(|c| {
-                    Bundle::validate(
-                        c.raw,
-                        c.etag,
-                        c.revision,
-                        &self.origin,
-                        &self.remote.pack,
-                        &self.remote.label,
-                    )
-                })
-                .transpose()
-        });
-        match read {
-            Ok(Some(bundle)) => {
-                self.publish(bundle, Source::Cache);
+        let read = self
+            .cache
+            .as_ref()
+            .map_or(Ok(None), CacheFile::read)
+            .and_then(|cached| {
+                cached
+                    .map(|c| {
+                        let mut bundle = self.validate(c.received, &self.origin)?;
+                        self.admit(&mut bundle)?;
+                        Ok(bundle)
+                    })
+                    .transpose()
+            });
+        let cached = match read {
+            Ok(cached) => cached,
+            Err(warning) => {
+                self.watched.update(|s| s.cache_warning = Some(warning));
+                None
+            }
+        };
+        let baked = self.read_baked();
+        let newer_baked = match (&cached, &baked) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(c), Some(b)) => b.revision() > c.revision(),
+        };
+        match (cached, baked) {
+            (_, Some(baked)) if newer_baked => self.publish(baked, Source::Baked),
+            (Some(cached), _) => {
+                self.publish(cached, Source::Cache);
                 self.start_candidate_from_cache();
             }
-            Ok(None) => {}
-            Err(warning) => self.watched.update(|s| s.cache_warning = Some(warning)),
+            _ => {}
+        }
+    }
+
+    /// The baked bundle [`Remote::start_from_bundle`] names, checked as a
+    /// download; one that does not check is set aside with a warning.
+    fn read_baked(&self) -> Option<Bundle> {
+        let path = self.remote.baked.as_ref()?;
+        let read = BakedBundle::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|baked| {
+                let (pack, label) = (&self.remote.pack, &self.remote.label);
+                if baked.pack_name() != pack || baked.label() != label {
+                    return Err(format!(
+                        "{}: the baked bundle is `{}` at `{}`, not `{pack}` at `{label}`",
+                        path.display(),
+                        baked.pack_name(),
+                        baked.label()
+                    ));
+                }
+                let mut bundle = baked.bundle;
+                self.admit(&mut bundle)?;
+                Ok(bundle)
+            });
+        match read {
+            Ok(bundle) => Some(bundle),
+            Err(warning) => {
+                self.watched.update(|s| s.cache_warning = Some(warning));
+                None
+            }
         }
     }
 
@@ -337,13 +403,17 @@ impl Run {
             return;
         };
         let origin = self.candidate_origin();
-        let (pack, label) = (&self.remote.pack, &self.remote.label);
         let read = file.read().and_then(|cached| match cached {
             Some(c) => {
                 let rule = c
                     .split
                     .ok_or_else(|| "the candidate's cache names no split".to_owned())?;
-                Bundle::validate(c.raw, c.etag, None, &origin, pack, label).map(|b| Some((rule, b)))
+                self.admit_candidate(rule.id)?;
+                let received = Received {
+                    revision: None,
+                    ..c.received
+                };
+                self.validate(received, &origin).map(|b| Some((rule, b)))
             }
             None => Ok(None),
         });
@@ -461,7 +531,7 @@ impl Run {
         if !split
             && !matches!(
                 event.kind.as_str(),
-                "label_moved" | "released" | "revision_created"
+                "label_moved" | "released" | "revision_created" | "revision_signed"
             )
         {
             return false;
@@ -475,33 +545,31 @@ impl Run {
         }
         // A split's step changes what the label serves to some subjects,
         // whatever its digest.
-        let held = self.current.as_ref().map(|b| b.etag.trim_matches('"'));
+        let held = self.current.as_ref().map(|b| b.etag().trim_matches('"'));
         split || field("digest").is_none() || field("digest") != held
     }
 
     /// Asks for the bundle with the ETag held; publishes a new one that
     /// loads, reports the rest; then follows the split the server names.
     fn sync(&mut self) {
-        let etag = self.current.as_ref().map(|b| b.etag.clone());
+        let etag = self.current.as_ref().map(|b| b.etag().to_owned());
         let split = match self.client.bundle(etag.as_deref()) {
-            Ok(Fetched::NotModified { revision, split }) => {
-                self.not_modified(revision);
+            Ok(Fetched::NotModified {
+                revision,
+                signatures,
+                split,
+            }) => {
+                self.not_modified(revision, signatures);
                 split
             }
-            Ok(Fetched::New {
-                etag,
-                revision,
-                split,
-                raw,
-            }) => {
-                match Bundle::validate(
-                    raw,
-                    etag,
-                    revision,
-                    &self.origin,
-                    &self.remote.pack,
-                    &self.remote.label,
-                ) {
+            Ok(Fetched::New { received, split }) => {
+                let accepted = self
+                    .validate(received, &self.origin)
+                    .and_then(|mut bundle| {
+                        self.admit(&mut bundle)?;
+                        Ok(bundle)
+                    });
+                match accepted {
                     Ok(bundle) => {
                         self.keep(&bundle);
                         self.publish(bundle, Source::Server);
@@ -530,7 +598,11 @@ impl Run {
         let held = self
             .candidate
             .as_ref()
-            .filter(|(_, b)| b.etag.trim_matches('"') == split.digest);
+            .filter(|(_, b)| b.etag().trim_matches('"') == split.digest);
+        if let Err(why) = self.admit_candidate(split.id) {
+            self.drop_candidate();
+            return self.failed(why);
+        }
         let bundle = match held {
             Some((held_rule, _)) if *held_rule == rule => return,
             Some((_, bundle)) => bundle.clone(),
@@ -543,7 +615,7 @@ impl Run {
             },
         };
         if let Some(file) = self.cache.as_ref().map(CacheFile::candidate)
-            && let Err(why) = file.write(&bundle.etag, None, Some(rule), &bundle.raw)
+            && let Err(why) = file.write(&bundle.received, Some(rule))
         {
             self.watched.update(|s| s.cache_warning = Some(why));
         }
@@ -556,8 +628,9 @@ impl Run {
         bundle.pack.stamp_split(rule.id);
         let (stable, candidate) = (Arc::clone(&self.watched), bundle.pack.clone());
         self.registry.set_candidate(rule, move |main| {
-            let stable = stable.pack.lock().unwrap_or_else(PoisonError::into_inner);
-            crate::sources::with_pack_replaced(main, stable.as_ref(), &candidate)
+            let stable = stable.bundle.lock().unwrap_or_else(PoisonError::into_inner);
+            let stable = stable.as_ref().map(|b| &b.pack);
+            crate::sources::with_pack_replaced(main, stable, &candidate)
         });
         self.candidate = Some((rule, bundle));
         self.watched.update(|s| s.split = Some(rule));
@@ -587,21 +660,20 @@ impl Run {
     fn fetch_candidate(&self, split: &SplitHeader) -> Result<Bundle, String> {
         let origin = self.candidate_origin();
         match self.client.candidate(None)? {
-            Fetched::New { etag, raw, .. } => {
-                let bundle = Bundle::validate(
-                    raw,
-                    etag,
-                    None,
-                    &origin,
-                    &self.remote.pack,
-                    &self.remote.label,
-                )?;
-                match bundle.etag.trim_matches('"') == split.digest {
+            Fetched::New { received, .. } => {
+                let received = Received {
+                    revision: None,
+                    ..received
+                };
+                let bundle = self.validate(received, &origin)?;
+                match bundle.etag().trim_matches('"') == split.digest {
                     true => Ok(bundle),
                     // The split moved on meanwhile: the next event says so.
                     false => Err(format!(
                         "{origin}: the candidate is {}, not split {}'s {}",
-                        bundle.etag, split.id, split.digest
+                        bundle.etag(),
+                        split.id,
+                        split.digest
                     )),
                 }
             }
@@ -610,28 +682,79 @@ impl Run {
     }
 
     /// The bundle held is current; a new revision of the same state (a
-    /// restore) is stamped on it and published.
-    fn not_modified(&mut self, revision: Option<u64>) {
+    /// restore) is stamped on it, with that revision's signatures, and
+    /// published.
+    fn not_modified(&mut self, revision: Option<u64>, signatures: Vec<String>) {
         let Some(held) = &self.current else {
             return self.synced();
         };
-        if held.revision == revision || revision.is_none() {
+        if held.revision() == revision || revision.is_none() {
             return self.synced();
         }
-        let restamped = Bundle::validate(
-            held.raw.clone(),
-            held.etag.clone(),
+        let received = Received {
             revision,
-            &self.origin,
-            &self.remote.pack,
-            &self.remote.label,
-        );
+            signatures,
+            ..held.received.clone()
+        };
+        let restamped = self
+            .validate(received, &self.origin)
+            .and_then(|mut bundle| {
+                self.admit(&mut bundle)?;
+                Ok(bundle)
+            });
         match restamped {
             Ok(bundle) => {
                 self.keep(&bundle);
                 self.publish(bundle, Source::Server);
             }
             Err(why) => self.failed(why),
+        }
+    }
+
+    /// `received` validated as the followed pack at the followed label.
+    fn validate(&self, received: Received, origin: &str) -> Result<Bundle, String> {
+        Bundle::validate(received, origin, &self.remote.pack, &self.remote.label)
+    }
+
+    /// With trusted keys, whether `bundle` may be put in force: signed by
+    /// one of them for exactly this pack, label and revision, and no older
+    /// than the revision in force (an older release replayed). Without
+    /// trusted keys, anything that loads.
+    fn admit(&self, bundle: &mut Bundle) -> Result<(), String> {
+        let Some(trusted) = &self.remote.trusted_keys else {
+            return Ok(());
+        };
+        let refused = |why: String| {
+            format!(
+                "{}: refused, the last good bundle stays in force: {why}",
+                self.origin
+            )
+        };
+        let key = bundle
+            .verify(trusted, &self.remote.pack, &self.remote.label)
+            .map_err(refused)?;
+        let held = self.current.as_ref().and_then(Bundle::revision);
+        if let (Some(held), Some(new)) = (held, bundle.revision())
+            && new < held
+        {
+            return Err(refused(format!(
+                "revision {new} is older than revision {held} in force: an older release sent again is not a new one"
+            )));
+        }
+        bundle.verified_by = Some(key);
+        Ok(())
+    }
+
+    /// With trusted keys, a split's candidate is not served: it is no
+    /// revision of the label, and none of its releaser's signatures vouch
+    /// for it as one.
+    fn admit_candidate(&self, split: u64) -> Result<(), String> {
+        match self.remote.trusted_keys {
+            None => Ok(()),
+            Some(_) => Err(format!(
+                "{}: split {split}'s candidate is not served: this follower accepts only revisions signed by a trusted key, and a candidate is not one; every subject gets the label until the split is promoted",
+                self.origin
+            )),
         }
     }
 
@@ -651,7 +774,7 @@ impl Run {
     /// fatal.
     fn keep(&mut self, bundle: &Bundle) {
         let Some(file) = &self.cache else { return };
-        if let Err(why) = file.write(&bundle.etag, bundle.revision, None, &bundle.raw) {
+        if let Err(why) = file.write(&bundle.received, None) {
             self.watched.update(|s| s.cache_warning = Some(why));
         }
     }
@@ -665,19 +788,21 @@ impl Run {
         // the registry's state by replacing it.
         *self
             .watched
-            .pack
+            .bundle
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(bundle.pack.clone());
+            .unwrap_or_else(PoisonError::into_inner) = Some(bundle.clone());
         let old: Option<&Pack> = self.current.as_ref().map(|b| &b.pack);
         self.registry.replace_pack(old, &bundle.pack);
-        let etag = bundle.etag.clone();
-        let (versions, revision) = (bundle.versions.clone(), bundle.revision);
+        let etag = bundle.etag().to_owned();
+        let (versions, revision) = (bundle.versions.clone(), bundle.revision());
+        let verified_by = bundle.verified_by.clone();
         self.current = Some(bundle);
         self.watched.update(|s| {
             s.source = source;
             s.etag = Some(etag.clone());
             s.revision = revision;
             s.versions = versions;
+            s.verified_by = verified_by;
             if source == Source::Server {
                 // In the same step: never "from the server" beside the
                 // error of the attempt before.

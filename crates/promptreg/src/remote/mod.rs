@@ -40,6 +40,7 @@
 //! # Ok::<(), promptreg::Error>(())
 //! ```
 
+mod baked;
 mod bundle;
 mod cache;
 mod client;
@@ -52,6 +53,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use baked::BakedBundle;
 pub use follower::Follower;
 
 /// The host's callback for each [`Change`].
@@ -77,6 +79,10 @@ pub struct Remote {
     pub(crate) instance_id: Option<String>,
     pub(crate) instance_name: Option<String>,
     pub(crate) library: String,
+    /// Accept only bundles signed by one of these keys.
+    pub(crate) trusted_keys: Option<crate::signing::TrustedKeys>,
+    /// A baked bundle to start from when the disk cache holds nothing newer.
+    pub(crate) baked: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -89,6 +95,7 @@ impl std::fmt::Debug for Remote {
             .field("key", &self.key.as_ref().map(|_| "…"))
             .field("cache_dir", &self.cache_dir)
             .field("disk_cache", &self.disk_cache)
+            .field("trusted_keys", &self.trusted_keys.as_ref().map(|k| k.len()))
             .finish_non_exhaustive()
     }
 }
@@ -114,6 +121,8 @@ impl Remote {
             instance_id: None,
             instance_name: None,
             library: concat!("promptreg-rust/", env!("CARGO_PKG_VERSION")).to_owned(),
+            trusted_keys: None,
+            baked: None,
         }
     }
 
@@ -220,6 +229,35 @@ impl Remote {
         self
     }
 
+    /// Accepts only releases signed by one of `keys`: a bundle (from the
+    /// server, the disk cache or a file) is put in force only with a valid
+    /// signature by one of them for exactly this pack, label and
+    /// revision, over the digest of the files received, and never older
+    /// than the revision in force. Anything else (no signature, another
+    /// key, another pack's or revision's signature, files altered after
+    /// signing, an older revision sent again) keeps the last good bundle
+    /// and says why in [`Status::last_error`]; a split's candidate is not
+    /// served (every subject gets the label).
+    ///
+    /// Without trusted keys, whatever the server sends and loads is put
+    /// in force: the server, its database and anyone holding a key that
+    /// may move the label are trusted.
+    pub fn trust_keys(mut self, keys: crate::signing::TrustedKeys) -> Remote {
+        self.trusted_keys = Some(keys);
+        self
+    }
+
+    /// Starts from the baked bundle at `path` (`promptreg bundle export`)
+    /// when the disk cache holds no newer revision of the label: an image
+    /// that ships its prompts renders them before the server answers, or
+    /// without one. It is checked like a download (with
+    /// [`trust_keys`](Self::trust_keys), its signature too); one that does
+    /// not check is left aside and [`Status::cache_warning`] says why.
+    pub fn start_from_bundle(mut self, path: impl Into<PathBuf>) -> Remote {
+        self.baked = Some(path.into());
+        self
+    }
+
     /// The library and its version in fleet reports (default
     /// `promptreg-rust/VERSION`); a binding over this crate names itself.
     pub fn library(mut self, name_and_version: impl Into<String>) -> Remote {
@@ -249,6 +287,8 @@ pub enum Source {
     Cache,
     /// The server, in this run.
     Server,
+    /// A baked bundle file ([`Remote::start_from_bundle`]).
+    Baked,
 }
 
 impl Source {
@@ -258,6 +298,7 @@ impl Source {
             Source::Local => "local",
             Source::Cache => "cache",
             Source::Server => "server",
+            Source::Baked => "bundle",
         }
     }
 }
@@ -306,6 +347,9 @@ pub struct Status {
     /// Why the last fleet report was not taken (a server that does not
     /// know reports, a key that cannot send them), until one is.
     pub report_error: Option<String>,
+    /// The fingerprint of the trusted key whose signature vouched for the
+    /// bundle in force ([`Remote::trust_keys`]).
+    pub verified_by: Option<String>,
 }
 
 impl Status {
