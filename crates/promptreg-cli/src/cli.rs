@@ -91,6 +91,12 @@ pub struct ServerOptions {
     /// With --server: how long each request to the server may take, in seconds [default: 10]
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+    /// Read the pack from a baked bundle file (`promptreg bundle export`) instead of a folder or a server
+    #[arg(long, value_name = "FILE", conflicts_with = "server")]
+    pub bundle: Option<PathBuf>,
+    /// Accept the pack of --server, --bundle or `follow` only when signed by one of the keys in this file (`.pub`, authorized_keys or allowed_signers); repeatable
+    #[arg(long = "trust-key", value_name = "FILE")]
+    pub trust_keys: Vec<PathBuf>,
 }
 
 /// A command that reads a pack: from a folder or a server, in a locale.
@@ -127,6 +133,8 @@ pub struct GlobalArgs {
     pub key: Option<String>,
     pub label: Option<String>,
     pub timeout: u64,
+    pub bundle: Option<PathBuf>,
+    pub trust_keys: Vec<PathBuf>,
 }
 
 /// How long a request to `--server` may take without `--timeout`.
@@ -176,6 +184,28 @@ pub enum Command {
     Keys(KeysArgs),
     /// Serve a store over HTTP: prompts, labels, renders and a live change stream
     Serve(ServeArgs),
+    /// Baked bundles: a label's release as one file, for an image to start from
+    Bundle(BundleArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BundleArgs {
+    #[command(subcommand)]
+    pub command: BundleCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BundleCommand {
+    /// Write a label of a server's pack to one file: its bundle, revision, digest and signatures (--server URL --pack NAME [--label L])
+    Export {
+        /// The file to write
+        #[arg(long, short, value_name = "FILE")]
+        output: PathBuf,
+        #[command(flatten)]
+        pack: PackOptions,
+        #[command(flatten)]
+        server: ServerOptions,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -290,7 +320,7 @@ pub struct TestArgs {
     #[arg(long)]
     pub update: bool,
     #[command(flatten)]
-    pub read: LocalReadOptions,
+    pub read: ReadOptions,
 }
 
 #[derive(Debug, Args)]
@@ -398,6 +428,9 @@ pub struct Mover {
     /// Move a gated label even though its tests fail (needs --admin and --reason)
     #[arg(long)]
     pub force: bool,
+    /// Sign the label's new revision with this SSH private key (Ed25519); an encrypted key's passphrase comes from PROMPTREG_SIGNING_PASSPHRASE
+    #[arg(long, value_name = "KEYFILE")]
+    pub sign: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -595,6 +628,27 @@ pub enum StoreCommand {
         #[command(flatten)]
         who: Mover,
     },
+    /// Sign a revision of a label (its newest by default) with your key: a release made without --sign, or a second signature
+    Sign {
+        /// The label
+        label: String,
+        /// The revision: its number, or its digest (8 hex digits or more) [default: the newest]
+        #[arg(long, value_name = "N|DIGEST")]
+        revision: Option<RevisionRef>,
+        #[command(flatten)]
+        pack: StorePack,
+        #[command(flatten)]
+        who: Mover,
+    },
+    /// Name a signing key (its fingerprint, as `ssh-keygen -l -f KEY.pub` prints it) for the web page and the API; needs --admin
+    NameKey {
+        /// The key's fingerprint, `SHA256:…`
+        fingerprint: String,
+        /// The name shown beside it
+        name: String,
+        #[command(flatten)]
+        who: Mover,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -742,6 +796,7 @@ impl Command {
             Command::Store(_) => "store",
             Command::Keys(_) => "keys",
             Command::Serve(_) => "serve",
+            Command::Bundle(_) => "bundle",
         }
     }
 
@@ -752,23 +807,29 @@ impl Command {
             | Command::Render(RenderArgs { read, .. })
             | Command::Explain(RenderArgs { read, .. })
             | Command::Diff(DiffArgs { read, .. })
+            | Command::Test(TestArgs { read, .. })
             | Command::Follow(FollowArgs { read, .. }) => Groups {
                 pack: Some(&read.pack),
                 locale: Some(&read.locale),
                 server: Some(&read.server),
             },
-            Command::Check(CheckArgs { read, .. }) | Command::Test(TestArgs { read, .. }) => {
-                Groups {
-                    pack: Some(&read.pack),
-                    locale: Some(&read.locale),
-                    server: None,
-                }
-            }
+            Command::Check(CheckArgs { read, .. }) => Groups {
+                pack: Some(&read.pack),
+                locale: Some(&read.locale),
+                server: None,
+            },
             Command::Resolve(ResolveArgs { pack, .. })
             | Command::Init(InitArgs { pack, .. })
             | Command::Trust(TrustArgs { pack, .. }) => Groups {
                 pack: Some(pack),
                 ..Groups::default()
+            },
+            Command::Bundle(BundleArgs {
+                command: BundleCommand::Export { pack, server, .. },
+            }) => Groups {
+                pack: Some(pack),
+                locale: None,
+                server: Some(server),
             },
             Command::Schema(_)
             | Command::Completions(_)
@@ -815,7 +876,7 @@ impl Cli {
             Some(after) => after.clone().or(self.server),
             None if self.server.server.is_some() => {
                 return Err(format!(
-                    "`promptreg {name}` does not read a server; --server works with list, render, explain, diff and follow"
+                    "`promptreg {name}` does not read a server; --server works with list, render, explain, diff, test, follow and bundle export"
                 ));
             }
             None => match self.server.given() {
@@ -834,6 +895,8 @@ impl Cli {
             key: server.key,
             label: server.label,
             timeout: server.timeout.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+            bundle: server.bundle,
+            trust_keys: server.trust_keys,
         };
         Ok((args, self.command))
     }
@@ -858,6 +921,11 @@ impl ServerOptions {
             key: self.key.or(before.key),
             label: self.label.or(before.label),
             timeout: self.timeout.or(before.timeout),
+            bundle: self.bundle.or(before.bundle),
+            trust_keys: match self.trust_keys.is_empty() {
+                true => before.trust_keys,
+                false => self.trust_keys,
+            },
         }
     }
 
@@ -867,6 +935,8 @@ impl ServerOptions {
         [
             (self.label.is_some(), "--label"),
             (self.timeout.is_some(), "--timeout"),
+            (self.bundle.is_some(), "--bundle"),
+            (!self.trust_keys.is_empty(), "--trust-key"),
         ]
         .into_iter()
         .find_map(|(given, name)| given.then_some(name))

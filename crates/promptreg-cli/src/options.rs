@@ -67,6 +67,9 @@ impl Session {
     /// The pack named by `--pack`, or the nearest one upward; with
     /// `--server`, the pack of that name at `--label` on the server.
     pub fn pack(&self) -> Result<Pack, Failure> {
+        if let Some(baked) = crate::server_client::baked(&self.args)? {
+            return Ok(baked.pack().clone());
+        }
         if let Some(target) = crate::server_client::target(&self.args)? {
             return target.pack();
         }
@@ -77,7 +80,7 @@ impl Session {
 
     /// The nearest pack, when there is one; `None` is not an error.
     pub fn optional_pack(&self) -> Result<Option<Pack>, Failure> {
-        if self.args.pack.is_some() || self.args.server.is_some() {
+        if self.args.pack.is_some() || self.args.server.is_some() || self.args.bundle.is_some() {
             return self.pack().map(Some);
         }
         match find_pack(&current_dir()?) {

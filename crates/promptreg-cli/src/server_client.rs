@@ -2,12 +2,15 @@
 //! through the library's follower in place of a local pack folder.
 //!
 //! The tool keeps no disk cache: it shows the server as it is now, or says
-//! why it cannot (unreachable, the key refused, a label that does not load).
+//! why it cannot (unreachable, the key refused, a label that does not load,
+//! a release no key of `--trust-key` signed). `--bundle FILE` reads a baked
+//! bundle instead, checked the same way.
 
 use std::time::Duration;
 
 use promptreg::pack::Pack;
-use promptreg::remote::{Follower, Remote};
+use promptreg::remote::{BakedBundle, Follower, Remote};
+use promptreg::signing::TrustedKeys;
 use promptreg::{Error, ErrorKind, PromptRegistry};
 
 use crate::cli::GlobalArgs;
@@ -53,6 +56,9 @@ pub fn target(args: &GlobalArgs) -> Result<Option<Target>, Failure> {
     if let Some(key) = key {
         remote = remote.key(key);
     }
+    if let Some(trusted) = trusted_keys(args)? {
+        remote = remote.trust_keys(trusted);
+    }
     Ok(Some(Target {
         remote,
         what: format!("pack `{pack}` at label `{label}` on {server}"),
@@ -88,6 +94,31 @@ impl Target {
     pub fn pack(self) -> Result<Pack, Failure> {
         self.follow(&PromptRegistry::new()).map(|(_, pack)| pack)
     }
+}
+
+/// The keys of every `--trust-key` file; `None` without one.
+pub fn trusted_keys(args: &GlobalArgs) -> Result<Option<TrustedKeys>, Failure> {
+    if args.trust_keys.is_empty() {
+        return Ok(None);
+    }
+    let mut trusted = TrustedKeys::new();
+    for file in &args.trust_keys {
+        trusted.add_file(file)?;
+    }
+    Ok(Some(trusted))
+}
+
+/// The baked bundle of `--bundle`, checked; with `--trust-key`, only when
+/// one of those keys signed it.
+pub fn baked(args: &GlobalArgs) -> Result<Option<BakedBundle>, Failure> {
+    let Some(path) = &args.bundle else {
+        return Ok(None);
+    };
+    let baked = BakedBundle::read(path)?;
+    if let Some(trusted) = trusted_keys(args)? {
+        baked.verify(&trusted)?;
+    }
+    Ok(Some(baked))
 }
 
 fn unavailable(what: &str, why: &str) -> Failure {

@@ -52,8 +52,8 @@ pub use body::{
     Bundle, Created, DiffResponse, EndSplit, ExplainResponse, FileDiff, FleetBody, FleetReport,
     Health, InstanceBody, InstanceState, Move, MoveLabel, Moves, NewVersion, PackList, PromptList,
     PromptSummary, PromptVersion, Release, RenderRequest, RenderResponse, RestoreRevision,
-    Restored, RevisionBody, RevisionCause, RevisionChange, Revisions, ServedBody, Source,
-    SplitBody, SplitShare, SplitStepBody, StartSplit, VersionList, VersionSummary,
+    Restored, RevisionBody, RevisionCause, RevisionChange, Revisions, ServedBody, SignatureBody,
+    Source, SplitBody, SplitShare, SplitStepBody, StartSplit, VersionList, VersionSummary,
 };
 pub use config::Config;
 pub use openapi::openapi;

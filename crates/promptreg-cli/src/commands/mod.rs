@@ -1,6 +1,7 @@
 //! One module per command; each returns its whole output, so nothing
 //! reaches standard output before an error.
 
+mod bundle;
 mod check;
 mod diff;
 mod explain;
@@ -81,6 +82,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Serve(args) => serve::run(&session, &args),
         Command::Keys(args) => keys::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
+        Command::Bundle(args) => bundle::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)
             .map(Output::text)
             .map_err(Failure::usage),

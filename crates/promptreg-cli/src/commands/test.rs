@@ -12,9 +12,29 @@ use crate::report::{FINDINGS, Failure};
 use crate::style::Paint;
 
 pub fn run(session: &Session, args: &TestArgs) -> Result<Output, Failure> {
-    let pack = session.pack()?;
-    let tests = PromptTests::load(&pack)
-        .map_err(|e| Failure::stopped(e, "the test files have errors: no case was run"))?;
+    if session.args.server.is_some() {
+        return Err(Failure::usage(
+            "`test` runs the tests of a pack folder or a baked bundle (--bundle FILE), not of --server: `promptreg bundle export` makes one",
+        ));
+    }
+    if args.update && session.args.bundle.is_some() {
+        return Err(Failure::usage(
+            "--update writes snapshots into a pack folder: run it on the folder, not on --bundle",
+        ));
+    }
+    let (pack, tests) = match crate::server_client::baked(&session.args)? {
+        Some(baked) => {
+            let tests = PromptTests::from_files(baked.pack(), baked.files());
+            (baked.pack().clone(), tests)
+        }
+        None => {
+            let pack = session.pack()?;
+            let tests = PromptTests::load(&pack);
+            (pack, tests)
+        }
+    };
+    let tests =
+        tests.map_err(|e| Failure::stopped(e, "the test files have errors: no case was run"))?;
     if let Some(unknown) = args.ids.iter().find(|id| pack.prompt(id).is_none()) {
         return Err(Failure::usage(format!(
             "the pack has no prompt `{unknown}` to test"

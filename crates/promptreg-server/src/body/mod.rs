@@ -16,6 +16,7 @@ mod splits;
 pub use fleet::{FleetBody, FleetReport, InstanceBody, InstanceState, ServedBody, Source};
 pub use revisions::{
     RestoreRevision, Restored, RevisionBody, RevisionCause, RevisionChange, Revisions,
+    SignatureBody,
 };
 pub(crate) use splits::share_of;
 pub use splits::{EndSplit, SplitBody, SplitShare, SplitStepBody, StartSplit};

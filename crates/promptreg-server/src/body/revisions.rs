@@ -182,7 +182,7 @@ impl Restored {
 
 impl Revisions {
     /// The body of `revisions` of `label` in `pack`.
-    pub(crate) fn of(pack: &str, label: &str, revisions: &[Revision]) -> Revisions {
+    pub fn of(pack: &str, label: &str, revisions: &[Revision]) -> Revisions {
         Revisions {
             pack: pack.to_owned(),
             label: label.to_owned(),

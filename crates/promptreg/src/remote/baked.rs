@@ -167,6 +167,14 @@ impl BakedBundle {
         &self.bundle.pack
     }
 
+    /// Every file of the pack, by path in it (`defaults/narrator.md`,
+    /// `tests/narrator.toml`): what
+    /// [`PromptTests::from_files`](crate::testing::PromptTests::from_files)
+    /// takes to run the pack's tests.
+    pub fn files(&self) -> Vec<(String, String)> {
+        self.bundle.files()
+    }
+
     /// The pack's name.
     pub fn pack_name(&self) -> &str {
         &self.pack

@@ -114,6 +114,13 @@ impl Bundle {
         })
     }
 
+    /// Every file of the pack, by path in it, as received.
+    pub(crate) fn files(&self) -> Vec<(String, String)> {
+        serde_json::from_slice::<Document>(&self.received.raw)
+            .map(|doc| doc.entries.into_iter().flat_map(|e| e.files).collect())
+            .unwrap_or_default()
+    }
+
     /// The server's ETag of it.
     pub(crate) fn etag(&self) -> &str {
         &self.received.etag

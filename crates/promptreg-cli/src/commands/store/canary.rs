@@ -30,7 +30,7 @@ impl Command<'_> {
         let pack = self.pack().await?;
         let label = Label::new(label).map_err(failure)?;
         let store = self.store;
-        let actor = self.actor();
+        let actor = self.actor()?;
         let starting = asked.from.is_some() || asked.revision.is_some();
         let split = match (starting, asked.percent, asked.promote, asked.abort) {
             (true, Some(share), ..) => {

@@ -182,16 +182,38 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
                 .protect(label, !off)
                 .await
         }
+        StoreCommand::Sign {
+            label,
+            revision,
+            pack,
+            who,
+        } => {
+            cmd(Some(pack), Some(Who::moving(who)))
+                .sign(label, revision.as_ref())
+                .await
+        }
+        StoreCommand::NameKey {
+            fingerprint,
+            name,
+            who,
+        } => {
+            cmd(None, Some(Who::moving(who)))
+                .name_key(fingerprint, name)
+                .await
+        }
     }
 }
 
-/// Who a change is recorded as made by, and whether as an admin.
+/// Who a change is recorded as made by, whether as an admin, and the key
+/// that signs the revisions it makes.
 #[derive(Clone, Copy)]
 struct Who<'a> {
     author: Option<&'a str>,
     admin: bool,
     /// Past a gate's failing tests.
     force: bool,
+    /// `--sign KEYFILE`.
+    sign: Option<&'a std::path::Path>,
 }
 
 impl<'a> Who<'a> {
@@ -200,6 +222,7 @@ impl<'a> Who<'a> {
             author: author.author.as_deref(),
             admin: false,
             force: false,
+            sign: None,
         }
     }
 
@@ -208,6 +231,7 @@ impl<'a> Who<'a> {
             author: mover.author.author.as_deref(),
             admin: mover.admin,
             force: mover.force,
+            sign: mover.sign.as_deref(),
         }
     }
 }
@@ -261,17 +285,21 @@ impl<'a> Command<'a> {
         }
     }
 
-    fn actor(&self) -> Actor {
+    fn actor(&self) -> Result<Actor, Failure> {
         let who = self.who.unwrap_or(Who {
             author: None,
             admin: false,
             force: false,
+            sign: None,
         });
-        let actor = local_user(who.author, who.admin);
-        match who.force {
-            true => actor.forcing_gates(),
-            false => actor,
+        let mut actor = local_user(who.author, who.admin);
+        if who.force {
+            actor = actor.forcing_gates();
         }
+        if let Some(path) = who.sign {
+            actor = actor.signing_with(signing_key(path)?);
+        }
+        Ok(actor)
     }
 
     async fn pack(&self) -> Result<String, Failure> {
@@ -295,7 +323,7 @@ impl<'a> Command<'a> {
             .store
             .clone()
             .with_file_limits(limits)
-            .push(&files, &self.actor(), message)
+            .push(&files, &self.actor()?, message)
             .await
             .map_err(failure)?;
         if self.session.args.json {
@@ -433,7 +461,7 @@ impl<'a> Command<'a> {
         };
         let moved = self
             .store
-            .move_label(&pack, id, &label, version, expect, &self.actor(), reason)
+            .move_label(&pack, id, &label, version, expect, &self.actor()?, reason)
             .await
             .map_err(failure)?;
         Ok(self.moves(&[moved]))
@@ -444,7 +472,7 @@ impl<'a> Command<'a> {
         let label = Label::new(label).map_err(failure)?;
         let moved = self
             .store
-            .rollback(&pack, id, &label, &self.actor(), reason)
+            .rollback(&pack, id, &label, &self.actor()?, reason)
             .await
             .map_err(failure)?;
         Ok(self.moves(&[moved]))
@@ -462,7 +490,7 @@ impl<'a> Command<'a> {
         let to = Label::new(to).map_err(failure)?;
         let moved = self
             .store
-            .release(&pack, &from, &to, expect, &self.actor(), reason)
+            .release(&pack, &from, &to, expect, &self.actor()?, reason)
             .await
             .map_err(failure)?;
         if moved.is_empty() && !self.session.args.json {
@@ -473,10 +501,65 @@ impl<'a> Command<'a> {
         Ok(self.moves(&moved))
     }
 
+    async fn sign(&self, label: &str, revision: Option<&RevisionRef>) -> Result<Output, Failure> {
+        let pack = self.pack().await?;
+        let label = Label::new(label).map_err(failure)?;
+        let actor = self.actor()?;
+        if actor.signer().is_none() {
+            return Err(Failure::usage(
+                "`store sign` needs --sign KEYFILE, the releaser's private key",
+            ));
+        }
+        let wanted = match revision {
+            Some(wanted) => wanted.clone(),
+            None => match self
+                .store
+                .newest_revision(&pack, &label)
+                .await
+                .map_err(failure)?
+            {
+                Some((newest, _)) => RevisionRef::Number(newest),
+                None => {
+                    return Err(failure(Error::new(
+                        ErrorKind::UnknownVersion,
+                        format!("label `{label}` of pack `{pack}` has no revision to sign"),
+                    )));
+                }
+            },
+        };
+        let (number, fingerprint) = self
+            .store
+            .sign_revision(&pack, &label, wanted, &actor)
+            .await
+            .map_err(failure)?;
+        if self.session.args.json {
+            return Ok(Output::json(&json!({
+                "pack": pack, "label": label.as_str(), "revision": number, "fingerprint": fingerprint,
+            })));
+        }
+        Ok(Output::text(format!(
+            "{pack} {label} r{number}: signed by {fingerprint}\n"
+        )))
+    }
+
+    async fn name_key(&self, fingerprint: &str, name: &str) -> Result<Output, Failure> {
+        let actor = self.actor()?;
+        self.store
+            .name_signing_key(fingerprint, name, &actor)
+            .await
+            .map_err(failure)?;
+        if self.session.args.json {
+            return Ok(Output::json(
+                &json!({ "fingerprint": fingerprint, "name": name }),
+            ));
+        }
+        Ok(Output::text(format!("{fingerprint} is named `{name}`\n")))
+    }
+
     async fn protect(&self, label: &str, on: bool) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let label = Label::new(label).map_err(failure)?;
-        let actor = self.actor();
+        let actor = self.actor()?;
         if !actor.may(Permission::Admin) {
             return Err(Failure::usage(format!(
                 "changing the protection of label `{label}` needs --admin"
@@ -638,6 +721,13 @@ pub(super) fn local_user(author: Option<&str>, admin: bool) -> Actor {
         permissions.push(Permission::Admin);
     }
     Actor::new(name, permissions)
+}
+
+/// The releaser's key at `path`, decrypted with
+/// `PROMPTREG_SIGNING_PASSPHRASE` when it is encrypted.
+fn signing_key(path: &std::path::Path) -> Result<promptreg::signing::SigningKey, Failure> {
+    let passphrase = std::env::var("PROMPTREG_SIGNING_PASSPHRASE").ok();
+    promptreg::signing::SigningKey::from_file(path, passphrase.as_deref()).map_err(Failure::from)
 }
 
 /// A version number (`3`, or `v3` as `store log` prints it) or a label.

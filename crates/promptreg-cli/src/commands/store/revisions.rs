@@ -1,7 +1,7 @@
 //! A label's revisions: listing them, pointing a label at one for the
 //! whole pack, rolling the pack back, comparing two.
 
-use promptreg_store::{Label, Restored, Revision, RevisionRef};
+use promptreg_store::{Label, Restored, RevisionRef};
 use serde_json::{Value, json};
 
 use super::{Command, failure, move_json};
@@ -15,9 +15,10 @@ impl Command<'_> {
         let label = Label::new(label).map_err(failure)?;
         let revisions = self.store.revisions(&pack, &label).await.map_err(failure)?;
         if self.session.args.json {
-            let list: Vec<Value> = revisions.iter().map(revision_json).collect();
+            // The API's shape of them (`GET …/labels/{label}/revisions`).
+            let body = promptreg_server::Revisions::of(&pack, label.as_str(), &revisions);
             return Ok(Output::json(
-                &json!({ "pack": pack, "label": label.as_str(), "revisions": list }),
+                &serde_json::to_value(body).unwrap_or(Value::Null),
             ));
         }
         let paint = self.paint();
@@ -63,7 +64,7 @@ impl Command<'_> {
                 &label,
                 revision.clone(),
                 expect,
-                &self.actor(),
+                &self.actor()?,
                 reason,
             )
             .await
@@ -77,7 +78,7 @@ impl Command<'_> {
         let label = Label::new(label).map_err(failure)?;
         let restored = self
             .store
-            .rollback_pack(&pack, &label, &self.actor(), reason)
+            .rollback_pack(&pack, &label, &self.actor()?, reason)
             .await
             .map_err(failure)?;
         Ok(self.restored(&label, &restored))
@@ -156,25 +157,4 @@ fn revision_number(text: &str) -> Result<u64, Failure> {
 /// or its digest.
 fn revision_ref(text: &str) -> Result<RevisionRef, Failure> {
     text.parse().map_err(failure)
-}
-
-fn revision_json(r: &Revision) -> Value {
-    let changes: Vec<Value> = r
-        .changes
-        .iter()
-        .map(|c| json!({ "id": c.entry, "from": c.from, "to": c.to }))
-        .collect();
-    json!({
-        "revision": r.number,
-        "digest": r.digest,
-        "cause": r.cause.as_str(),
-        "actor": r.actor,
-        "at": r.at.to_string(),
-        "reason": r.reason,
-        "restores": r.restores,
-        "tests": r.tests,
-        "forced": r.forced,
-        "entries": r.entries,
-        "changes": changes,
-    })
 }
