@@ -1420,3 +1420,43 @@ async fn the_label_page_shows_what_serves_the_label() {
         page.body
     );
 }
+
+/// The label page says who signed each revision: the key's name, its
+/// fingerprint on hover, and `unsigned` for the rest; a name from the
+/// store is escaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_label_page_shows_who_signed_each_revision() {
+    use promptreg::signing::{SigningKey, test_key_openssh};
+    let db = common::sqlite();
+    let store = published(&db).await;
+    let key = SigningKey::from_openssh(&test_key_openssh(1), None, "test.key").unwrap();
+    let fingerprint = key.fingerprint();
+    store
+        .name_signing_key(&fingerprint, "<b>bot</b>", &admin())
+        .await
+        .unwrap();
+    push_greeting(&store, "Signed hello.", "signed").await;
+    store
+        .release(
+            "shop",
+            &Label::latest(),
+            &Label::new("production").unwrap(),
+            None,
+            &writer().signing_with(key),
+            "",
+        )
+        .await
+        .unwrap();
+    let server = TestServer::start(store, config()).await;
+    let mut browser = Browser::new(&server);
+    let page = browser.get("/packs/shop/labels/production").await;
+    assert!(page.body.contains("Signed by"), "{}", page.body);
+    assert!(
+        page.body
+            .contains(&format!("title=\"{fingerprint}\">&lt;b&gt;bot&lt;/b&gt;</span>")),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("unsigned"), "the earlier revisions");
+    assert!(!page.body.contains("<b>bot</b>"));
+}

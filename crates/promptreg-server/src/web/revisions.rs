@@ -31,6 +31,8 @@ struct Row {
     forced: bool,
     /// `greeting v1 -> v2`, per entry changed.
     changes: Vec<String>,
+    /// Who signed it: each key's name (or fingerprint) and fingerprint.
+    signed: Vec<(String, String)>,
 }
 
 /// `GET /packs/{pack}/labels/{label}`: the label's revisions.
@@ -58,6 +60,14 @@ pub(crate) async fn show(
                 .changes
                 .iter()
                 .map(|c| format!("{} {} -> {}", c.entry, version(c.from), version(c.to)))
+                .collect(),
+            signed: r
+                .signatures
+                .iter()
+                .map(|s| {
+                    let name = s.key_name.clone().unwrap_or_else(|| s.fingerprint.clone());
+                    (name, s.fingerprint.clone())
+                })
                 .collect(),
         })
         .collect();

@@ -38,6 +38,14 @@ impl Command<'_> {
             if let Some(tests) = &r.tests {
                 out += &format!("  [tests: {tests}]");
             }
+            if !r.signatures.is_empty() {
+                let keys: Vec<&str> = r
+                    .signatures
+                    .iter()
+                    .map(|s| s.key_name.as_deref().unwrap_or(&s.fingerprint))
+                    .collect();
+                out += &format!("  [signed by {}]", keys.join(", "));
+            }
             out += "\n";
             for c in &r.changes {
                 out += &format!("  {} {} -> {}\n", c.entry, show(c.from), show(c.to));
