@@ -194,6 +194,34 @@ pub(crate) fn array<'env>(
     unsafe { Vec::<Unknown<'env>>::from_napi_value(env.raw(), value.raw()) }
 }
 
+/// The keys of an optional `trustKeys` option: each string a public key
+/// (`ssh-ed25519 AAAA…`, an `allowed_signers` line) or the path of a file
+/// of them. `None` when absent.
+pub(crate) fn optional_trusted_keys(
+    env: &Env,
+    value: Option<Unknown<'_>>,
+    name: &str,
+) -> napi::Result<Option<promptreg::signing::TrustedKeys>> {
+    use crate::errors::OrThrow;
+    let Some(value) = value.filter(|v| !is_absent(Some(v))) else {
+        return Ok(None);
+    };
+    let mut trusted = promptreg::signing::TrustedKeys::new();
+    for (i, item) in array(env, value, name, "public keys or key files")?
+        .into_iter()
+        .enumerate()
+    {
+        let item_name = format!("{name}[{i}]");
+        let text = string(env, item, &item_name)?;
+        let added = match text.trim_start().starts_with("ssh-") || text.contains(" ssh-") {
+            true => trusted.add_openssh(&text, &item_name),
+            false => trusted.add_file(std::path::Path::new(&text)),
+        };
+        added.or_throw(env)?;
+    }
+    Ok(Some(trusted))
+}
+
 /// An optional whole number from 0 (a count of milliseconds, a position):
 /// `undefined` and `null` are `None`.
 pub(crate) fn optional_index(

@@ -56,6 +56,14 @@ pub struct FollowOptions {
     pub instance_id: Option<String>,
     /// A name shown beside the id in the fleet view.
     pub instance_name: Option<String>,
+    /// Accept only releases signed by one of these keys: each a public key
+    /// (`ssh-ed25519 AAAA…`) or the path of a file of them (`.pub`,
+    /// `authorized_keys`, `allowed_signers`). Anything else keeps the last
+    /// good bundle and says why in `status().lastError`.
+    pub trust_keys: Option<Vec<String>>,
+    /// A baked bundle file (`promptreg bundle export`) to start from when
+    /// the disk cache holds nothing newer.
+    pub bundle: Option<String>,
     /// Called on the JavaScript thread with each change: a new bundle in
     /// force, a failure, the stream connected or lost, an event.
     #[napi(ts_type = "(change: FollowChange) => void")]
@@ -94,9 +102,13 @@ pub struct FollowStatus {
     pub label: String,
     /// Where the bundle in force came from: `local` until something was
     /// received (the host's own prompts are in force), `cache` (the disk
-    /// cache of an earlier run) or `server`.
-    #[napi(ts_type = "'server' | 'cache' | 'local'")]
+    /// cache of an earlier run), `bundle` (the baked bundle of
+    /// `options.bundle`) or `server`.
+    #[napi(ts_type = "'server' | 'cache' | 'bundle' | 'local'")]
     pub source: String,
+    /// The fingerprint (`SHA256:…`) of the trusted key whose signature
+    /// vouched for the bundle in force (`options.trustKeys`).
+    pub verified_by: Option<String>,
     /// The ETag of the bundle in force.
     pub etag: Option<String>,
     /// The label's revision the bundle in force is, when the server named
@@ -347,6 +359,14 @@ pub(crate) fn start(env: &Env, shared: &Shared, options: Unknown<'_>) -> Result<
     if args::optional_bool(env, Some(field("reports")?), "options.reports")? == Some(false) {
         remote = remote.without_reports();
     }
+    if let Some(trusted) =
+        args::optional_trusted_keys(env, Some(field("trustKeys")?), "options.trustKeys")?
+    {
+        remote = remote.trust_keys(trusted);
+    }
+    if let Some(path) = args::optional_string(env, Some(field("bundle")?), "options.bundle")? {
+        remote = remote.start_from_bundle(path);
+    }
     let on_change = field("onChange")?;
     if !args::is_absent(Some(&on_change)) {
         let callback: Callback = callback_arg(env, on_change)?
@@ -446,6 +466,7 @@ impl From<remote::Status> for FollowStatus {
                 .map(|r| i64::try_from(r).unwrap_or(i64::MAX)),
             instance: status.instance,
             report_error: status.report_error,
+            verified_by: status.verified_by,
             split: status.split.map(|rule| FollowSplit {
                 split: i64::try_from(rule.id).unwrap_or(i64::MAX),
                 percent: f64::from(rule.basis_points) / 100.0,

@@ -33,6 +33,32 @@ impl Pack {
         Ok(Pack { inner })
     }
 
+    /// The pack of the baked bundle at `path` (`promptreg bundle export`),
+    /// checked like a download; with `options.trustKeys` (public keys or
+    /// key files), only when one of those keys signed it. Throws an error
+    /// with code `remote` or `signature` saying why not.
+    #[napi(js_name = "fromBundle")]
+    pub fn from_bundle(
+        env: Env,
+        #[napi(ts_arg_type = "string")] path: Unknown<'_>,
+        #[napi(ts_arg_type = "{ trustKeys?: string[] }")] options: Option<Unknown<'_>>,
+    ) -> Result<Pack> {
+        let path = args::string(&env, path, "path")?;
+        let baked = promptreg::remote::BakedBundle::read(&path).or_throw(&env)?;
+        let trust_keys = match options.filter(|o| !args::is_absent(Some(o))) {
+            Some(options) => {
+                args::plain_object(&env, options, "options")?.get::<Unknown<'_>>("trustKeys")?
+            }
+            None => None,
+        };
+        if let Some(trusted) = args::optional_trusted_keys(&env, trust_keys, "options.trustKeys")? {
+            baked.verify(&trusted).or_throw(&env)?;
+        }
+        Ok(Pack {
+            inner: baked.pack().clone(),
+        })
+    }
+
     /// Every problem of the pack in `dir`, errors and warnings, without
     /// installing it.
     #[napi]

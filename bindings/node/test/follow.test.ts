@@ -14,12 +14,13 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 
-import { PromptRegistry, type FollowChange, type Follower } from 'promptreg';
+import { Pack, PromptRegistry, type FollowChange, type Follower } from 'promptreg';
 import { typeErrorNaming, untyped } from './support';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 const PACK = 'web-agent';
 const NARRATOR = 'webagent-narrator.system';
+const TRANSLATE = 'translate.system';
 /** Generous: the point is that it happens, not how fast. */
 const DEADLINE_MS = 60_000;
 
@@ -319,4 +320,53 @@ test('follow: bad options are TypeErrors naming the option; no pack is a remote 
     return true;
   });
   assert.throws(() => prompts.follow({ server: 'http://127.0.0.1:1', pack: '', diskCache: false }), { code: 'remote' });
+});
+
+test('signed releases: trustKeys accepts what a trusted key signed and refuses the rest; a baked bundle loads with Pack.fromBundle', { skip: missing }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-node-signed-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const server = await startServer(dir);
+  t.after(() => server.stop());
+  for (const name of ['releaser', 'stranger']) {
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', name, '-f', path.join(dir, name)]);
+  }
+  server.store('sign', 'production', '--sign', path.join(dir, 'releaser'));
+  const strangerKey = fs.readFileSync(path.join(dir, 'stranger.pub'), 'utf8');
+
+  const trusting = new PromptRegistry();
+  const trusted = trusting.follow({
+    server: server.url,
+    pack: PACK,
+    diskCache: false,
+    reports: false,
+    trustKeys: [path.join(dir, 'releaser.pub')],
+  });
+  t.after(() => trusted.close());
+  assert.equal(await trusted.waitForFirstSync(DEADLINE_MS), true);
+  assert.match(trusted.status().verifiedBy ?? '', /^SHA256:/);
+  assert.ok(trusting.render(TRANSLATE).length > 0);
+
+  const wary = new PromptRegistry();
+  wary.registerDefault(TRANSLATE, 'The host’s own translator.');
+  const refusing = wary.follow({ server: server.url, pack: PACK, diskCache: false, reports: false, trustKeys: [strangerKey] });
+  t.after(() => refusing.close());
+  const error = await until('the refusal', async () => refusing.status().lastError ?? undefined);
+  assert.match(error, /not trusted here/);
+  assert.equal(wary.render(TRANSLATE), 'The host’s own translator.');
+
+  const file = path.join(dir, 'prod.bundle');
+  execFileSync(bin!, ['bundle', 'export', '--server', server.url, '--pack', PACK, '-o', file], { cwd: dir });
+  await server.stop();
+  const baked = Pack.fromBundle(file, { trustKeys: [path.join(dir, 'releaser.pub')] });
+  assert.equal(baked.name, PACK);
+  const offline = new PromptRegistry();
+  baked.install(offline);
+  assert.equal(offline.render(TRANSLATE), trusting.render(TRANSLATE));
+  assert.throws(() => Pack.fromBundle(file, { trustKeys: [strangerKey] }), (e: any) => e.code === 'signature' && /not trusted here/.test(e.message));
+  assert.throws(() => Pack.fromBundle(path.join(dir, 'missing.bundle')), (e: any) => e.code === 'remote' && /missing\.bundle/.test(e.message));
+  const registry = new PromptRegistry();
+  assert.throws(
+    () => untyped((options) => registry.follow(options), { server: server.url, pack: PACK, trustKeys: 'releaser.pub' }),
+    typeErrorNaming('options.trustKeys'),
+  );
 });

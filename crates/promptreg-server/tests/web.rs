@@ -1452,8 +1452,9 @@ async fn the_label_page_shows_who_signed_each_revision() {
     let page = browser.get("/packs/shop/labels/production").await;
     assert!(page.body.contains("Signed by"), "{}", page.body);
     assert!(
-        page.body
-            .contains(&format!("title=\"{fingerprint}\">&lt;b&gt;bot&lt;/b&gt;</span>")),
+        page.body.contains(&format!(
+            "title=\"{fingerprint}\">&lt;b&gt;bot&lt;/b&gt;</span>"
+        )),
         "{}",
         page.body
     );

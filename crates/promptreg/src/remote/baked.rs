@@ -32,7 +32,7 @@ struct File {
     revision: Option<u64>,
     digest: String,
     signatures: Vec<String>,
-    bundle: serde_json::Value,
+    bundle: Box<serde_json::value::RawValue>,
 }
 
 /// A release read from a baked bundle file, checked: it loads as its pack
@@ -81,8 +81,27 @@ impl BakedBundle {
         }
         let bytes = std::fs::read(path)
             .map_err(|e| bundle_error(path, format!("cannot read the bundle: {e}")))?;
-        BakedBundle::parse(&bytes, &path.display().to_string())
-            .map_err(|why| bundle_error(path, why))
+        BakedBundle::from_slice(&bytes, &path.display().to_string())
+    }
+
+    /// Checks the baked bundle `bytes`, named `origin` in errors and in
+    /// the provenance of its parts.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read).
+    pub fn from_slice(bytes: &[u8], origin: &str) -> Result<BakedBundle, Error> {
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(Error::new(
+                ErrorKind::Remote,
+                format!(
+                    "{origin}: the bundle is {} bytes, more than the {MAX_FILE} read",
+                    bytes.len()
+                ),
+            ));
+        }
+        BakedBundle::parse(bytes, origin)
+            .map_err(|why| Error::new(ErrorKind::Remote, format!("{origin}: {why}")))
     }
 
     fn parse(bytes: &[u8], origin: &str) -> Result<BakedBundle, String> {
@@ -106,7 +125,7 @@ impl BakedBundle {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
         let received = Received {
-            raw: serde_json::to_vec(&file.bundle).unwrap_or_default(),
+            raw: file.bundle.get().as_bytes().to_vec(),
             etag: format!("\"{}\"", file.digest),
             revision: file.revision,
             signatures,
@@ -133,8 +152,10 @@ impl BakedBundle {
         label: &str,
         path: &Path,
     ) -> Result<(), Error> {
-        let document: serde_json::Value = serde_json::from_slice(&bundle.received.raw)
-            .map_err(|e| bundle_error(path, format!("the bundle in force is not JSON: {e}")))?;
+        let document = String::from_utf8(bundle.received.raw.clone())
+            .ok()
+            .and_then(|text| serde_json::value::RawValue::from_string(text).ok())
+            .ok_or_else(|| bundle_error(path, "the bundle in force is not JSON"))?;
         let signatures = bundle
             .received
             .signatures
@@ -151,7 +172,7 @@ impl BakedBundle {
             signatures,
             bundle: document,
         };
-        let mut text = serde_json::to_vec_pretty(&file).unwrap_or_default();
+        let mut text = serde_json::to_vec(&file).unwrap_or_default();
         text.push(b'\n');
         let temp = path.with_extension(format!("tmp{}", std::process::id()));
         std::fs::write(&temp, &text)

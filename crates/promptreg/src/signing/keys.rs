@@ -23,6 +23,7 @@ fn signature_error(detail: impl Into<String>) -> Error {
 /// The releaser's private key: an OpenSSH Ed25519 key
 /// (`ssh-keygen -t ed25519`), decrypted with its passphrase when it has
 /// one. Never printed.
+#[derive(Clone)]
 pub struct SigningKey {
     key: PrivateKey,
 }
