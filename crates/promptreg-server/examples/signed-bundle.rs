@@ -51,7 +51,7 @@ fn serving(files: PackFiles, key: &SigningKey) -> Bench {
             .expect("the push");
         store
             .release(
-                &files.to_pack("").unwrap().name().to_owned(),
+                files.to_pack("").unwrap().name(),
                 &Label::latest(),
                 &Label::new("production").unwrap(),
                 None,
