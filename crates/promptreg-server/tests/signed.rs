@@ -330,3 +330,88 @@ async fn a_baked_bundle_renders_with_no_server_and_a_follower_starts_from_it() {
     let warning = follower.status().cache_warning.unwrap();
     assert!(warning.contains("not `other` at `production`"), "{warning}");
 }
+
+/// With trusted keys, a split's candidate is served only when the split
+/// was started by one of them: an unsigned split leaves every subject on
+/// the label and says why; a signed one serves its share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusting_follower_serves_only_a_signed_splits_candidate() {
+    use promptreg::split::{Arm, SplitRule};
+    use promptreg_store::{Candidate, Share};
+    for db in databases("signed_split").await {
+        let server = TestServer::start(published(&db).await, config()).await;
+        let store = server.store.clone();
+        let releaser = writer().signing_with(key(1));
+        release(&store, "Stable.\n", &releaser).await;
+        let mut files = PackFiles::default();
+        files.insert("defaults/farewell.md", "Candidate.\n");
+        store
+            .push_prompt("demo", "farewell", &files, &writer(), "candidate")
+            .await
+            .unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let registry = PromptRegistry::new();
+        let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+        assert!(
+            follower.wait_for_first_sync(DEADLINE),
+            "{:?}",
+            follower.status()
+        );
+        let production = Label::new("production").unwrap();
+        let candidate = Candidate::newest_of(Label::latest());
+        let half: Share = "50".parse().unwrap();
+
+        let unsigned = store
+            .start_split("demo", &production, &candidate, half, &writer(), "")
+            .await
+            .unwrap();
+        until(&registry, &follower, "the unsigned split refused", |s| {
+            s.last_error.as_deref().is_some_and(|e| {
+                e.contains(&format!("split {}'s candidate is not served", unsigned.id))
+            })
+        })
+        .await;
+        let rule = SplitRule {
+            id: unsigned.id,
+            basis_points: 5000,
+        };
+        let chosen = (0..)
+            .map(|n| format!("user-{n}"))
+            .find(|s| rule.arm(s) == Arm::Candidate)
+            .unwrap();
+        assert_eq!(
+            registry.render_for(&chosen, "farewell", &()).unwrap(),
+            "Stable.",
+            "{}",
+            db.name
+        );
+        assert_eq!(follower.status().split, None);
+        store
+            .abort_split("demo", &production, None, &writer(), "")
+            .await
+            .unwrap();
+
+        let signed = store
+            .start_split("demo", &production, &candidate, half, &releaser, "")
+            .await
+            .unwrap();
+        let rule = SplitRule {
+            id: signed.id,
+            basis_points: 5000,
+        };
+        until(&registry, &follower, "the signed split served", |s| {
+            s.split == Some(rule)
+        })
+        .await;
+        let chosen = (0..)
+            .map(|n| format!("user-{n}"))
+            .find(|s| rule.arm(s) == Arm::Candidate)
+            .unwrap();
+        assert_eq!(
+            registry.render_for(&chosen, "farewell", &()).unwrap(),
+            "Candidate.",
+            "{}",
+            db.name
+        );
+    }
+}

@@ -206,10 +206,10 @@ CREATE TABLE split_steps (
 );
 "#,
     r#"
--- Signed releases (see `signatures.rs`): signatures of a label's revisions,
--- made with the releaser's key where the releaser runs (the store never
--- holds a private key), at most one per key; and the names admins give
--- the keys.
+-- Signed releases (see `signatures.rs`): signatures of a label's revisions
+-- and of splits' candidates, made with the releaser's key where the
+-- releaser runs (the store never holds a private key), at most one per
+-- key; and the names admins give the keys.
 CREATE TABLE revision_signatures (
     revision_id BIGINT NOT NULL REFERENCES revisions (revision_id),
     fingerprint TEXT NOT NULL,
@@ -217,6 +217,14 @@ CREATE TABLE revision_signatures (
     actor TEXT NOT NULL,
     signed_at BIGINT NOT NULL,
     PRIMARY KEY (revision_id, fingerprint)
+);
+CREATE TABLE split_signatures (
+    split_id BIGINT NOT NULL REFERENCES splits (split_id),
+    fingerprint TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    signed_at BIGINT NOT NULL,
+    PRIMARY KEY (split_id, fingerprint)
 );
 CREATE TABLE signing_keys (
     fingerprint TEXT NOT NULL PRIMARY KEY,

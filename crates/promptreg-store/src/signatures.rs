@@ -118,6 +118,16 @@ impl Store {
         )
     }
 
+    /// The signatures of split `split`'s candidate (made when the split
+    /// started, by a signing actor), as OpenSSH writes them.
+    ///
+    /// # Errors
+    ///
+    /// As any read of the store.
+    pub async fn split_signatures(&self, split: u64) -> Result<Vec<String>, Error> {
+        on_backend!(self, split_signatures(split))
+    }
+
     /// Every named signing key: fingerprint and name.
     pub async fn signing_keys(&self) -> Result<Vec<(String, String)>, Error> {
         on_backend!(self, signing_keys())

@@ -178,6 +178,21 @@ async fn a_label_the_manifest_signs_refuses_an_unsigned_move_and_keeps_its_state
         );
         assert_eq!(revisions[0].cause, RevisionCause::Restore);
         assert_eq!(restored.revision, Some(3));
+        // A split of it is a change of what it serves: signed too.
+        let candidate = promptreg_store::Candidate::newest_of(Label::latest());
+        let half: promptreg_store::Share = "50".parse().unwrap();
+        let split = store
+            .start_split("demo", &production, &candidate, half, &writer(), "")
+            .await;
+        assert_eq!(split.unwrap_err().kind(), ErrorKind::SignatureRequired);
+        let split = store
+            .start_split("demo", &production, &candidate, half, &releaser, "")
+            .await
+            .unwrap();
+        let signed = store.split_signatures(split.id).await.unwrap();
+        let signature = Signature::from_armored(&signed[0]).unwrap();
+        let statement = Statement::split("demo", "production", split.id, &split.digest);
+        assert!(trusting(1).verify(&statement, &[signature]).is_ok(), "{}", db.name);
         // `latest` follows pushes and is not held to it.
         assert!(
             !store

@@ -136,17 +136,23 @@ pub(crate) async fn get_bundle(
             .headers_mut()
             .insert(REVISION_HEADER, HeaderValue::from(revision));
     }
-    for signature in &view.signatures {
-        if let Ok(value) = HeaderValue::from_str(signature) {
-            response.headers_mut().append(SIGNATURE_HEADER, value);
-        }
-    }
+    add_signatures(&mut response, &view.signatures);
     if let Some(split) = &view.split
         && let Ok(value) = HeaderValue::from_str(&split.header())
     {
         response.headers_mut().insert(SPLIT_HEADER, value);
     }
     Ok(response)
+}
+
+/// One `Promptreg-Signature` header per signature of what `response`
+/// carries.
+pub(crate) fn add_signatures(response: &mut Response, signatures: &[String]) {
+    for signature in signatures {
+        if let Ok(value) = HeaderValue::from_str(signature) {
+            response.headers_mut().append(SIGNATURE_HEADER, value);
+        }
+    }
 }
 
 /// `GET /v1/packs/{pack}/history`.

@@ -242,7 +242,10 @@ async fn end(
     ),
     responses(
         (status = 200, description = "The candidate of the split running: every entry with its files, as the label's bundle (its `label` is the label's)", body = crate::body::Bundle,
-            headers(("ETag" = String, description = "The candidate state's digest, as the split names it"))),
+            headers(
+                ("ETag" = String, description = "The candidate state's digest, as the split names it"),
+                ("Promptreg-Signature" = String, description = "A signature of the split's candidate by a releaser's key (`promptreg store canary … --sign KEYFILE`), one header each: the SSH signature of `promptreg release v1`, pack, label, `split N` and digest, its base64 on one line"),
+            )),
         (status = 304, description = "The client's copy is current"),
         (status = 400, description = "Invalid pack or label", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::PackRead,
@@ -259,7 +262,9 @@ pub(crate) async fn candidate_bundle(
     let (pack, name) = (pack.as_str(), name.0);
     caller.require(pack, Scope::Read)?;
     let view = state.cache.candidate(pack, &name).await?;
-    Ok(super::conditional(&headers, &view.bundle))
+    let mut response = super::conditional(&headers, &view.bundle);
+    super::packs::add_signatures(&mut response, &view.signatures);
+    Ok(response)
 }
 
 /// Its routes, with their OpenAPI paths.

@@ -195,16 +195,9 @@ impl Cache {
             _ => None,
         };
         if let Some(number) = view.revision {
-            // A signature row that does not parse is left out: a follower
-            // that needs one then says the release is not signed.
-            view.signatures = self
-                .store
-                .revision_signatures(pack, label, number)
-                .await?
-                .iter()
-                .filter_map(|s| Signature::from_armored(&s.signature).ok())
-                .map(|s| s.to_header())
-                .collect();
+            let signatures = self.store.revision_signatures(pack, label, number).await?;
+            let armored: Vec<String> = signatures.into_iter().map(|s| s.signature).collect();
+            view.signatures = header_forms(&armored);
         }
         view.split = split.map(|s| SplitHeld {
             id: s.id,
@@ -224,6 +217,7 @@ impl Cache {
         let origin = format!("#split{}", split.id);
         let mut view = self.view_of(pack, label, entries, origin);
         view.revision = Some(split.source_revision);
+        view.signatures = header_forms(&self.store.split_signatures(split.id).await?);
         Ok(Arc::new(view))
     }
 
@@ -451,4 +445,15 @@ mod tests {
         }
         assert_eq!(cache.held().0, 2);
     }
+}
+
+/// Signatures as OpenSSH writes them, one line each, as the bundle's
+/// `Promptreg-Signature` headers carry them. One that does not parse is
+/// left out: a follower that needs it then says the release is not signed.
+fn header_forms(armored: &[String]) -> Vec<String> {
+    armored
+        .iter()
+        .filter_map(|s| Signature::from_armored(s).ok())
+        .map(|s| s.to_header())
+        .collect()
 }

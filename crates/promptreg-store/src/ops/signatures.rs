@@ -14,23 +14,89 @@ async fn sign_if_asked(
     made: &Made<'_>,
 ) -> Result<(), OpError> {
     let (revision_id, number, digest) = revision;
-    let Some(key) = made.signer else {
-        let required = made.cause != RevisionCause::Migration
+    let required = made.cause != RevisionCause::Migration;
+    let Some(key) = signer_for(made.signer, manifests, label, required)? else {
+        return Ok(());
+    };
+    let pack = pack_name(tx, pack_id).await?;
+    let statement = promptreg::signing::Statement::revision(&pack, label, number, digest);
+    let signature = crate::signatures::sign(key, &statement)?;
+    insert_signature(tx, revision_id, &signature, made.actor, made.now).await
+}
+
+/// Signs the candidate of the split this transaction starts (`split`: its
+/// id and digest) when the actor signs; refuses it, as a move, when a
+/// manifest requires signatures for the label and the actor does not sign.
+async fn sign_split_if_asked(
+    tx: &mut Tx,
+    pack_id: i64,
+    label: &str,
+    split: (i64, &str),
+    actor: &Actor,
+    now: Timestamp,
+) -> Result<(), OpError> {
+    let (split_id, digest) = split;
+    let manifests = label_manifests(tx, pack_id, label).await?;
+    let Some(key) = signer_for(actor.signer(), &manifests, label, true)? else {
+        return Ok(());
+    };
+    let pack = pack_name(tx, pack_id).await?;
+    let statement = promptreg::signing::Statement::split(&pack, label, split_id as u64, digest);
+    let signature = crate::signatures::sign(key, &statement)?;
+    sqlx::query(
+        "INSERT INTO split_signatures (split_id, fingerprint, signature, actor, signed_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(split_id)
+    .bind(signature.fingerprint())
+    .bind(signature.to_armored())
+    .bind(&actor.name)
+    .bind(now.0)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The key to sign a change of `label` with; `None` when there is none
+/// and none is needed; the refusal when `manifests` require one (and the
+/// requirement `applies` to this change).
+fn signer_for<'k>(
+    signer: Option<&'k promptreg::signing::SigningKey>,
+    manifests: &[Vec<u8>],
+    label: &str,
+    applies: bool,
+) -> Result<Option<&'k promptreg::signing::SigningKey>, OpError> {
+    let required = || {
+        applies
             && manifests
                 .iter()
-                .any(|m| crate::signatures::requires_signature(m, label));
-        return match required {
-            true => Err(crate::signatures::unsigned(label).into()),
-            false => Ok(()),
-        };
+                .any(|m| crate::signatures::requires_signature(m, label))
     };
+    match signer {
+        Some(key) => Ok(Some(key)),
+        None if required() => Err(crate::signatures::unsigned(label).into()),
+        None => Ok(None),
+    }
+}
+
+async fn pack_name(tx: &mut Tx, pack_id: i64) -> Result<String, OpError> {
     let (pack,): (String,) = sqlx::query_as("SELECT name FROM packs WHERE pack_id = $1")
         .bind(pack_id)
         .fetch_one(&mut **tx)
         .await?;
-    let statement = promptreg::signing::Statement::revision(&pack, label, number, digest);
-    let signature = crate::signatures::sign(key, &statement)?;
-    insert_signature(tx, revision_id, &signature, made.actor, made.now).await
+    Ok(pack)
+}
+
+/// The signatures of split `split_id`'s candidate, as OpenSSH writes
+/// them, oldest first.
+pub(crate) async fn split_signatures(pool: &Pool<Db>, split_id: u64) -> Result<Vec<String>, OpError> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT signature FROM split_signatures WHERE split_id = $1 ORDER BY signed_at, fingerprint",
+    )
+    .bind(split_id as i64)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|(s,)| s).collect())
 }
 
 async fn insert_signature(

@@ -67,6 +67,7 @@ pub(crate) async fn start_split(
     .bind(revision as i64)
     .execute(&mut *tx)
     .await?;
+    sign_split_if_asked(&mut tx, pack_id, label.as_str(), (id, &digest), actor, now).await?;
     let event = record_step(&mut tx, id as u64, label, start, &digest, now).await?;
     let last_event = commit(tx, pack_id, &[event], now).await?;
     Ok(Written {

@@ -145,15 +145,33 @@ impl Bundle {
                 "the bundle of `{pack}` at `{label}` names no revision, so no signature can vouch for it"
             ));
         };
+        self.verify_as(
+            trusted,
+            &Statement::revision(pack, label, revision, &self.digest),
+        )
+    }
+
+    /// As [`verify`](Self::verify), for the candidate of split `split`
+    /// of `label`.
+    pub(crate) fn verify_split(
+        &self,
+        trusted: &TrustedKeys,
+        pack: &str,
+        label: &str,
+        split: u64,
+    ) -> Result<String, String> {
+        self.verify_as(trusted, &Statement::split(pack, label, split, &self.digest))
+    }
+
+    fn verify_as(&self, trusted: &TrustedKeys, statement: &Statement) -> Result<String, String> {
         let signatures: Vec<Signature> = self
             .received
             .signatures
             .iter()
             .filter_map(|s| Signature::from_header(s).ok())
             .collect();
-        let statement = Statement::revision(pack, label, revision, &self.digest);
         trusted
-            .verify(&statement, &signatures)
+            .verify(statement, &signatures)
             .map_err(|e| e.to_string())
     }
 }

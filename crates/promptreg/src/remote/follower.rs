@@ -408,12 +408,13 @@ impl Run {
                 let rule = c
                     .split
                     .ok_or_else(|| "the candidate's cache names no split".to_owned())?;
-                self.admit_candidate(rule.id)?;
                 let received = Received {
                     revision: None,
                     ..c.received
                 };
-                self.validate(received, &origin).map(|b| Some((rule, b)))
+                let bundle = self.validate(received, &origin)?;
+                self.admit_candidate(rule.id, bundle)
+                    .map(|b| Some((rule, b)))
             }
             None => Ok(None),
         });
@@ -595,18 +596,19 @@ impl Run {
             id: split.id,
             basis_points: split.basis_points,
         };
-        let held = self
-            .candidate
-            .as_ref()
-            .filter(|(_, b)| b.etag().trim_matches('"') == split.digest);
-        if let Err(why) = self.admit_candidate(split.id) {
-            self.drop_candidate();
-            return self.failed(why);
-        }
+        // A candidate's signatures are of its split: with trusted keys,
+        // the same state under a new split is fetched with the new ones.
+        let trusting = self.remote.trusted_keys.is_some();
+        let held = self.candidate.as_ref().filter(|(held_rule, b)| {
+            b.etag().trim_matches('"') == split.digest && (!trusting || held_rule.id == split.id)
+        });
         let bundle = match held {
             Some((held_rule, _)) if *held_rule == rule => return,
             Some((_, bundle)) => bundle.clone(),
-            None => match self.fetch_candidate(&split) {
+            None => match self
+                .fetch_candidate(&split)
+                .and_then(|b| self.admit_candidate(split.id, b))
+            {
                 Ok(bundle) => bundle,
                 Err(why) => {
                     self.drop_candidate();
@@ -745,17 +747,25 @@ impl Run {
         Ok(())
     }
 
-    /// With trusted keys, a split's candidate is not served: it is no
-    /// revision of the label, and none of its releaser's signatures vouch
-    /// for it as one.
-    fn admit_candidate(&self, split: u64) -> Result<(), String> {
-        match self.remote.trusted_keys {
-            None => Ok(()),
-            Some(_) => Err(format!(
-                "{}: split {split}'s candidate is not served: this follower accepts only revisions signed by a trusted key, and a candidate is not one; every subject gets the label until the split is promoted",
-                self.origin
-            )),
-        }
+    /// With trusted keys, whether the candidate `bundle` of split `split`
+    /// may be served: signed by one of them as that split's candidate of
+    /// this pack and label (`store canary … --sign`), over the digest of
+    /// its files. Without trusted keys, anything that loads.
+    fn admit_candidate(&self, split: u64, mut bundle: Bundle) -> Result<Bundle, String> {
+        let Some(trusted) = &self.remote.trusted_keys else {
+            return Ok(bundle);
+        };
+        let (pack, label) = (&self.remote.pack, &self.remote.label);
+        let key = bundle
+            .verify_split(trusted, pack, label, split)
+            .map_err(|why| {
+                format!(
+                    "{}: split {split}'s candidate is not served, every subject gets the label: {why}",
+                    self.candidate_origin()
+                )
+            })?;
+        bundle.verified_by = Some(key);
+        Ok(bundle)
     }
 
     fn synced(&mut self) {

@@ -236,8 +236,10 @@ impl Remote {
     /// than the revision in force. Anything else (no signature, another
     /// key, another pack's or revision's signature, files altered after
     /// signing, an older revision sent again) keeps the last good bundle
-    /// and says why in [`Status::last_error`]; a split's candidate is not
-    /// served (every subject gets the label).
+    /// and says why in [`Status::last_error`]. A split's candidate is
+    /// served only when signed by one of them as that split's candidate
+    /// (`promptreg store canary … --sign KEYFILE`); otherwise every
+    /// subject gets the label.
     ///
     /// Without trusted keys, whatever the server sends and loads is put
     /// in force: the server, its database and anyone holding a key that
