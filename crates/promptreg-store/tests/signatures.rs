@@ -192,7 +192,11 @@ async fn a_label_the_manifest_signs_refuses_an_unsigned_move_and_keeps_its_state
         let signed = store.split_signatures(split.id).await.unwrap();
         let signature = Signature::from_armored(&signed[0]).unwrap();
         let statement = Statement::split("demo", "production", split.id, &split.digest);
-        assert!(trusting(1).verify(&statement, &[signature]).is_ok(), "{}", db.name);
+        assert!(
+            trusting(1).verify(&statement, &[signature]).is_ok(),
+            "{}",
+            db.name
+        );
         // `latest` follows pushes and is not held to it.
         assert!(
             !store

@@ -364,6 +364,17 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Signatures as OpenSSH writes them, one line each, as the bundle's
+/// `Promptreg-Signature` headers carry them. One that does not parse is
+/// left out: a follower that needs it then says the release is not signed.
+fn header_forms(armored: &[String]) -> Vec<String> {
+    armored
+        .iter()
+        .filter_map(|s| Signature::from_armored(s).ok())
+        .map(|s| s.to_header())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use promptreg_store::{Actor, PackFiles, Permission};
@@ -445,15 +456,4 @@ mod tests {
         }
         assert_eq!(cache.held().0, 2);
     }
-}
-
-/// Signatures as OpenSSH writes them, one line each, as the bundle's
-/// `Promptreg-Signature` headers carry them. One that does not parse is
-/// left out: a follower that needs it then says the release is not signed.
-fn header_forms(armored: &[String]) -> Vec<String> {
-    armored
-        .iter()
-        .filter_map(|s| Signature::from_armored(s).ok())
-        .map(|s| s.to_header())
-        .collect()
 }
