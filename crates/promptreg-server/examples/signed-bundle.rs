@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use promptreg::PromptRegistry;
 use promptreg::remote::Remote;
 use promptreg::signing::{
-    Signature, SigningKey, Statement, TrustedKeys, files_digest, state_digest, test_key_openssh,
+    Signature, SigningKey, Statement, TrustedKeys, files_digest, state_digest,
 };
 use promptreg_server::Config;
 use promptreg_store::{Actor, Label, PackFiles, Permission, Store};
@@ -30,11 +30,8 @@ fn main() {
         .nth(1)
         .map_or(200, |n| n.parse().expect("a number of samples"));
     println!("load before: {}", support::load());
-    let key = SigningKey::from_openssh(&test_key_openssh(1), None, "bench.key").unwrap();
-    let mut trusted = TrustedKeys::new();
-    trusted
-        .add_openssh(&key.public_key_openssh(), "bench")
-        .unwrap();
+    let key = promptreg_store::test_support::signing_key(1);
+    let trusted = promptreg_store::test_support::trusting(1);
     verify_against_fetch(&key, &trusted, samples);
     start_up(&key, &trusted, samples / 4);
     println!("load after: {}", support::load());
@@ -72,6 +69,19 @@ struct Document {
 struct Entry {
     id: String,
     files: BTreeMap<String, String>,
+}
+
+/// The state's digest, from its files, as a follower computes it.
+fn digest_of(document: &Document) -> String {
+    let each: Vec<(&str, String)> = document
+        .entries
+        .iter()
+        .map(|e| {
+            let files = e.files.iter().map(|(p, t)| (p.as_str(), t.as_bytes()));
+            (e.id.as_str(), files_digest(files))
+        })
+        .collect();
+    state_digest(each.iter().map(|(id, d)| (*id, d.as_str())))
 }
 
 fn verify_against_fetch(key: &SigningKey, trusted: &TrustedKeys, samples: usize) {
@@ -112,15 +122,7 @@ fn verify_against_fetch(key: &SigningKey, trusted: &TrustedKeys, samples: usize)
     let mut checks = Vec::with_capacity(samples);
     for _ in 0..samples {
         let start = Instant::now();
-        let digests: Vec<(&str, String)> = document
-            .entries
-            .iter()
-            .map(|e| {
-                let files = e.files.iter().map(|(p, t)| (p.as_str(), t.as_bytes()));
-                (e.id.as_str(), files_digest(files))
-            })
-            .collect();
-        let digest = state_digest(digests.iter().map(|(id, d)| (*id, d.as_str())));
+        let digest = digest_of(&document);
         let read: Vec<Signature> = signatures
             .iter()
             .map(|s| Signature::from_header(s).unwrap())
@@ -138,15 +140,7 @@ fn verify_against_fetch(key: &SigningKey, trusted: &TrustedKeys, samples: usize)
         .collect();
     for _ in 0..samples {
         let start = Instant::now();
-        let each: Vec<(&str, String)> = document
-            .entries
-            .iter()
-            .map(|e| {
-                let files = e.files.iter().map(|(p, t)| (p.as_str(), t.as_bytes()));
-                (e.id.as_str(), files_digest(files))
-            })
-            .collect();
-        let digest = state_digest(each.iter().map(|(id, d)| (*id, d.as_str())));
+        let digest = digest_of(&document);
         digests.push(start.elapsed());
         let statement = Statement::revision("goal-agent", "production", revision, &digest);
         let start = Instant::now();

@@ -12,24 +12,11 @@ use std::time::{Duration, Instant};
 use common::{TestServer, config, databases, published, writer};
 use promptreg::PromptRegistry;
 use promptreg::remote::{BakedBundle, Follower, Remote, Source};
-use promptreg::signing::{SigningKey, TrustedKeys, test_key_openssh};
-use promptreg_store::test_support::TestDb;
+use promptreg_store::test_support::{TestDb, signing_key, trusting};
 use promptreg_store::{Label, PackFiles, Store};
 
 /// Generous: the point is that it happens, not how fast.
 const DEADLINE: Duration = Duration::from_secs(30);
-
-fn key(seed: u8) -> SigningKey {
-    SigningKey::from_openssh(&test_key_openssh(seed), None, "test.key").unwrap()
-}
-
-fn trusting(seed: u8) -> TrustedKeys {
-    let mut trusted = TrustedKeys::new();
-    trusted
-        .add_openssh(&key(seed).public_key_openssh(), "test")
-        .unwrap();
-    trusted
-}
 
 fn remote(base: &str, cache: &Path) -> Remote {
     Remote::new(base)
@@ -116,7 +103,7 @@ async fn a_follower_that_trusts_a_key_refuses_every_release_that_key_did_not_sig
     for db in databases("signed_follow").await {
         let mut server = TestServer::start(published(&db).await, config()).await;
         let (base, store) = (server.base.clone(), server.store.clone());
-        let releaser = writer().signing_with(key(1));
+        let releaser = writer().signing_with(signing_key(1));
         let signed = release(&store, "Signed.\n", &releaser).await;
         let cache = tempfile::tempdir().unwrap();
         let registry = PromptRegistry::new();
@@ -129,7 +116,10 @@ async fn a_follower_that_trusts_a_key_refuses_every_release_that_key_did_not_sig
         })
         .await;
         assert_eq!(farewell(&registry), "Signed.", "{}", db.name);
-        assert_eq!(follower.status().verified_by, Some(key(1).fingerprint()));
+        assert_eq!(
+            follower.status().verified_by,
+            Some(signing_key(1).fingerprint())
+        );
 
         // Each refusal keeps the signed release in force and says why.
         let refused = async |what: &str, expected: &str| {
@@ -144,7 +134,12 @@ async fn a_follower_that_trusts_a_key_refuses_every_release_that_key_did_not_sig
         };
         release(&store, "Unsigned.\n", &writer()).await;
         refused("an unsigned release", "is not signed").await;
-        release(&store, "By a stranger.\n", &writer().signing_with(key(2))).await;
+        release(
+            &store,
+            "By a stranger.\n",
+            &writer().signing_with(signing_key(2)),
+        )
+        .await;
         refused("a release by another key", "not trusted here").await;
 
         // The database gives a revision the trusted key's signature of
@@ -214,7 +209,7 @@ async fn an_older_signed_release_sent_again_is_refused() {
     for db in databases("signed_replay").await {
         let server = TestServer::start(published(&db).await, config()).await;
         let (base, store) = (server.base.clone(), server.store.clone());
-        let releaser = writer().signing_with(key(1));
+        let releaser = writer().signing_with(signing_key(1));
         let older = release(&store, "Older.\n", &releaser).await;
         let newer = release(&store, "Newer.\n", &releaser).await;
         let cache = tempfile::tempdir().unwrap();
@@ -259,7 +254,7 @@ async fn a_baked_bundle_renders_with_no_server_and_a_follower_starts_from_it() {
     let db = common::sqlite();
     let mut server = TestServer::start(published(&db).await, config()).await;
     let (base, store) = (server.base.clone(), server.store.clone());
-    let signed = release(&store, "Baked.\n", &writer().signing_with(key(1))).await;
+    let signed = release(&store, "Baked.\n", &writer().signing_with(signing_key(1))).await;
     let dir = tempfile::tempdir().unwrap();
     let baked = dir.path().join("prod.bundle");
     {
@@ -281,7 +276,10 @@ async fn a_baked_bundle_renders_with_no_server_and_a_follower_starts_from_it() {
         (read.pack_name(), read.label(), read.revision()),
         ("demo", "production", Some(signed))
     );
-    assert_eq!(read.verify(&trusting(1)).unwrap(), key(1).fingerprint());
+    assert_eq!(
+        read.verify(&trusting(1)).unwrap(),
+        signing_key(1).fingerprint()
+    );
     let registry = PromptRegistry::from_bundle(&baked, Some(&trusting(1))).unwrap();
     assert_eq!(farewell(&registry), "Baked.");
     let stranger = PromptRegistry::from_bundle(&baked, Some(&trusting(2))).unwrap_err();
@@ -315,7 +313,7 @@ async fn a_baked_bundle_renders_with_no_server_and_a_follower_starts_from_it() {
     let status = follower.status();
     assert_eq!(status.source, Source::Baked);
     assert_eq!(status.revision, Some(signed));
-    assert_eq!(status.verified_by, Some(key(1).fingerprint()));
+    assert_eq!(status.verified_by, Some(signing_key(1).fingerprint()));
     assert_eq!(farewell(&registry), "Baked.");
     // One for another pack is set aside with a warning.
     let other = PromptRegistry::new();
@@ -341,7 +339,7 @@ async fn a_trusting_follower_serves_only_a_signed_splits_candidate() {
     for db in databases("signed_split").await {
         let server = TestServer::start(published(&db).await, config()).await;
         let store = server.store.clone();
-        let releaser = writer().signing_with(key(1));
+        let releaser = writer().signing_with(signing_key(1));
         release(&store, "Stable.\n", &releaser).await;
         let mut files = PackFiles::default();
         files.insert("defaults/farewell.md", "Candidate.\n");

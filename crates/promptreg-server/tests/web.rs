@@ -1426,10 +1426,9 @@ async fn the_label_page_shows_what_serves_the_label() {
 /// store is escaped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_label_page_shows_who_signed_each_revision() {
-    use promptreg::signing::{SigningKey, test_key_openssh};
     let db = common::sqlite();
     let store = published(&db).await;
-    let key = SigningKey::from_openssh(&test_key_openssh(1), None, "test.key").unwrap();
+    let key = promptreg_store::test_support::signing_key(1);
     let fingerprint = key.fingerprint();
     store
         .name_signing_key(&fingerprint, "<b>bot</b>", &admin())

@@ -123,6 +123,22 @@ pub async fn postgres(test: &str) -> Option<TestDb> {
     })
 }
 
+/// A releaser's signing key made from `seed`: anyone can make the same
+/// one, so it is for tests only.
+pub fn signing_key(seed: u8) -> promptreg::signing::SigningKey {
+    let text = promptreg::signing::test_key_openssh(seed);
+    promptreg::signing::SigningKey::from_openssh(&text, None, "test.key").unwrap()
+}
+
+/// Keys that trust only [`signing_key`]`(seed)`.
+pub fn trusting(seed: u8) -> promptreg::signing::TrustedKeys {
+    let mut trusted = promptreg::signing::TrustedKeys::new();
+    trusted
+        .add_openssh(&signing_key(seed).public_key_openssh(), "test")
+        .unwrap();
+    trusted
+}
+
 /// A writer, `ada`.
 pub fn writer() -> Actor {
     Actor::new("ada", [Permission::Write])

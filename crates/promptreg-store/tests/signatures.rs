@@ -6,20 +6,8 @@
 mod common;
 
 use common::*;
-use promptreg::signing::{Signature, SigningKey, Statement, TrustedKeys, test_key_openssh};
+use promptreg::signing::{Signature, Statement};
 use promptreg_store::{ErrorKind, EventKind, Label, PackFiles, RevisionCause};
-
-fn key(seed: u8) -> SigningKey {
-    SigningKey::from_openssh(&test_key_openssh(seed), None, "test.key").unwrap()
-}
-
-fn trusting(seed: u8) -> TrustedKeys {
-    let mut trusted = TrustedKeys::new();
-    trusted
-        .add_openssh(&key(seed).public_key_openssh(), "test")
-        .unwrap();
-    trusted
-}
 
 fn label(name: &str) -> Label {
     Label::new(name).unwrap()
@@ -41,7 +29,7 @@ async fn a_signing_actor_signs_each_revision_it_makes_for_exactly_that_revision(
         let store = db.open().await;
         let production = label("production");
         store.push(&demo(), &writer(), "first").await.unwrap();
-        let releaser = writer().signing_with(key(1));
+        let releaser = writer().signing_with(signing_key(1));
         let released = store
             .release("demo", &Label::latest(), &production, None, &releaser, "")
             .await
@@ -49,7 +37,7 @@ async fn a_signing_actor_signs_each_revision_it_makes_for_exactly_that_revision(
         let revision = store.revision("demo", &production, 1).await.unwrap();
         assert_eq!(revision.signatures.len(), 1, "{}", db.name);
         let signed = &revision.signatures[0];
-        assert_eq!(signed.fingerprint, key(1).fingerprint());
+        assert_eq!(signed.fingerprint, signing_key(1).fingerprint());
         assert_eq!(signed.actor, writer().name);
         let signature = Signature::from_armored(&signed.signature).unwrap();
         let statement = Statement::revision("demo", "production", 1, &revision.digest);
@@ -57,7 +45,7 @@ async fn a_signing_actor_signs_each_revision_it_makes_for_exactly_that_revision(
             trusting(1)
                 .verify(&statement, std::slice::from_ref(&signature))
                 .unwrap(),
-            key(1).fingerprint()
+            signing_key(1).fingerprint()
         );
         assert!(
             trusting(2)
@@ -92,12 +80,12 @@ async fn a_signing_actor_signs_each_revision_it_makes_for_exactly_that_revision(
         );
         let after = store.last_event_id().await.unwrap();
         let (number, fingerprint) = store
-            .sign_revision("demo", &staging, 1, &writer().signing_with(key(2)))
+            .sign_revision("demo", &staging, 1, &writer().signing_with(signing_key(2)))
             .await
             .unwrap();
         assert_eq!(
             (number, fingerprint.as_str()),
-            (1, key(2).fingerprint().as_str())
+            (1, signing_key(2).fingerprint().as_str())
         );
         let events = store.events_since(after, 10).await.unwrap();
         assert!(
@@ -107,7 +95,7 @@ async fn a_signing_actor_signs_each_revision_it_makes_for_exactly_that_revision(
         );
         // Signing twice with one key keeps one signature.
         store
-            .sign_revision("demo", &staging, 1, &writer().signing_with(key(2)))
+            .sign_revision("demo", &staging, 1, &writer().signing_with(signing_key(2)))
             .await
             .unwrap();
         let signatures = store
@@ -118,7 +106,7 @@ async fn a_signing_actor_signs_each_revision_it_makes_for_exactly_that_revision(
         let unsigned = store.sign_revision("demo", &staging, 1, &writer()).await;
         assert_eq!(unsigned.unwrap_err().kind(), ErrorKind::InvalidInput);
         let absent = store
-            .sign_revision("demo", &staging, 9, &writer().signing_with(key(2)))
+            .sign_revision("demo", &staging, 9, &writer().signing_with(signing_key(2)))
             .await;
         assert_eq!(absent.unwrap_err().kind(), ErrorKind::UnknownVersion);
     }
@@ -141,7 +129,7 @@ async fn a_label_the_manifest_signs_refuses_an_unsigned_move_and_keeps_its_state
         assert!(refused.to_string().contains("--sign KEYFILE"), "{refused}");
         let nothing = store.revisions("demo", &production).await.unwrap_err();
         assert_eq!(nothing.kind(), ErrorKind::UnknownVersion, "nothing moved");
-        let releaser = writer().signing_with(key(1));
+        let releaser = writer().signing_with(signing_key(1));
         store
             .release("demo", &Label::latest(), &production, None, &releaser, "")
             .await
@@ -214,7 +202,7 @@ async fn admins_name_signing_keys_and_revisions_show_the_name() {
         let store = db.open().await;
         let production = label("production");
         store.push(&demo(), &writer(), "first").await.unwrap();
-        let fingerprint = key(1).fingerprint();
+        let fingerprint = signing_key(1).fingerprint();
         let refused = store
             .name_signing_key(&fingerprint, "release bot", &writer())
             .await;
@@ -231,7 +219,7 @@ async fn admins_name_signing_keys_and_revisions_show_the_name() {
                 &Label::latest(),
                 &production,
                 None,
-                &writer().signing_with(key(1)),
+                &writer().signing_with(signing_key(1)),
                 "",
             )
             .await

@@ -196,8 +196,9 @@ fn release_labels(
                 "`[release] {list}`: `{name}` is not a label name: lowercase letters, digits and `-`, starting with a letter or digit"
             ))
         } else if name == "latest" {
+            let verb = if list == "gated" { "gate" } else { "sign" };
             Some(format!(
-                "`[release] {list}`: `latest` follows pushes and cannot be {list}; name the label you release to"
+                "`[release] {list}`: `latest` follows pushes and cannot be {list}; {verb} the label you release to"
             ))
         } else if named.contains(name) {
             Some(format!("`[release] {list}`: `{name}` is listed twice"))
