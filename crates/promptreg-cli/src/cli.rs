@@ -91,10 +91,10 @@ pub struct ServerOptions {
     /// With --server: how long each request to the server may take, in seconds [default: 10]
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
-    /// Read the pack from a baked bundle file (`promptreg bundle export`) instead of a folder or a server
+    /// Read the pack from a baked bundle file (`promptreg bundle export`)
     #[arg(long, value_name = "FILE", conflicts_with = "server")]
     pub bundle: Option<PathBuf>,
-    /// Accept the pack of --server, --bundle or `follow` only when signed by one of the keys in this file (`.pub`, authorized_keys or allowed_signers); repeatable
+    /// Accept only releases signed by a key of this file (.pub, allowed_signers); repeatable
     #[arg(long = "trust-key", value_name = "FILE")]
     pub trust_keys: Vec<PathBuf>,
 }
@@ -196,7 +196,7 @@ pub struct BundleArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCommand {
-    /// Write a label of a server's pack to one file: its bundle, revision, digest and signatures (--server URL --pack NAME [--label L])
+    /// Write a server's label to one file: bundle, revision, digest, signatures
     Export {
         /// The file to write
         #[arg(long, short, value_name = "FILE")]
@@ -428,7 +428,7 @@ pub struct Mover {
     /// Move a gated label even though its tests fail (needs --admin and --reason)
     #[arg(long)]
     pub force: bool,
-    /// Sign the label's new revision with this SSH private key (Ed25519); an encrypted key's passphrase comes from PROMPTREG_SIGNING_PASSPHRASE
+    /// Sign the new revision with this SSH key (Ed25519; PROMPTREG_SIGNING_PASSPHRASE if encrypted)
     #[arg(long, value_name = "KEYFILE")]
     pub sign: Option<PathBuf>,
 }
@@ -628,7 +628,7 @@ pub enum StoreCommand {
         #[command(flatten)]
         who: Mover,
     },
-    /// Sign a revision of a label (its newest by default) with your key: a release made without --sign, or a second signature
+    /// Sign a revision of a label (its newest by default) with your key (--sign KEYFILE)
     Sign {
         /// The label
         label: String,
@@ -640,7 +640,7 @@ pub enum StoreCommand {
         #[command(flatten)]
         who: Mover,
     },
-    /// Name a signing key (its fingerprint, as `ssh-keygen -l -f KEY.pub` prints it) for the web page and the API; needs --admin
+    /// Name a signing key by its fingerprint (`ssh-keygen -l -f KEY.pub`); needs --admin
     NameKey {
         /// The key's fingerprint, `SHA256:…`
         fingerprint: String,
