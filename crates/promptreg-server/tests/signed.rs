@@ -29,6 +29,16 @@ fn remote(base: &str, cache: &Path) -> Remote {
         .trust_keys(trusting(1))
 }
 
+/// A registry with a local `farewell`, following `base` with `cache`.
+fn following(base: &str, cache: &Path) -> (PromptRegistry, Follower) {
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    let follower = registry.follow(remote(base, cache)).unwrap();
+    (registry, follower)
+}
+
 fn farewell(registry: &PromptRegistry) -> String {
     registry.render_plain("farewell").unwrap()
 }
@@ -106,11 +116,7 @@ async fn a_follower_that_trusts_a_key_refuses_every_release_that_key_did_not_sig
         let releaser = writer().signing_with(signing_key(1));
         let signed = release(&store, "Signed.\n", &releaser).await;
         let cache = tempfile::tempdir().unwrap();
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
-        let follower = registry.follow(remote(&base, cache.path())).unwrap();
+        let (registry, follower) = following(&base, cache.path());
         until(&registry, &follower, "the signed release", |s| {
             s.revision == Some(signed)
         })
@@ -178,11 +184,7 @@ async fn a_follower_that_trusts_a_key_refuses_every_release_that_key_did_not_sig
         ))
         .await;
         let _server = restart(server).await;
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
-        let follower = registry.follow(remote(&base, fresh.path())).unwrap();
+        let (registry, follower) = following(&base, fresh.path());
         until(&registry, &follower, "altered files", |s| {
             s.last_error
                 .as_deref()
@@ -213,11 +215,7 @@ async fn an_older_signed_release_sent_again_is_refused() {
         let older = release(&store, "Older.\n", &releaser).await;
         let newer = release(&store, "Newer.\n", &releaser).await;
         let cache = tempfile::tempdir().unwrap();
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
-        let follower = registry.follow(remote(&base, cache.path())).unwrap();
+        let (registry, follower) = following(&base, cache.path());
         until(&registry, &follower, "the newer release", |s| {
             s.revision == Some(newer)
         })
