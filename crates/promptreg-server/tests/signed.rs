@@ -19,14 +19,7 @@ use promptreg_store::{Label, PackFiles, Store};
 const DEADLINE: Duration = Duration::from_secs(30);
 
 fn remote(base: &str, cache: &Path) -> Remote {
-    Remote::new(base)
-        .pack("demo")
-        .label("production")
-        .cache_dir(cache)
-        .poll_interval(Duration::from_millis(200))
-        .reconnect(Duration::from_millis(50), Duration::from_millis(300))
-        .timeout(Duration::from_secs(5))
-        .trust_keys(trusting(1))
+    common::follow_demo(base, cache).trust_keys(trusting(1))
 }
 
 /// A registry with a local `farewell`, following `base` with `cache`.

@@ -234,3 +234,15 @@ impl SseClient {
         events
     }
 }
+
+/// How the follower tests follow `production` of `demo` on a test server:
+/// quick polls and reconnects, the disk cache in `cache`.
+pub fn follow_demo(base: &str, cache: &std::path::Path) -> promptreg::remote::Remote {
+    promptreg::remote::Remote::new(base)
+        .pack("demo")
+        .label("production")
+        .cache_dir(cache)
+        .poll_interval(Duration::from_millis(200))
+        .reconnect(Duration::from_millis(50), Duration::from_millis(300))
+        .timeout(Duration::from_secs(5))
+}
