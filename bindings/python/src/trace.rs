@@ -1,0 +1,368 @@
+//! The trace of a render (`render_traced`, `explain`,
+//! `render_messages_traced`) as typed objects.
+//!
+//! The shapes follow the library's serialisation (`promptreg explain
+//! --json`). A part's `start` and `end` count characters (code points), so
+//! that `trace.text[part.start:part.end] == part.text`; `byte_range` is the
+//! same span in the UTF-8 encoding, as the library reports it.
+
+use promptreg::{Origin, Part, Provenance, Rendered, RenderedChat, RenderedMessage};
+use pyo3::prelude::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::record::{json_to_py, optional_json_to_py, record};
+
+/// A rendered prompt with where each part came from.
+#[pyclass(frozen, get_all, module = "promptreg")]
+pub struct Trace {
+    /// The prompt rendered.
+    pub id: String,
+    /// The locale it was rendered for.
+    pub locale: String,
+    /// The final text, the same as `render` returns.
+    pub text: String,
+    /// The steps of locale matching, in the order they were tried.
+    pub lookup: Vec<LookupStep>,
+    /// The non-blank parts, in order.
+    pub parts: Vec<TracePart>,
+    /// The model settings for this locale, or `None`.
+    pub model: Py<PyAny>,
+    /// The prompt's metadata, or `None`.
+    pub metadata: Py<PyAny>,
+    /// The attributes for the span of the LLM call this prompt goes to,
+    /// OpenTelemetry style (`promptreg.prompt.id`, ...).
+    pub trace_attributes: Py<PyAny>,
+}
+
+record!(Trace[id, locale, text, lookup, parts, model, metadata, trace_attributes]);
+
+/// One step of locale matching.
+#[pyclass(frozen, get_all, module = "promptreg")]
+#[derive(Clone)]
+pub struct LookupStep {
+    /// The locale key, or the language and script for the same-script step.
+    pub key: String,
+    /// `exact`, `parent`, `same-script` or `fallback`.
+    pub step: String,
+}
+
+record!(LookupStep[key, step]);
+
+/// One part of a rendered prompt or message.
+#[pyclass(frozen, get_all, module = "promptreg")]
+#[derive(Clone)]
+pub struct TracePart {
+    /// Which part of the prompt it is.
+    pub origin: PartOrigin,
+    /// Where it starts in the text, in characters.
+    pub start: usize,
+    /// Where it ends in the text, in characters.
+    pub end: usize,
+    /// Its span in the text's UTF-8 encoding, in bytes.
+    pub byte_range: (usize, usize),
+    /// Its text.
+    pub text: String,
+    /// The file or setting that supplied it, when its source recorded one.
+    pub provenance: Option<PartProvenance>,
+    /// The snippet files its template included, as the locale picked them.
+    pub snippets: Vec<String>,
+}
+
+record!(TracePart[origin, start, end, byte_range, text, provenance, snippets]);
+
+/// Which part of a prompt a piece of text came from.
+#[pyclass(frozen, get_all, module = "promptreg")]
+#[derive(Clone)]
+pub struct PartOrigin {
+    /// `pinned-head`, `default`, `override`, `user`, `pinned-tail`,
+    /// `appender` or `global-appender`.
+    pub kind: String,
+    /// How `promptreg explain` names it: ``override for `ja` ``.
+    pub label: String,
+    /// Position among the blocks of its kind, from 0.
+    pub index: Option<u64>,
+    /// For an override: the locale it was registered for.
+    pub locale: Option<String>,
+    /// For an override: the step of locale matching that found it.
+    pub step: Option<String>,
+    /// For a user block: whether it takes the body's place.
+    pub replaces_body: Option<bool>,
+    /// For a pinned block: the locale variant whose text was used.
+    pub translation: Option<LocaleMatch>,
+}
+
+record!(PartOrigin[kind, label, index, locale, step, replaces_body, translation]);
+
+/// A locale variant found by locale matching.
+#[pyclass(frozen, get_all, module = "promptreg")]
+#[derive(Clone)]
+pub struct LocaleMatch {
+    /// The locale the variant was registered for.
+    pub locale: String,
+    /// The step of locale matching that found it.
+    pub step: String,
+}
+
+record!(LocaleMatch[locale, step]);
+
+/// Where a part came from, as its source recorded it.
+#[pyclass(frozen, get_all, module = "promptreg")]
+#[derive(Clone)]
+pub struct PartProvenance {
+    /// `code`, `pack` or `user`.
+    pub source: String,
+    /// How the source names the part: `default file`, `inline setting`.
+    pub what: String,
+    /// The file it was read from.
+    pub file: Option<String>,
+    /// The file actually read, when `file` is a symbolic link.
+    pub target: Option<String>,
+    /// The locale the file is for.
+    pub locale: Option<String>,
+    /// The mode in force, for a block of the user's configuration.
+    pub mode: Option<String>,
+    /// The settings entry that configured it.
+    pub chosen_by: Option<SettingRef>,
+    /// For a followed pack: the prompt's version in the store.
+    pub version: Option<u64>,
+    /// That version's content digest.
+    pub digest: Option<String>,
+    /// The label followed.
+    pub label: Option<String>,
+    /// The label's revision in force.
+    pub revision: Option<u64>,
+    /// The split whose candidate the part is.
+    pub split: Option<u64>,
+}
+
+record!(PartProvenance[source, what, file, target, locale, mode, chosen_by, version, digest, label, revision, split]);
+
+/// A settings entry: a file and a key path in it.
+#[pyclass(frozen, get_all, module = "promptreg")]
+#[derive(Clone)]
+pub struct SettingRef {
+    /// The settings file.
+    pub file: String,
+    /// The key path, such as `prompts.auditor`.
+    pub key_path: String,
+    /// Its line, from 1.
+    pub line: usize,
+    /// Its column in characters, from 1.
+    pub column: usize,
+}
+
+record!(SettingRef[file, key_path, line, column]);
+
+/// A rendered chat prompt with where each part of each message came from.
+#[pyclass(frozen, get_all, module = "promptreg")]
+pub struct ChatTrace {
+    /// The prompt rendered.
+    pub id: String,
+    /// The locale it was rendered for.
+    pub locale: String,
+    /// The steps of locale matching, in the order they were tried.
+    pub lookup: Vec<LookupStep>,
+    /// The messages, in order, with their parts.
+    pub messages: Vec<TraceMessage>,
+    /// The model settings for this locale, or `None`.
+    pub model: Py<PyAny>,
+    /// The prompt's metadata, or `None`.
+    pub metadata: Py<PyAny>,
+    /// The attributes for the span of the LLM call, as `Trace` has them.
+    pub trace_attributes: Py<PyAny>,
+}
+
+record!(ChatTrace[id, locale, lookup, messages, model, metadata, trace_attributes]);
+
+/// One rendered message of a chat prompt with its parts.
+#[pyclass(frozen, get_all, module = "promptreg")]
+#[derive(Clone)]
+pub struct TraceMessage {
+    /// Who speaks.
+    pub role: String,
+    /// What is said, as sent.
+    pub content: String,
+    /// The non-blank parts of `content` (none for a message of a history).
+    pub parts: Vec<TracePart>,
+    /// Whether the prompt declares it or a history brought it.
+    pub source: MessageSource,
+}
+
+record!(TraceMessage[role, content, parts, source]);
+
+/// Where a rendered message came from.
+#[pyclass(frozen, get_all, module = "promptreg")]
+#[derive(Clone)]
+pub struct MessageSource {
+    /// `prompt` or `history`.
+    pub kind: String,
+    /// Its position among the prompt's messages, or in the history.
+    pub index: u64,
+    /// For a history message: the placeholder's name.
+    pub name: Option<String>,
+}
+
+record!(MessageSource[kind, index, name]);
+
+impl Trace {
+    pub(crate) fn new(py: Python<'_>, rendered: &Rendered) -> PyResult<Self> {
+        Ok(Trace {
+            id: rendered.id.to_string(),
+            locale: rendered.locale.to_string(),
+            text: rendered.text.clone(),
+            lookup: lookup(&rendered.lookup),
+            parts: parts(&rendered.text, &rendered.parts),
+            model: optional_json_to_py(py, rendered.model.as_ref().map(|m| m.to_value()))?,
+            metadata: optional_json_to_py(py, rendered.metadata.as_ref().map(|m| m.to_value()))?,
+            trace_attributes: json_to_py(py, &attributes(rendered.trace_attributes()))?,
+        })
+    }
+}
+
+impl ChatTrace {
+    pub(crate) fn new(py: Python<'_>, rendered: &RenderedChat) -> PyResult<Self> {
+        Ok(ChatTrace {
+            id: rendered.id.to_string(),
+            locale: rendered.locale.to_string(),
+            lookup: lookup(&rendered.lookup),
+            messages: rendered.messages.iter().map(TraceMessage::from).collect(),
+            model: optional_json_to_py(py, rendered.model.as_ref().map(|m| m.to_value()))?,
+            metadata: optional_json_to_py(py, rendered.metadata.as_ref().map(|m| m.to_value()))?,
+            trace_attributes: json_to_py(py, &attributes(rendered.trace_attributes()))?,
+        })
+    }
+}
+
+impl From<&RenderedMessage> for TraceMessage {
+    fn from(message: &RenderedMessage) -> Self {
+        // The library's serialisation is the one description of a source's
+        // fields (`MessageSource` is non-exhaustive); read them from it.
+        let source = serde_json::to_value(&message.source).unwrap_or(Value::Null);
+        TraceMessage {
+            role: message.role.to_string(),
+            content: message.content.clone(),
+            parts: parts(&message.content, &message.parts),
+            source: MessageSource {
+                kind: source
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                index: source.get("index").and_then(Value::as_u64).unwrap_or(0),
+                name: source
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            },
+        }
+    }
+}
+
+fn lookup(steps: &[promptreg::LookupStep]) -> Vec<LookupStep> {
+    steps
+        .iter()
+        .map(|step| LookupStep {
+            key: step.key.clone(),
+            step: name_of(&step.step),
+        })
+        .collect()
+}
+
+fn parts(text: &str, parts: &[Part]) -> Vec<TracePart> {
+    parts
+        .iter()
+        .map(|part| TracePart::new(text, part))
+        .collect()
+}
+
+impl TracePart {
+    fn new(text: &str, part: &Part) -> Self {
+        let chars = |byte: usize| text.get(..byte).unwrap_or(text).chars().count();
+        TracePart {
+            origin: PartOrigin::from(&part.origin),
+            start: chars(part.range.start),
+            end: chars(part.range.end),
+            byte_range: (part.range.start, part.range.end),
+            text: text.get(part.range.clone()).unwrap_or_default().to_owned(),
+            provenance: part.provenance.as_deref().map(PartProvenance::from),
+            snippets: part
+                .snippets
+                .iter()
+                .map(|f| f.to_string_lossy().into_owned())
+                .collect(),
+        }
+    }
+}
+
+impl From<&Origin> for PartOrigin {
+    fn from(origin: &Origin) -> Self {
+        // The library's serialisation is the one description of an origin's
+        // fields (`Origin` is non-exhaustive); read them from it.
+        let fields = serde_json::to_value(origin).unwrap_or(Value::Null);
+        let text = |key: &str| fields.get(key).and_then(Value::as_str).map(str::to_owned);
+        let translation = fields.get("translation").and_then(|t| {
+            Some(LocaleMatch {
+                locale: t.get("locale")?.as_str()?.to_owned(),
+                step: t.get("step")?.as_str()?.to_owned(),
+            })
+        });
+        PartOrigin {
+            kind: text("kind").unwrap_or_default(),
+            label: origin.to_string(),
+            index: fields.get("index").and_then(Value::as_u64),
+            locale: text("locale"),
+            step: text("step"),
+            replaces_body: fields.get("replaces_body").and_then(Value::as_bool),
+            translation,
+        }
+    }
+}
+
+impl From<&Provenance> for PartProvenance {
+    fn from(provenance: &Provenance) -> Self {
+        let path = |p: &std::path::Path| p.display().to_string();
+        PartProvenance {
+            source: name_of(&provenance.source),
+            what: provenance.what.clone(),
+            file: provenance.file.as_deref().map(path),
+            target: provenance.target.as_deref().map(path),
+            locale: provenance.locale.as_ref().map(|l| l.to_string()),
+            mode: provenance.mode.clone(),
+            chosen_by: provenance.chosen_by.as_ref().map(|setting| SettingRef {
+                file: path(&setting.file),
+                key_path: setting.key_path.clone(),
+                line: setting.line,
+                column: setting.column,
+            }),
+            version: provenance.version,
+            digest: provenance.digest.clone(),
+            label: provenance.label.clone(),
+            revision: provenance.revision,
+            split: provenance.split,
+        }
+    }
+}
+
+/// The serialised name of a unit variant (`same-script`, `pack`).
+fn name_of(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
+/// Tracing attributes as one object, name -> value.
+fn attributes(pairs: Vec<(&'static str, promptreg::trace_attributes::AttributeValue)>) -> Value {
+    Value::Object(
+        pairs
+            .into_iter()
+            .map(|(name, value)| {
+                (
+                    name.to_owned(),
+                    serde_json::to_value(value).unwrap_or(Value::Null),
+                )
+            })
+            .collect(),
+    )
+}
