@@ -266,6 +266,19 @@ impl Template {
         locale: &Locale,
         fallback: &Locale,
     ) -> Result<String, String> {
+        if ctx.kind() == ValueKind::Invalid {
+            // The context did not serialise: say why, not that every
+            // variable is missing.
+            let shown = ctx.to_string();
+            let why = shown
+                .strip_prefix("<invalid value: ")
+                .and_then(|s| s.strip_suffix('>'))
+                .unwrap_or(&shown);
+            return Err(format!(
+                "template {} cannot read the context: {why}",
+                self.path.display()
+            ));
+        }
         let missing: Vec<&str> = self
             .variables
             .iter()
@@ -591,6 +604,23 @@ mod tests {
             )
             .unwrap();
         assert_eq!(out, "{{ other }} <b>&");
+    }
+
+    #[test]
+    fn a_context_that_does_not_serialise_is_an_error_saying_why() {
+        struct Unreadable;
+        impl serde::Serialize for Unreadable {
+            fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+                Err(serde::ser::Error::custom("a socket is not data"))
+            }
+        }
+        let t = compile("Hello {{ brand }}", vec![]);
+        let err = t
+            .render(&Value::from(Serde(Unreadable)), &en(), &en())
+            .unwrap_err();
+        assert!(err.contains("t.md cannot read the context"), "{err}");
+        assert!(err.contains("a socket is not data"), "{err}");
+        assert!(!err.contains("undefined"), "{err}");
     }
 
     #[test]
