@@ -107,7 +107,7 @@ impl Pack {
 
     fn __repr__(&self) -> String {
         format!(
-            "Pack({:?}, prompts={})",
+            "Pack('{}', prompts={})",
             self.inner.name(),
             self.inner.prompts().count()
         )

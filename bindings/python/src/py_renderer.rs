@@ -20,7 +20,7 @@ use std::sync::{Mutex, PoisonError};
 use promptreg::{Locale, Renderer};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyMapping, PyString, PyType};
 use serde::Serialize;
 
 use crate::errors::{type_error, type_name};
@@ -215,33 +215,45 @@ impl Serialize for PyRenderCx {
 
 /// The context as JSON data, or why it is not.
 fn context_data(ctx: &Bound<'_, PyAny>) -> Result<serde_json::Value, String> {
-    let plain = plain_data(ctx).map_err(|e| format!("the context is not data: {e}"))?;
+    let plain = plain_data(ctx)?;
     pythonize::depythonize::<serde_json::Value>(&plain).map_err(|e| {
         format!(
-            "the context ({}) is not data a template can read: {e}; pass a dict, a dataclass or a pydantic model",
+            "the context ({}) is not data a template can read: {e}",
             type_name(ctx)
         )
     })
 }
 
-/// A dataclass as a dict, a pydantic model dumped, anything else as it is.
-fn plain_data<'py>(ctx: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+/// A dataclass as a dict, a pydantic model dumped, a mapping or `None` as
+/// it is; anything else is refused: a template reads its variables by
+/// name.
+fn plain_data<'py>(ctx: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, String> {
     let py = ctx.py();
-    if ctx.is_instance_of::<PyDict>() || ctx.is_none() {
-        return Ok(ctx.clone());
+    let convert = || -> PyResult<Option<Bound<'py, PyAny>>> {
+        if ctx.is_none() || ctx.is_instance_of::<PyDict>() || ctx.cast::<PyMapping>().is_ok() {
+            return Ok(Some(ctx.clone()));
+        }
+        let dataclasses = py.import("dataclasses")?;
+        if dataclasses
+            .call_method1("is_dataclass", (ctx,))?
+            .is_truthy()?
+            && !ctx.is_instance_of::<PyType>()
+        {
+            return dataclasses.call_method1("asdict", (ctx,)).map(Some);
+        }
+        if ctx.hasattr("model_dump")? {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("mode", "json")?;
+            return ctx.call_method("model_dump", (), Some(&kwargs)).map(Some);
+        }
+        Ok(None)
+    };
+    match convert() {
+        Ok(Some(data)) => Ok(data),
+        Ok(None) => Err(format!(
+            "the context ({}) is not data a template can read: pass a dict, a dataclass or a pydantic model",
+            type_name(ctx)
+        )),
+        Err(error) => Err(format!("the context could not be converted: {error}")),
     }
-    let dataclasses = py.import("dataclasses")?;
-    let is_instance = dataclasses
-        .call_method1("is_dataclass", (ctx,))?
-        .is_truthy()?
-        && !ctx.is_instance_of::<pyo3::types::PyType>();
-    if is_instance {
-        return dataclasses.call_method1("asdict", (ctx,));
-    }
-    if ctx.hasattr("model_dump")? {
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("mode", "json")?;
-        return ctx.call_method("model_dump", (), Some(&kwargs));
-    }
-    Ok(ctx.clone())
 }

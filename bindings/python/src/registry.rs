@@ -221,6 +221,26 @@ impl PromptRegistry {
         })
     }
 
+    /// Renders `id` as `render_for` does and returns the trace, whose
+    /// `trace_attributes` name the split and the arm served.
+    #[pyo3(signature = (subject, id, ctx = None, locale = None))]
+    fn render_traced_for(
+        &self,
+        py: Python<'_>,
+        subject: &str,
+        id: &str,
+        ctx: Option<Bound<'_, PyAny>>,
+        locale: Option<String>,
+    ) -> PyResult<Trace> {
+        let locale = self.locale_or_default(locale);
+        let rendered = self.render_with(py, ctx, |registry, cx| {
+            registry
+                .snapshot_for(subject)
+                .render_traced_in(id, cx, locale.as_str())
+        })?;
+        Trace::new(py, &rendered)
+    }
+
     /// The split and arm (`"stable"` or `"candidate"`) `subject` gets while
     /// a split runs on a followed label, else `None`.
     fn arm_for(&self, subject: &str) -> Option<(u64, String)> {
@@ -576,9 +596,9 @@ impl PromptRegistry {
 
     fn __repr__(&self) -> String {
         format!(
-            "PromptRegistry(prompts={}, locale={:?})",
+            "PromptRegistry(prompts={}, locale='{}')",
             self.inner.list().len(),
-            self.inner.locale().to_string()
+            self.inner.locale()
         )
     }
 }
