@@ -167,6 +167,23 @@ pub struct ChatRequest {
     pub(crate) metadata: Option<serde_json::Value>,
 }
 
+impl ChatRequest {
+    /// The keyword arguments of a request: the model settings `named`, as
+    /// they are, and the others in `extra_body` (left out when none).
+    fn request<'py>(&self, py: Python<'py>, named: &[&str]) -> PyResult<Bound<'py, PyDict>> {
+        let kwargs = PyDict::new(py);
+        let extra = PyDict::new(py);
+        for (key, value) in settings(py, self.model.as_ref())?.iter() {
+            let is_named = named.iter().any(|n| key.eq(*n).unwrap_or(false));
+            if is_named { &kwargs } else { &extra }.set_item(key, value)?;
+        }
+        if !extra.is_empty() {
+            kwargs.set_item("extra_body", extra)?;
+        }
+        Ok(kwargs)
+    }
+}
+
 #[pymethods]
 impl ChatRequest {
     /// The prompt rendered.
@@ -195,22 +212,26 @@ impl ChatRequest {
     }
 
     /// The keyword arguments of OpenAI's
-    /// `client.chat.completions.create(**request.openai())`: the model
-    /// settings and `messages`.
+    /// `client.chat.completions.create(**request.openai())`: `model`,
+    /// `messages`, and the other model settings in `extra_body`, which the
+    /// SDK merges into the request's JSON, so that the request sent is the
+    /// same whatever parameters the installed SDK version names.
     fn openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let kwargs = settings(py, self.model.as_ref())?;
+        let kwargs = self.request(py, &["model"])?;
         kwargs.set_item("messages", messages_to_py(py, &self.messages)?)?;
         Ok(kwargs)
     }
 
     /// The keyword arguments of Anthropic's
-    /// `client.messages.create(**request.anthropic())`: the model settings,
-    /// `system` (the leading system messages, joined by a blank line; left
-    /// out when there are none) and the other `messages`. Raises
+    /// `client.messages.create(**request.anthropic())`: `model` and
+    /// `max_tokens`, `system` (the leading system messages, joined by a
+    /// blank line; left out when there are none), the other `messages`, and
+    /// the other model settings in `extra_body`, as `openai()` has them.
+    /// Raises
     /// `PromptregError` (code `invalid-chat`) for a system message after
     /// the conversation started, or a role Anthropic does not take.
     fn anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let kwargs = settings(py, self.model.as_ref())?;
+        let kwargs = self.request(py, &["model", "max_tokens"])?;
         let leading = self
             .messages
             .iter()

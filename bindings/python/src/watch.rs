@@ -23,13 +23,16 @@ pub struct ReloadEvent {
     /// For `reloaded`: the keys whose configuration changed and the
     /// warnings.
     pub report: Option<LoadReport>,
+    /// For `failed`: the library's kind (`config`, ...), as a
+    /// `PromptregError`'s `code`.
+    pub code: Option<String>,
     /// For `failed`: the first problem, with a count of the others.
     pub message: Option<String>,
     /// For `failed`: every problem.
     pub diagnostics: Vec<Diagnostic>,
 }
 
-record!(ReloadEvent[kind, report, message, diagnostics]);
+record!(ReloadEvent[kind, report, code, message, diagnostics]);
 
 /// A running watch: `close()` stops it.
 #[pyclass(frozen, module = "promptreg")]
@@ -139,12 +142,14 @@ fn to_py(event: promptreg::ReloadEvent) -> Option<ReloadEvent> {
         promptreg::ReloadEvent::Reloaded(report) => Some(ReloadEvent {
             kind: "reloaded".to_owned(),
             report: Some(LoadReport::from(report)),
+            code: None,
             message: None,
             diagnostics: Vec::new(),
         }),
         promptreg::ReloadEvent::Failed(error) => Some(ReloadEvent {
             kind: "failed".to_owned(),
             report: None,
+            code: Some(error.kind().as_str().to_owned()),
             message: Some(error.to_string()),
             diagnostics: diagnostics(error.diagnostics()),
         }),

@@ -75,6 +75,7 @@ class Server:
     url: str = ""
     process: Optional[subprocess.Popen[str]] = None
     log: list[str] = field(default_factory=list)
+    drain: Optional[threading.Thread] = None
 
     def env(self) -> dict[str, str]:
         # Nothing here may read or write the real home directory.
@@ -124,7 +125,8 @@ class Server:
         if not self.url:
             raise AssertionError("promptreg serve did not start:\n" + "".join(self.log))
         # Keep reading its log, so that the server never blocks on a full pipe.
-        threading.Thread(target=self._drain, daemon=True).start()
+        self.drain = threading.Thread(target=self._drain, daemon=True)
+        self.drain.start()
 
     def _drain(self) -> None:
         assert self.process is not None and self.process.stderr is not None
@@ -132,9 +134,15 @@ class Server:
             self.log.append(line)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=DEADLINE)
+        if self.drain is not None:
+            self.drain.join(timeout=DEADLINE)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
 
 
 @pytest.fixture
