@@ -190,7 +190,7 @@ def test_a_spec_is_checked_when_made(sandbox: Sandbox) -> None:
     with pytest.raises(promptreg.ConfigError):
         ConfigSpec("app", keys=["Not A Key"], prompts_dir=".app/prompts")
     with pytest.raises(TypeError):
-        ConfigSpec("app", keys="auditor", prompts_dir=".app/prompts")  # type: ignore[arg-type]
+        ConfigSpec("app", keys="auditor", prompts_dir=".app/prompts")
     with pytest.raises(TypeError):
         app_registry().load_config("app", home=str(sandbox.home))  # type: ignore[arg-type]
 

@@ -222,4 +222,4 @@ def test_signed_releases_and_baked_bundles(server: Server) -> None:
     with pytest.raises(promptreg.RemoteError, match="missing.bundle"):
         Pack.from_bundle(server.dir / "missing.bundle")
     with pytest.raises(TypeError):
-        PromptRegistry().follow(server.url, pack=PACK, trust_keys=releaser)  # type: ignore[arg-type]
+        PromptRegistry().follow(server.url, pack=PACK, trust_keys=releaser)

@@ -147,13 +147,13 @@ def test_texts_pass_through_unchanged(tmp_path: Path) -> None:
 def test_bad_input(tmp_path: Path) -> None:
     s = setup(tmp_path)
     with pytest.raises(promptreg.ConfigError, match="invalid mode `apend`; valid modes are `override`, `append`"):
-        s.resolve({"mode": "apend"})  # type: ignore[typeddict-item]
+        s.resolve({"mode": "apend"})  # type: ignore[arg-type]
     with pytest.raises(promptreg.PromptregError) as raised:
         s.resolve({}, key="../secrets")
     assert raised.value.code == "invalid-id"
     with pytest.raises(TypeError, match="`cfg` must be a dict"):
         resolve_prompt("auditor", "append", "", DEFAULT, home=str(s.home), prompts_dir=PROMPTS_DIR)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"`cfg\[\"mode\"\]` must be a str, not int"):
-        resolve_prompt("auditor", {"mode": 3}, "", DEFAULT, home=str(s.home), prompts_dir=PROMPTS_DIR)  # type: ignore[typeddict-item]
+        resolve_prompt("auditor", {"mode": 3}, "", DEFAULT, home=str(s.home), prompts_dir=PROMPTS_DIR)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         resolve_prompt("auditor", {}, "", DEFAULT, home=str(s.home))  # type: ignore[call-arg]

@@ -8,6 +8,42 @@ from typing import Any, Literal, Optional, Union, final
 
 from ._types import ChatItem, Message, PromptConfig, Renderer
 
+__all__ = [
+    "__version__",
+    "PromptregError",
+    "UnknownPromptError",
+    "ConfigError",
+    "RenderError",
+    "RemoteError",
+    "SignatureError",
+    "PromptRegistry",
+    "ChatRequest",
+    "Pack",
+    "ConfigSpec",
+    "Diagnostic",
+    "LoadReport",
+    "Trace",
+    "TracePart",
+    "PartOrigin",
+    "LocaleMatch",
+    "PartProvenance",
+    "SettingRef",
+    "LookupStep",
+    "ChatTrace",
+    "TraceMessage",
+    "MessageSource",
+    "Watcher",
+    "ReloadEvent",
+    "Follower",
+    "FollowStatus",
+    "FollowChange",
+    "ResolvedPrompt",
+    "check",
+    "check_settings",
+    "resolve_prompt",
+    "close_all",
+]
+
 __version__: str
 
 _Path = Union[str, "os.PathLike[str]"]
@@ -72,8 +108,8 @@ class LoadReport:
 class ConfigSpec:
     """What an application declares about its users' configuration."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         name: str,
         *,
         keys: Sequence[str] = ...,
@@ -86,7 +122,7 @@ class ConfigSpec:
         legacy_aliases: Mapping[str, str] = ...,
         legacy_files: Mapping[str, str] = ...,
         max_file_size: Optional[int] = ...,
-    ) -> None: ...
+    ) -> ConfigSpec: ...
     @property
     def name(self) -> str: ...
     @property
@@ -477,7 +513,7 @@ class PromptRegistry:
     def reset(self, id: Optional[str] = None) -> None: ...
     def has(self, id: str) -> bool: ...
     def list(self) -> builtins.list[str]: ...
-    def __contains__(self, id: str) -> bool: ...
+    def __contains__(self, id: str, /) -> bool: ...
     def __len__(self) -> int: ...
     def set_locale(self, locale: str) -> None: ...
     @property
