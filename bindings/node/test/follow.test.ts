@@ -179,7 +179,9 @@ test('follow a label: first sync, render, the label moves with the tool, onChang
   // The server's fleet view has it, from its reports.
   const fleet = await until('the fleet report', async () => {
     const view = await (await fetch(`${server.url}/v1/packs/${PACK}/labels/production/fleet`)).json();
-    return view.instances.length === 1 ? view : undefined;
+    // The first report may go before the first sync: wait for the one
+    // that names the revision.
+    return view.instances.length === 1 && view.instances[0].revision === 1 ? view : undefined;
   });
   assert.equal(fleet.instances[0].instance, 'node-1');
   assert.equal(fleet.instances[0].name, 'the Node.js test');

@@ -21,6 +21,7 @@ mod config;
 mod errors;
 mod follow;
 mod pack;
+mod py_data;
 mod py_renderer;
 mod record;
 mod registry;

@@ -20,10 +20,11 @@ use std::sync::{Mutex, PoisonError};
 use promptreg::{Locale, Renderer};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyMapping, PyString, PyType};
+use pyo3::types::PyString;
 use serde::Serialize;
 
 use crate::errors::{type_error, type_name};
+use crate::py_data::PyData;
 
 /// Why a renderer produced nothing while Python finalizes.
 const SHUTTING_DOWN: &str = "the interpreter is shutting down";
@@ -198,62 +199,11 @@ fn describe(py: Python<'_>, failure: &PyErr) -> String {
     format!("it raised {}", promptreg::abbreviate(&shown, MAX))
 }
 
-/// Templates (a pack's prompt files) see the context as data; only they
-/// convert it, once per render: dicts, lists, tuples, str, numbers, bool
-/// and `None` as they are, a dataclass through `dataclasses.asdict`, and
-/// an object with `model_dump` (a pydantic model) through it.
+/// Templates (a pack's prompt files) see the context as data: only they
+/// walk it, once per render (see [`PyData`]).
 impl Serialize for PyRenderCx {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let converted = Python::try_attach(|py| context_data(self.ctx.bind(py)));
-        match converted {
-            Some(Ok(value)) => value.serialize(serializer),
-            Some(Err(message)) => Err(serde::ser::Error::custom(message)),
-            None => Err(serde::ser::Error::custom(SHUTTING_DOWN)),
-        }
-    }
-}
-
-/// The context as JSON data, or why it is not.
-fn context_data(ctx: &Bound<'_, PyAny>) -> Result<serde_json::Value, String> {
-    let plain = plain_data(ctx)?;
-    pythonize::depythonize::<serde_json::Value>(&plain).map_err(|e| {
-        format!(
-            "the context ({}) is not data a template can read: {e}",
-            type_name(ctx)
-        )
-    })
-}
-
-/// A dataclass as a dict, a pydantic model dumped, a mapping or `None` as
-/// it is; anything else is refused: a template reads its variables by
-/// name.
-fn plain_data<'py>(ctx: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, String> {
-    let py = ctx.py();
-    let convert = || -> PyResult<Option<Bound<'py, PyAny>>> {
-        if ctx.is_none() || ctx.is_instance_of::<PyDict>() || ctx.cast::<PyMapping>().is_ok() {
-            return Ok(Some(ctx.clone()));
-        }
-        let dataclasses = py.import("dataclasses")?;
-        if dataclasses
-            .call_method1("is_dataclass", (ctx,))?
-            .is_truthy()?
-            && !ctx.is_instance_of::<PyType>()
-        {
-            return dataclasses.call_method1("asdict", (ctx,)).map(Some);
-        }
-        if ctx.hasattr("model_dump")? {
-            let kwargs = PyDict::new(py);
-            kwargs.set_item("mode", "json")?;
-            return ctx.call_method("model_dump", (), Some(&kwargs)).map(Some);
-        }
-        Ok(None)
-    };
-    match convert() {
-        Ok(Some(data)) => Ok(data),
-        Ok(None) => Err(format!(
-            "the context ({}) is not data a template can read: pass a dict, a dataclass or a pydantic model",
-            type_name(ctx)
-        )),
-        Err(error) => Err(format!("the context could not be converted: {error}")),
+        Python::try_attach(|py| PyData::context(self.ctx.bind(py)).serialize(serializer))
+            .unwrap_or_else(|| Err(serde::ser::Error::custom(SHUTTING_DOWN)))
     }
 }

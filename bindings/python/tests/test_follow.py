@@ -84,8 +84,10 @@ def test_follow_a_label_as_it_moves(server: Server) -> None:
 
         # The server's fleet view has this instance, from its reports.
         def reported() -> Any:
+            # The first report may go before the first sync: wait for the
+            # one that names the revision.
             view = fleet(server)
-            return view if len(view["instances"]) == 1 else None
+            return view if [i["revision"] for i in view["instances"]] == [1] else None
 
         view = until("the fleet report", reported)
         instance = view["instances"][0]
