@@ -8,6 +8,8 @@
 //! with `model_dump` (a pydantic model) through `model_dump(mode="json")`.
 //! Anything else is refused, naming where it is (`ctx["tasks"][1]`).
 
+use std::cell::RefCell;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple, PyType};
 use serde::ser::{Error as _, SerializeMap, SerializeSeq};
@@ -19,28 +21,46 @@ use crate::errors::type_name;
 /// a stack overflow.
 const MAX_DEPTH: usize = 128;
 
-/// A Python object to serialise, and where it is in the context.
-pub(crate) struct PyData<'a, 'py> {
+/// Serialises the context object of a render. A value that is not data,
+/// however deep, fails the whole context: the template engine would keep a
+/// nested failure as a value and could print it into the prompt.
+pub(crate) fn serialize_context<S: Serializer>(
+    ctx: &Bound<'_, PyAny>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let failure = RefCell::new(None);
+    let data = PyData {
+        value: ctx,
+        path: &|| "ctx".to_owned(),
+        depth: 0,
+        failure: &failure,
+    };
+    let serialized = data.serialize(serializer);
+    match failure.into_inner() {
+        Some(message) => Err(S::Error::custom(message)),
+        None => serialized,
+    }
+}
+
+/// A Python object to serialise, where it is in the context, and the first
+/// failure of the whole walk.
+struct PyData<'a, 'py> {
     value: &'a Bound<'py, PyAny>,
     path: &'a dyn Fn() -> String,
     depth: usize,
-}
-
-impl<'a, 'py> PyData<'a, 'py> {
-    /// The context object of a render.
-    pub(crate) fn context(value: &'a Bound<'py, PyAny>) -> Self {
-        PyData {
-            value,
-            path: &|| "ctx".to_owned(),
-            depth: 0,
-        }
-    }
+    failure: &'a RefCell<Option<String>>,
 }
 
 impl Serialize for PyData<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let value = self.value;
-        let refuse = |why: &str| S::Error::custom(format!("{} {why}", (self.path)()));
+        let refuse = |why: &str| {
+            let message = format!("{} {why}", (self.path)());
+            self.failure
+                .borrow_mut()
+                .get_or_insert_with(|| message.clone());
+            S::Error::custom(message)
+        };
         if self.depth > MAX_DEPTH {
             return Err(refuse(&format!(
                 "nests deeper than {MAX_DEPTH} levels (a cycle?)"
@@ -109,7 +129,7 @@ impl Serialize for PyData<'_, '_> {
             return map.end();
         }
         Err(refuse(&format!(
-            "is a {}, which is not data a template can read: pass dicts, lists, str, numbers, bool, None, dataclasses or pydantic models",
+            "is of type `{}`, which is not data a template can read: pass dicts, lists, str, numbers, bool, None, dataclasses or pydantic models",
             type_name(value)
         )))
     }
@@ -117,7 +137,7 @@ impl Serialize for PyData<'_, '_> {
 
 impl<'py> PyData<'_, 'py> {
     fn child<'b>(
-        &self,
+        &'b self,
         value: &'b Bound<'py, PyAny>,
         path: &'b dyn Fn() -> String,
     ) -> PyData<'b, 'py> {
@@ -125,6 +145,7 @@ impl<'py> PyData<'_, 'py> {
             value,
             path,
             depth: self.depth + 1,
+            failure: self.failure,
         }
     }
 
@@ -139,7 +160,11 @@ impl<'py> PyData<'_, 'py> {
             Err(_) => key.str().map(|k| k.to_string()),
         }
         .map_err(|e| {
-            M::Error::custom(format!("{} has a key that is not text: {e}", (self.path)()))
+            let message = format!("{} has a key that is not text: {e}", (self.path)());
+            self.failure
+                .borrow_mut()
+                .get_or_insert_with(|| message.clone());
+            M::Error::custom(message)
         })?;
         let path = || format!("{}[{key:?}]", (self.path)());
         map.serialize_entry(&key, &self.child(item, &path))

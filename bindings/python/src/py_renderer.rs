@@ -24,7 +24,7 @@ use pyo3::types::PyString;
 use serde::Serialize;
 
 use crate::errors::{type_error, type_name};
-use crate::py_data::PyData;
+use crate::py_data;
 
 /// Why a renderer produced nothing while Python finalizes.
 const SHUTTING_DOWN: &str = "the interpreter is shutting down";
@@ -200,10 +200,10 @@ fn describe(py: Python<'_>, failure: &PyErr) -> String {
 }
 
 /// Templates (a pack's prompt files) see the context as data: only they
-/// walk it, once per render (see [`PyData`]).
+/// walk it, once per render (see [`py_data`]).
 impl Serialize for PyRenderCx {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Python::try_attach(|py| PyData::context(self.ctx.bind(py)).serialize(serializer))
+        Python::try_attach(|py| py_data::serialize_context(self.ctx.bind(py), serializer))
             .unwrap_or_else(|| Err(serde::ser::Error::custom(SHUTTING_DOWN)))
     }
 }

@@ -116,6 +116,19 @@ def test_templates_read_dicts_dataclasses_and_model_dump(tmp_path: Any) -> None:
     assert "brand" in str(raised.value)
     with pytest.raises(promptreg.RenderError, match="not data a template can read"):
         registry.render("shop", object())
+    # What is not data is named where it is.
+    with pytest.raises(promptreg.RenderError, match=r'ctx\["sitemap"\]\[1\] is of type `object`'):
+        registry.render("shop", {"brand": "Acme", "sitemap": ["/tents", object()]})
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with pytest.raises(promptreg.RenderError, match="nests deeper than 128 levels"):
+        registry.render("shop", {"brand": cycle, "sitemap": []})
+    with pytest.raises(promptreg.RenderError, match="integer beyond 64 bits"):
+        registry.render("shop", {"brand": 2**70, "sitemap": []})
+    # Keys that are not str are made str; tuples are lists.
+    assert registry.render("shop", {"brand": "Acme", "sitemap": ("/a", 1, 2.5, True, None), 3: "x"}) == (
+        "Acme: /a, 1, 2.5, True, None"
+    )
 
 
 def test_a_renderer_that_raises_is_a_render_error_chaining_it(registry: PromptRegistry) -> None:
