@@ -11,7 +11,7 @@ use napi::bindgen_prelude::{AsyncTask, Function, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Result, Status, Task, ValueType};
 use napi_derive::napi;
-use promptreg::remote::{self, Change, Remote, Source};
+use promptreg::remote::{self, Change, Remote};
 
 use crate::args::{self, type_of};
 use crate::errors::{OrThrow, throw_range_error, throw_type_error};
@@ -79,7 +79,7 @@ pub struct FollowChange {
     #[napi(ts_type = "'updated' | 'failed' | 'connected' | 'disconnected' | 'event'")]
     pub kind: String,
     /// For `updated`: where the bundle came from.
-    #[napi(ts_type = "'server' | 'cache' | 'local'")]
+    #[napi(ts_type = "'server' | 'cache' | 'bundle' | 'local'")]
     pub source: Option<String>,
     /// For `updated`: the bundle's ETag.
     pub etag: Option<String>,
@@ -374,9 +374,7 @@ pub(crate) fn start(env: &Env, shared: &Shared, options: Unknown<'_>) -> Result<
             .callee_handled::<false>()
             .build()?;
         remote = remote.on_change(move |change| {
-            if let Some(change) = to_js(change) {
-                callback.call(change, ThreadsafeFunctionCallMode::NonBlocking);
-            }
+            callback.call(to_js(change), ThreadsafeFunctionCallMode::NonBlocking);
         });
     }
     let follower = shared.registry.follow(remote).or_throw(env)?;
@@ -400,21 +398,9 @@ fn callback_arg<'env>(env: &Env, value: Unknown<'env>) -> Result<Function<'env, 
     unsafe { value.cast() }
 }
 
-fn source_name(source: Source) -> String {
-    match source {
-        Source::Server => "server",
-        Source::Cache => "cache",
-        Source::Local => "local",
-        Source::Baked => "bundle",
-        // Sources added later are named when the binding knows them.
-        _ => "unknown",
-    }
-    .to_owned()
-}
-
-fn to_js(change: &Change) -> Option<FollowChange> {
+fn to_js(change: &Change) -> FollowChange {
     let mut out = FollowChange {
-        kind: String::new(),
+        kind: change.kind().to_owned(),
         source: None,
         etag: None,
         message: None,
@@ -423,28 +409,20 @@ fn to_js(change: &Change) -> Option<FollowChange> {
     };
     match change {
         Change::Updated { source, etag } => {
-            out.kind = "updated".to_owned();
-            out.source = Some(source_name(*source));
+            out.source = Some(source.as_str().to_owned());
             out.etag = Some(etag.clone());
         }
-        Change::Failed(message) => {
-            out.kind = "failed".to_owned();
-            out.message = Some(message.clone());
-        }
-        Change::Connected => out.kind = "connected".to_owned(),
-        Change::Disconnected(message) => {
-            out.kind = "disconnected".to_owned();
+        Change::Failed(message) | Change::Disconnected(message) => {
             out.message = Some(message.clone());
         }
         Change::Event { id, kind } => {
-            out.kind = "event".to_owned();
             out.event_id = id.clone();
             out.event = Some(kind.clone());
         }
-        // Kinds added later are not reported until the binding knows them.
-        _ => return None,
+        // The others (`connected`, kinds added later) carry nothing more.
+        _ => {}
     }
-    Some(out)
+    out
 }
 
 impl From<remote::Status> for FollowStatus {
@@ -459,7 +437,7 @@ impl From<remote::Status> for FollowStatus {
             since_last_report_ms: status
                 .last_report
                 .map(|at| at.elapsed().as_secs_f64() * 1000.0),
-            source: source_name(status.source),
+            source: status.source.as_str().to_owned(),
             etag: status.etag,
             revision: status
                 .revision

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use promptreg::remote::{self, Change, Remote, Source};
+use promptreg::remote::{self, Change, Remote};
 use promptreg::signing::TrustedKeys;
 use pyo3::prelude::*;
 
@@ -315,9 +315,7 @@ pub(crate) fn start(
         }
         let callback = callback.unbind();
         remote = remote.on_change(move |change| {
-            let Some(change) = to_py(change) else {
-                return;
-            };
+            let change = to_py(change);
             // A callback that raises is reported as Python reports errors
             // in threads, and the follower goes on.
             Python::try_attach(|py| {
@@ -334,21 +332,9 @@ pub(crate) fn start(
     Ok(Follower { slot })
 }
 
-fn source_name(source: Source) -> String {
-    match source {
-        Source::Server => "server",
-        Source::Cache => "cache",
-        Source::Local => "local",
-        Source::Baked => "bundle",
-        // Sources added later are named when the package knows them.
-        _ => "unknown",
-    }
-    .to_owned()
-}
-
-fn to_py(change: &Change) -> Option<FollowChange> {
+fn to_py(change: &Change) -> FollowChange {
     let mut out = FollowChange {
-        kind: String::new(),
+        kind: change.kind().to_owned(),
         source: None,
         etag: None,
         message: None,
@@ -357,28 +343,20 @@ fn to_py(change: &Change) -> Option<FollowChange> {
     };
     match change {
         Change::Updated { source, etag } => {
-            out.kind = "updated".to_owned();
-            out.source = Some(source_name(*source));
+            out.source = Some(source.as_str().to_owned());
             out.etag = Some(etag.clone());
         }
-        Change::Failed(message) => {
-            out.kind = "failed".to_owned();
-            out.message = Some(message.clone());
-        }
-        Change::Connected => out.kind = "connected".to_owned(),
-        Change::Disconnected(message) => {
-            out.kind = "disconnected".to_owned();
+        Change::Failed(message) | Change::Disconnected(message) => {
             out.message = Some(message.clone());
         }
         Change::Event { id, kind } => {
-            out.kind = "event".to_owned();
             out.event_id = id.clone();
             out.event = Some(kind.clone());
         }
-        // Kinds added later are not reported until the package knows them.
-        _ => return None,
+        // The others (`connected`, kinds added later) carry nothing more.
+        _ => {}
     }
-    Some(out)
+    out
 }
 
 impl From<remote::Status> for FollowStatus {
@@ -389,7 +367,7 @@ impl From<remote::Status> for FollowStatus {
             server: status.server,
             pack: status.pack,
             label: status.label,
-            source: source_name(status.source),
+            source: status.source.as_str().to_owned(),
             verified_by: status.verified_by,
             etag: status.etag,
             revision: status.revision,

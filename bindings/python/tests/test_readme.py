@@ -1,9 +1,11 @@
 """The examples of the READMEs (the package's guide and the repository's
-"Python" section) run, and type-check with ``mypy --strict``; the stubs
-match the extension module (``mypy.stubtest``)."""
+"Python" section) run, and type-check with ``mypy --strict`` and pyright
+(strict, for Python 3.9); the stubs match the extension module
+(``mypy.stubtest``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -58,6 +60,27 @@ def test_the_readme_examples_type_check_strictly(tmp_path: Path) -> None:
         text=True,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_readme_examples_type_check_with_pyright(tmp_path: Path) -> None:
+    examples_dir = tmp_path / "examples"
+    examples_dir.mkdir()
+    for i, (name, code) in enumerate(examples()):
+        (examples_dir / f"example_{i}.py").write_text(f"# {name}\n{code}", encoding="utf-8")
+    config = tmp_path / "pyrightconfig.json"
+    config.write_text(
+        json.dumps({"include": ["examples"], "typeCheckingMode": "strict", "pythonVersion": "3.9"}),
+        encoding="utf-8",
+    )
+    checked = subprocess.run(
+        [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, "-p", str(config)],
+        capture_output=True,
+        text=True,
+        # pyright keeps nothing in the home directory given here.
+        env={**os.environ, "HOME": str(tmp_path), "PYRIGHT_PYTHON_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "0 errors" in checked.stdout, checked.stdout
 
 
 def test_the_stubs_match_the_extension_module() -> None:

@@ -294,7 +294,8 @@ pub enum Source {
 }
 
 impl Source {
-    /// Its name in fleet reports: `local`, `cache`, `server`.
+    /// Its name in fleet reports and the language packages: `local`,
+    /// `cache`, `server`, `bundle`.
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Local => "local",
@@ -386,4 +387,18 @@ pub enum Change {
         /// The event's kind.
         kind: String,
     },
+}
+
+impl Change {
+    /// Its kind, as the language packages name it: `updated`, `failed`,
+    /// `connected`, `disconnected` or `event`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Change::Updated { .. } => "updated",
+            Change::Failed(_) => "failed",
+            Change::Connected => "connected",
+            Change::Disconnected(_) => "disconnected",
+            Change::Event { .. } => "event",
+        }
+    }
 }
