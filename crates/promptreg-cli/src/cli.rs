@@ -186,6 +186,60 @@ pub enum Command {
     Serve(ServeArgs),
     /// Baked bundles: a label's release as one file, for an image to start from
     Bundle(BundleArgs),
+    /// Translations: coverage per locale, stale variants, XLIFF and PO files
+    L10n(L10nArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct L10nArgs {
+    #[command(subcommand)]
+    pub command: L10nCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum L10nCommand {
+    /// Per locale: prompts translated, current, stale, untracked, and what the others fall back to
+    Status {
+        #[command(flatten)]
+        read: LocalReadOptions,
+    },
+    /// Record that a variant translates its default's current text
+    MarkCurrent {
+        /// The prompt
+        #[arg(add = ArgValueCandidates::new(complete::prompt_ids))]
+        id: String,
+        /// The variant's locale (the `ja` of `defaults/ID.ja.md`)
+        locale: String,
+        #[command(flatten)]
+        pack: PackOptions,
+    },
+    /// Write every prompt's translatable text for one locale, for translators' tools
+    Export {
+        /// The format
+        #[arg(long, value_enum)]
+        format: L10nFormat,
+        /// The file to write [default: standard output]
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        read: LocalReadOptions,
+    },
+    /// Write a translated XLIFF or PO file back to the pack's variant files
+    Import {
+        /// The translated file
+        file: PathBuf,
+        #[command(flatten)]
+        read: LocalReadOptions,
+    },
+}
+
+/// The translation file formats.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum L10nFormat {
+    /// XLIFF 2.0
+    Xliff,
+    /// gettext PO
+    Po,
 }
 
 #[derive(Debug, Args)]
@@ -797,6 +851,7 @@ impl Command {
             Command::Keys(_) => "keys",
             Command::Serve(_) => "serve",
             Command::Bundle(_) => "bundle",
+            Command::L10n(_) => "l10n",
         }
     }
 
@@ -830,6 +885,19 @@ impl Command {
                 pack: Some(pack),
                 locale: None,
                 server: Some(server),
+            },
+            Command::L10n(L10nArgs { command }) => match command {
+                L10nCommand::Status { read }
+                | L10nCommand::Export { read, .. }
+                | L10nCommand::Import { read, .. } => Groups {
+                    pack: Some(&read.pack),
+                    locale: Some(&read.locale),
+                    server: None,
+                },
+                L10nCommand::MarkCurrent { pack, .. } => Groups {
+                    pack: Some(pack),
+                    ..Groups::default()
+                },
             },
             Command::Schema(_)
             | Command::Completions(_)

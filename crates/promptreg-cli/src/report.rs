@@ -253,6 +253,11 @@ fn report(d: &Diagnostic) -> Report {
             plain.to_string()
         }
     };
+    let mut message = message;
+    for line in d.detail.iter().flat_map(|detail| detail.lines()) {
+        message.push('\n');
+        message.push_str(&printable(line));
+    }
     let mut diagnostic = MietteDiagnostic::new(message).with_severity(severity);
     if let Some(help) = &d.suggestion {
         diagnostic = diagnostic.with_help(printable(help));

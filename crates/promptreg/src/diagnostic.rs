@@ -127,6 +127,17 @@ pub enum DiagnosticCode {
     /// A prompt test file (`tests/*.toml`) that cannot be read as tests:
     /// an unknown key, a regex that does not compile, an unknown prompt.
     PromptTest,
+    /// A locale variant translated from an older text of its default: the
+    /// default changed since (`promptreg l10n mark-current` records a
+    /// variant as current).
+    StaleTranslation,
+    /// Locale variants that record no source, so whether they are
+    /// current is unknown.
+    UntrackedTranslation,
+    /// A translation file (XLIFF or PO) that cannot be imported: malformed,
+    /// for another pack or locale, out of date, or changing a template's
+    /// syntax.
+    Translation,
 }
 
 /// A code serialises as its stable name (`"unknown-prompt-key"`).
@@ -142,7 +153,7 @@ impl serde::Serialize for DiagnosticCode {
 impl serde::Serialize for Diagnostic {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut out = serializer.serialize_struct("Diagnostic", 8)?;
+        let mut out = serializer.serialize_struct("Diagnostic", 9)?;
         out.serialize_field("severity", &self.severity)?;
         out.serialize_field("code", &self.code)?;
         out.serialize_field("message", &self.message)?;
@@ -151,6 +162,11 @@ impl serde::Serialize for Diagnostic {
         out.serialize_field("column", &self.position.map(|p| p.column))?;
         out.serialize_field("key_path", &self.key_path)?;
         out.serialize_field("suggestion", &self.suggestion)?;
+        if self.detail.is_some() {
+            out.serialize_field("detail", &self.detail)?;
+        } else {
+            out.skip_field("detail")?;
+        }
         out.end()
     }
 }
@@ -196,6 +212,9 @@ impl DiagnosticCode {
             DiagnosticCode::NoDefault => "no-default",
             DiagnosticCode::Snippet => "snippet",
             DiagnosticCode::PromptTest => "prompt-test",
+            DiagnosticCode::StaleTranslation => "stale-translation",
+            DiagnosticCode::UntrackedTranslation => "untracked-translation",
+            DiagnosticCode::Translation => "translation",
         }
     }
 }
@@ -567,6 +586,9 @@ pub struct Diagnostic {
     pub excerpt: Option<Excerpt>,
     /// How to fix it, when there is an idea.
     pub suggestion: Option<String>,
+    /// Lines to show after the message, such as the diff a stale
+    /// translation must carry over (each line made printable when shown).
+    pub detail: Option<String>,
 }
 
 impl Diagnostic {
@@ -596,7 +618,14 @@ impl Diagnostic {
             key_path: None,
             excerpt: None,
             suggestion: None,
+            detail: None,
         }
+    }
+
+    /// Adds lines to show after the message (a diff).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
     }
 
     /// Names the file.

@@ -74,6 +74,10 @@ pub(crate) struct FrontMatter {
     pub(crate) roles: Option<Vec<String>>,
     /// The message of a chat file that pins and appenders attach to.
     pub(crate) attach: Option<Attach>,
+    /// A pack's locale variant: the default's text it translates
+    /// (`pack::translation`), any value here so that a malformed record
+    /// gets its own message.
+    pub(crate) translated_from: Option<Value>,
 }
 
 /// Front matter `attach`: a message's number (from 1), or a role
@@ -445,9 +449,15 @@ impl<'a> Document<'a> {
     /// How many pinned blocks the front matter gives under `key`
     /// (`pin_head` or `pin_tail`).
     pub(crate) fn pin_count(&self, key: &str) -> usize {
+        self.pin_texts(key).len()
+    }
+
+    /// The texts of the pinned blocks under `key` (`pin_head` or
+    /// `pin_tail`), as written.
+    pub(crate) fn pin_texts(&self, key: &str) -> &[String] {
         match key {
-            PIN_HEAD => self.meta.pin_head.texts().len(),
-            _ => self.meta.pin_tail.texts().len(),
+            PIN_HEAD => self.meta.pin_head.texts(),
+            _ => self.meta.pin_tail.texts(),
         }
     }
 

@@ -368,6 +368,9 @@ pub mod trace_attributes;
 pub mod config;
 #[cfg(feature = "config")]
 mod front_matter;
+#[cfg(feature = "l10n")]
+#[cfg_attr(docsrs, doc(cfg(feature = "l10n")))]
+pub mod l10n;
 #[cfg(feature = "config")]
 mod model_check;
 #[cfg(feature = "packs")]

@@ -83,6 +83,10 @@ pub struct Provenance {
     /// of subjects ([`PromptRegistry::render_for`](crate::PromptRegistry::render_for)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<u64>,
+    /// A locale variant translated from an older text of its default
+    /// (`pack::Translation::Stale`): the default changed since.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 impl Provenance {
@@ -101,6 +105,7 @@ impl Provenance {
             label: None,
             revision: None,
             split: None,
+            stale: false,
         }
     }
 

@@ -66,7 +66,14 @@ pub(crate) fn first_use(source: &str, name: &str) -> Option<usize> {
     tags(source, name).find_map(|tag| tag.read_at)
 }
 
-/// A `{{ }}` or `{% %}` tag of a template.
+/// The spans of every tag of `source`: `{{ }}`, `{% %}` and `{# #}`, the
+/// template's syntax, in order. The text between them is the template's
+/// literal text (a `raw` block's inside included).
+pub(crate) fn syntax_spans(source: &str) -> Vec<Range<usize>> {
+    tags(source, "").map(|tag| tag.span).collect()
+}
+
+/// A `{{ }}`, `{% %}` or `{# #}` tag of a template.
 struct Tag<'a> {
     content: &'a str,
     span: Range<usize>,
@@ -76,7 +83,7 @@ struct Tag<'a> {
     read_at: Option<usize>,
 }
 
-/// Every `{{ }}` and `{% %}` tag of `source`, skipping comments and the
+/// Every `{{ }}`, `{% %}` and `{# #}` tag of `source`, skipping the
 /// inside of `raw` blocks, each with where `name` is read in it.
 fn tags<'a>(source: &'a str, name: &'a str) -> impl Iterator<Item = Tag<'a>> {
     let mut rest = 0;
@@ -90,7 +97,12 @@ fn tags<'a>(source: &'a str, name: &'a str) -> impl Iterator<Item = Tag<'a>> {
                 "%}"
             } else if tag.starts_with("{#") {
                 rest = open + tag.find("#}").map_or(tag.len(), |i| i + 2);
-                continue;
+                return Some(Tag {
+                    content: "",
+                    span: open..rest,
+                    statement: false,
+                    read_at: None,
+                });
             } else {
                 rest = open + 1;
                 continue;
@@ -102,9 +114,11 @@ fn tags<'a>(source: &'a str, name: &'a str) -> impl Iterator<Item = Tag<'a>> {
                 .unwrap_or_default();
             let statement = close == "%}";
             if statement && is_raw(content) {
-                rest = source[rest..]
-                    .find("endraw")
-                    .map_or(source.len(), |i| rest + i);
+                // On to the tag that ends the block.
+                rest = source[rest..].find("endraw").map_or(source.len(), |i| {
+                    let at = rest + i;
+                    source[rest..at].rfind("{%").map_or(at, |open| rest + open)
+                });
             }
             return Some(Tag {
                 content,
@@ -175,5 +189,26 @@ mod tests {
         assert_eq!(first_use("名前 {{ 名前 }} {{ name }}", "name"), Some(23));
         assert_eq!(first_use("{{ \"é", "name"), None);
         assert_eq!(first_use("{% raw", "name"), None);
+    }
+
+    #[test]
+    fn syntax_spans_cover_every_kind_of_tag_and_leave_raw_text() {
+        let source =
+            "Hi {{ name }}{# note #}, {% if x %}y{% endif %} {% raw %}{{ as is }}{% endraw %}";
+        let spans: Vec<&str> = syntax_spans(source)
+            .into_iter()
+            .map(|s| &source[s])
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                "{{ name }}",
+                "{# note #}",
+                "{% if x %}",
+                "{% endif %}",
+                "{% raw %}",
+                "{% endraw %}"
+            ]
+        );
     }
 }

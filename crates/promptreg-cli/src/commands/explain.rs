@@ -179,7 +179,10 @@ fn parts<'a>(
     let mut out = String::new();
     for part in parts {
         // Printable: an origin names files and settings from the user's files.
-        let what = describe(part, trace, pack_root);
+        let mut what = describe(part, trace, pack_root);
+        if part.provenance.as_deref().is_some_and(|p| p.stale) {
+            what.push_str(" [stale: its default changed since it was translated; `promptreg check` shows the change]");
+        }
         let what = promptreg::printable(&what).into_owned();
         out.push_str(&paint.origin(&format!("── {what}\n")));
         out.push_str(text_of(part));

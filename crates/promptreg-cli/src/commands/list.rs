@@ -55,6 +55,9 @@ struct Row {
     /// render reaches them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     never_used: Vec<String>,
+    /// Variants translated from an older text of the default.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    stale: Vec<String>,
     layers: Vec<String>,
     user: UserColumns,
 }
@@ -78,6 +81,15 @@ impl Row {
             .filter(|l| !l.names_known_language())
             .map(|l| l.to_string())
             .collect();
+        let stale: Vec<String> = variants
+            .iter()
+            .filter(|l| {
+                prompt
+                    .and_then(|p| p.translation(l))
+                    .is_some_and(|t| t.is_stale())
+            })
+            .map(|l| l.to_string())
+            .collect();
         let chat = snapshot.is_chat(id, snapshot.locale()).unwrap_or(false);
         let mut layers = Vec::new();
         if chat {
@@ -94,9 +106,10 @@ impl Row {
         if !locales.is_empty() {
             let shown: Vec<String> = locales
                 .iter()
-                .map(|l| match never_used.contains(l) {
-                    true => format!("{l} (never used: no known language)"),
-                    false => l.clone(),
+                .map(|l| match (never_used.contains(l), stale.contains(l)) {
+                    (true, _) => format!("{l} (never used: no known language)"),
+                    (false, true) => format!("{l} (stale)"),
+                    (false, false) => l.clone(),
                 })
                 .collect();
             layers.push(format!("variants: {}", shown.join(", ")));
@@ -142,6 +155,7 @@ impl Row {
             },
             locales,
             never_used,
+            stale,
             layers,
         }
     }

@@ -8,6 +8,7 @@ mod explain;
 mod follow;
 mod init;
 mod keys;
+mod l10n;
 mod list;
 mod render;
 mod resolve;
@@ -83,6 +84,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Keys(args) => keys::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Bundle(args) => bundle::run(&session, &args),
+        Command::L10n(args) => l10n::run(&session, &args),
         Command::Completions(args) => crate::complete::registration(args.shell)
             .map(Output::text)
             .map_err(Failure::usage),

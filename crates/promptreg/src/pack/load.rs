@@ -7,9 +7,12 @@ use std::path::{Path, PathBuf};
 use crate::config::{ConfigSpec, DEFAULT_MAX_FILE_SIZE};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::id::PromptId;
+use crate::locale::Locale;
 use crate::prompt_file::{self, FileKey, file_locale_warning};
 
 use super::prompt_files::{PackWide, PromptFile, add_file, classify};
+use super::pseudo::{self, PSEUDO_LOCALE};
+use super::translation::{self, Translation};
 use super::{DEFAULTS_DIR, Digests, MANIFEST, Pack, PackPrompt, manifest, snippets};
 
 /// Reads the manifest and default files of `dir`: the default files
@@ -133,6 +136,16 @@ fn build(
         .map(|file| file.id.clone())
         .chain(unreadable_defaults(&manifest.spec, &files.unreadable))
         .collect();
+    let pseudo_files = match manifest.l10n.pseudo {
+        true => pseudo::variant_files(&classified),
+        false => Vec::new(),
+    };
+    classified.extend(pseudo_files.iter().map(|(id, path, text)| PromptFile {
+        id: id.clone(),
+        locale: Locale::parse(PSEUDO_LOCALE).ok(),
+        path,
+        text,
+    }));
     // Defaults first: their variants inherit their variable declarations.
     classified.sort_by_key(|f| (f.id.clone(), f.locale.is_some(), f.path.to_path_buf()));
     // A snippet can change any prompt: it counts as the manifest does.
@@ -165,6 +178,22 @@ fn build(
         }
     }
     diagnostics.extend(skipped_variants_note(&skipped));
+    for (id, path, _) in &pseudo_files {
+        let variant = prompts
+            .get_mut(id)
+            .and_then(|p| p.variants.get_mut(PSEUDO_LOCALE))
+            .filter(|v| &v.file == path);
+        if let Some(variant) = variant {
+            std::sync::Arc::make_mut(&mut variant.provenance).what = "pseudo-translation".into();
+        }
+    }
+    let untracked: Vec<&Path> = prompts
+        .values()
+        .flat_map(|p| p.variants.values())
+        .filter(|v| v.translation == Translation::Untracked)
+        .map(|v| v.file.as_path())
+        .collect();
+    diagnostics.extend(translation::untracked_note(&untracked));
     let missing_defaults = missing_defaults(root, &manifest, &manifest_text, &with_default_file);
     diagnostics.extend(missing_defaults.values().cloned());
     if diagnostics.has_errors() {
@@ -180,12 +209,17 @@ fn build(
         spec: manifest.spec,
         prompts,
         snippets,
-        warnings: diagnostics.clone(),
+        warnings: diagnostics
+            .iter()
+            .filter(|d| d.severity != crate::diagnostic::Severity::Note)
+            .cloned()
+            .collect(),
         digests,
         on_disk: false,
         missing_defaults,
         gated: manifest.gated,
         signed: manifest.signed,
+        l10n: manifest.l10n,
     };
     (Some(pack), diagnostics)
 }

@@ -23,6 +23,11 @@
 //! [release]
 //! gated = ["production"]
 //! signed = ["production"]
+//!
+//! [l10n]
+//! locales = ["ja", "zh-TW"]
+//! required = ["ja"]
+//! pseudo = true
 //! ```
 
 use std::collections::{BTreeMap, HashSet};
@@ -58,6 +63,25 @@ struct RawManifest {
     legacy: LegacySection,
     #[serde(default)]
     release: ReleaseSection,
+    #[serde(default)]
+    l10n: L10nSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct L10nSection {
+    /// The locales the pack is translated into: what `l10n status`
+    /// reports on, beside every locale that has a variant.
+    #[serde(default)]
+    locales: Vec<Spanned<String>>,
+    /// Locales whose variants must all exist and be current for the
+    /// pack's tests to pass.
+    #[serde(default)]
+    required: Vec<Spanned<String>>,
+    /// Whether renders in the pseudo-locale `en-XA` get a pseudo-translation
+    /// of every prompt that has no `en-XA` variant.
+    #[serde(default)]
+    pseudo: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -110,6 +134,20 @@ pub(crate) struct Manifest {
     pub(crate) gated: Vec<String>,
     /// The labels `[release] signed` names, sorted.
     pub(crate) signed: Vec<String>,
+    /// What `[l10n]` says.
+    pub(crate) l10n: L10n,
+}
+
+/// A manifest's `[l10n]`: the locales translated into, those required
+/// current, and the pseudo-locale.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct L10n {
+    /// `locales` and `required` together, sorted, each once.
+    pub locales: Vec<Locale>,
+    /// `required`, sorted.
+    pub required: Vec<Locale>,
+    /// `pseudo`: renders in `en-XA` are pseudo-translated.
+    pub pseudo: bool,
 }
 
 /// Parses `text`, the manifest at `path`, reporting every problem found
@@ -158,6 +196,7 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
         problems,
     );
     let spec = user_spec(&raw, at.path, problems);
+    let l10n = l10n(&raw.l10n, at, problems);
     Some(Manifest {
         key_spans: key_spans(&raw.keys),
         name: raw.name,
@@ -169,7 +208,42 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
         warnings: Vec::new(),
         gated,
         signed,
+        l10n,
     })
+}
+
+/// `[l10n]`, its locales parsed; `required` locales count as translated
+/// into.
+fn l10n(raw: &L10nSection, at: &Place<'_>, problems: &mut Diagnostics) -> L10n {
+    let mut parse = |list: &str, tags: &[Spanned<String>]| -> Vec<Locale> {
+        let mut locales: Vec<Locale> = Vec::new();
+        for tag in tags {
+            let key = format!("[l10n] {list}");
+            if let Some(locale) = locale(&key, Some(tag), at, problems) {
+                if locales.contains(&locale) {
+                    let message = format!("`{key}`: `{locale}` is listed twice");
+                    problems.push(at.error(message, tag.span()));
+                } else {
+                    locales.push(locale);
+                }
+            }
+        }
+        locales.sort_by(|a, b| a.key().cmp(b.key()));
+        locales
+    };
+    let required = parse("required", &raw.required);
+    let mut locales = parse("locales", &raw.locales);
+    for locale in &required {
+        if !locales.contains(locale) {
+            locales.push(locale.clone());
+        }
+    }
+    locales.sort_by(|a, b| a.key().cmp(b.key()));
+    L10n {
+        locales,
+        required,
+        pseudo: raw.pseudo,
+    }
 }
 
 /// The labels of `[release] <list>` (`gated`, `signed`): label names

@@ -112,16 +112,22 @@ pub(crate) use install::StoreStamp;
 mod load;
 mod manifest;
 mod prompt_files;
+mod pseudo;
 mod schema;
 mod snippets;
+pub mod translation;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::snippet::SNIPPETS_DIR;
-pub use manifest::MANIFEST;
+pub use manifest::{L10n, MANIFEST};
+#[cfg(feature = "l10n")]
+pub(crate) use pseudo::protected_spans;
+pub use pseudo::{PSEUDO_LOCALE, pseudo_translate};
 pub use schema::front_matter_schema;
+pub use translation::{SourceText, Translation, UnitName};
 
 use crate::chat::Chat;
 use crate::config::ConfigSpec;
@@ -204,6 +210,8 @@ pub struct Pack {
     gated: Vec<String>,
     /// The labels `[release] signed` names.
     signed: Vec<String>,
+    /// What `[l10n]` says.
+    l10n: L10n,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -220,6 +228,10 @@ pub struct PackPrompt {
     /// What a chat default declares for its variants to inherit; `None`
     /// for a text default.
     chat: Option<chat::ChatDecl>,
+    /// The default's translatable text, which variants record.
+    source: Option<SourceText>,
+    /// Whether the default file is a template.
+    template: bool,
     variants: BTreeMap<String, LocaleVariant>,
 }
 
@@ -237,6 +249,10 @@ struct LocaleVariant {
     /// The model settings keys it sets over its default's.
     model: Option<JsonObject>,
     provenance: Arc<Provenance>,
+    /// Its own translatable text (without the pins it leaves out).
+    text: SourceText,
+    /// Whether it translates its default's current text.
+    translation: Translation,
 }
 
 impl PackPrompt {
@@ -284,6 +300,61 @@ impl PackPrompt {
     /// The variant file registered for `locale` (as matched by a render).
     pub fn variant_file(&self, locale: &Locale) -> Option<&Path> {
         self.variants.get(locale.key()).map(|v| v.file.as_path())
+    }
+
+    /// Whether the default file is a template (`template: true`): its
+    /// `{{ }}`, `{% %}` and `{# #}` tags are syntax, not text.
+    pub fn is_template(&self) -> bool {
+        self.template
+    }
+
+    /// Whether the default file is a chat prompt (`kind: chat`): its body
+    /// is messages under `# role` headings.
+    pub fn is_chat(&self) -> bool {
+        self.chat.is_some()
+    }
+
+    /// The default's translatable text: its body and pinned blocks, as
+    /// written. `None` without a default file.
+    pub fn source_text(&self) -> Option<&SourceText> {
+        self.source.as_ref()
+    }
+
+    /// The translatable text of the variant for exactly `locale`, as
+    /// written (pinned blocks it leaves to the default are absent).
+    pub fn variant_text(&self, locale: &Locale) -> Option<&SourceText> {
+        self.variants.get(locale.key()).map(|v| &v.text)
+    }
+
+    /// The locale of the variant a render in `locale` takes along its
+    /// chain (`zh-Hant-TW`, then `zh-TW`, then `zh`), if any: the variant
+    /// that translates the prompt for `locale`.
+    pub fn variant_locale_for(&self, locale: &Locale) -> Option<&Locale> {
+        locale
+            .chain()
+            .find_map(|key| self.variants.get(key))
+            .map(|v| &v.locale)
+    }
+
+    /// Whether the variant for exactly `locale` translates its default's
+    /// current text.
+    ///
+    /// ```
+    /// use promptreg::pack::{Pack, Translation};
+    /// use promptreg::Locale;
+    ///
+    /// let pack = Pack::from_files("demo", [
+    ///     ("promptreg.toml", "name = \"demo\"\nkeys = [\"greeting\"]\n[user]\nprompts_dir = \".demo\"\n"),
+    ///     ("defaults/greeting.md", "Hello!"),
+    ///     ("defaults/greeting.ja.md", "---\ntranslated_from:\n  digest: \"0000000000000000\"\n  body: Hi!\n---\nこんにちは！"),
+    /// ])?;
+    /// let prompt = pack.prompt("greeting").unwrap();
+    /// let ja = prompt.translation(&Locale::parse("ja")?).unwrap();
+    /// assert!(ja.is_stale());
+    /// # Ok::<(), promptreg::Error>(())
+    /// ```
+    pub fn translation(&self, locale: &Locale) -> Option<&Translation> {
+        self.variants.get(locale.key()).map(|v| &v.translation)
     }
 }
 
@@ -374,6 +445,13 @@ impl Pack {
         &self.signed
     }
 
+    /// What the manifest's `[l10n]` says: the locales the pack is
+    /// translated into, those whose translations must be current, and
+    /// whether `en-XA` is pseudo-translated.
+    pub fn l10n(&self) -> &L10n {
+        &self.l10n
+    }
+
     /// The pack's folder (or the name given to [`from_files`](Self::from_files)).
     pub fn root(&self) -> &Path {
         &self.root
@@ -419,7 +497,8 @@ impl Pack {
         self.snippets.names()
     }
 
-    /// The warnings found while loading.
+    /// The warnings found while loading (the notes, such as variants that
+    /// record no source, only [`check`](Self::check) reports).
     pub fn warnings(&self) -> &[Diagnostic] {
         &self.warnings
     }

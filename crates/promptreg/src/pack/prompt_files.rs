@@ -21,6 +21,7 @@ use crate::snippet::Snippets;
 use crate::suggest;
 use crate::template::Variable;
 
+use super::translation::{self, SourceText, Translation};
 use super::{DEFAULTS_DIR, LocaleVariant, MANIFEST, PackPrompt, chat};
 
 /// One default or variant file, named after a declared id.
@@ -52,6 +53,8 @@ pub(super) fn add_file(
         id: id.clone(),
         default: None,
         chat: None,
+        source: None,
+        template: false,
         variants: BTreeMap::new(),
     });
     match parsed.file.locale.clone() {
@@ -194,6 +197,8 @@ fn add_default(entry: &mut PackPrompt, parsed: ParsedFile<'_>, diagnostics: &mut
     prompt.model = doc.model_settings();
     prompt.metadata = doc.metadata();
     prompt.provenance = Some(file_provenance("default file", file.path, None));
+    entry.source = Some(SourceText::of(&doc));
+    entry.template = doc.is_template();
     entry.default = Some((file.path.to_path_buf(), prompt, doc.variables()));
 }
 
@@ -217,8 +222,17 @@ fn variant(
     }
     let (head, tail) = diagnostics.ok(doc.pin_renderers_with(path, entry.variables()))?;
     diagnostics.extend(parsed.warnings(&head, &tail));
+    let source = entry.source.clone().unwrap_or_default();
+    let translation = diagnostics.ok(translation::state(doc, &source, path))?;
+    let mut provenance = file_provenance("locale variant", path, Some(&locale));
+    if let Translation::Stale { from } = &translation {
+        diagnostics.push(translation::stale_warning(id, &locale, path, from, &source));
+        Arc::make_mut(&mut provenance).stale = true;
+    }
     Some(LocaleVariant {
-        provenance: file_provenance("locale variant", path, Some(&locale)),
+        provenance,
+        text: SourceText::of(doc),
+        translation,
         locale,
         file: path.to_path_buf(),
         chat: parsed.chat.map(|(messages, _)| messages),

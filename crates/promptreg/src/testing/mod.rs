@@ -66,6 +66,7 @@
 mod file;
 mod schema;
 mod source;
+mod translations;
 
 use std::path::{Path, PathBuf};
 
@@ -95,6 +96,8 @@ pub const SNAPSHOTS_DIR: &str = "tests/snapshots";
 pub struct PromptTests {
     default_locale: Locale,
     cases: Vec<TestCase>,
+    /// One result per prompt and locale of `[l10n] required`.
+    translations: Vec<CaseResult>,
 }
 
 /// One case: a prompt rendered in a locale with a context, and what the
@@ -347,6 +350,7 @@ impl PromptTests {
         let tests = PromptTests {
             default_locale: pack.default_locale().clone(),
             cases,
+            translations: translations::results(pack),
         };
         (Some(tests), diagnostics.into_vec())
     }
@@ -359,18 +363,22 @@ impl PromptTests {
     /// Keeps the cases of the prompts in `ids` only (all when empty).
     pub fn only(mut self, ids: &[impl AsRef<str>]) -> PromptTests {
         if !ids.is_empty() {
-            self.cases
-                .retain(|case| ids.iter().any(|id| id.as_ref() == case.prompt.as_str()));
+            let wanted = |id: &PromptId| ids.iter().any(|i| i.as_ref() == id.as_str());
+            self.cases.retain(|case| wanted(&case.prompt));
+            self.translations.retain(|result| wanted(&result.prompt));
         }
         self
     }
 
-    /// Runs every case against `registry`: one result each, in order.
-    /// Nothing is written.
+    /// Runs every case against `registry`: one result each, in order,
+    /// then one per prompt and locale the manifest's `[l10n] required`
+    /// names, which fails when that translation is missing, stale or
+    /// records no source. Nothing is written.
     pub fn run(&self, registry: &PromptRegistry) -> Vec<CaseResult> {
         self.cases
             .iter()
             .map(|case| self.run_case(registry, case))
+            .chain(self.translations.iter().cloned())
             .collect()
     }
 

@@ -1,0 +1,397 @@
+//! A pack's translatable text for one locale, and importing it back.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::{Diagnostic, DiagnosticCode, abbreviate, printable};
+use crate::error::Error;
+use crate::id::PromptId;
+use crate::locale::Locale;
+use crate::pack::translation::{SourceText, TRANSLATED_FROM, UnitName};
+use crate::pack::{DEFAULTS_DIR, Pack, PackPrompt, Translation};
+
+use super::Format;
+use super::protect::Syntax;
+
+/// Every translatable unit of a pack for one locale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalog {
+    /// The pack's name.
+    pub pack: String,
+    /// The locale of the sources: the pack's default locale.
+    pub source_locale: String,
+    /// The locale translated into, as the file says.
+    pub locale: String,
+    /// The units, by prompt, in composition order.
+    pub units: Vec<CatalogUnit>,
+}
+
+/// One translatable text: a prompt's body or one of its pinned blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogUnit {
+    /// The prompt.
+    pub prompt: String,
+    /// Which of its texts.
+    pub unit: UnitName,
+    /// The default's text.
+    pub source: String,
+    /// The translation, when there is one.
+    pub target: Option<String>,
+    /// Where the translation stands.
+    pub state: UnitState,
+    /// For a stale unit: the default's text the translation was made from.
+    pub previous_source: Option<String>,
+    /// Whether the text is a template, or chat messages: what it must keep.
+    pub(crate) syntax: Syntax,
+}
+
+/// Where the translation of a unit stands. A file read back has units
+/// [`Translated`](UnitState::Translated) when the translator's tool marked
+/// them done, [`New`](UnitState::New) otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitState {
+    /// Not translated yet.
+    New,
+    /// Translated from an older text of the default.
+    Stale,
+    /// Translated, but the variant records no source: to review.
+    Untracked,
+    /// Translated from the default's current text.
+    Translated,
+}
+
+impl UnitState {
+    /// `new`, `stale`, `untracked`, `translated`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitState::New => "new",
+            UnitState::Stale => "stale",
+            UnitState::Untracked => "untracked",
+            UnitState::Translated => "translated",
+        }
+    }
+}
+
+impl CatalogUnit {
+    /// The unit's name in a file: `<prompt>:<unit>` (`greeting:body`,
+    /// `greeting:pin_head.1`).
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.prompt, self.unit)
+    }
+}
+
+/// What an import writes: the variant files, each with its new text, and
+/// the prompts left as they were because some of their units are not
+/// translated yet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// The variant files to write, with their whole new text.
+    pub files: Vec<(PathBuf, String)>,
+    /// Prompts not imported, with the units still to translate.
+    pub incomplete: Vec<(PromptId, Vec<String>)>,
+}
+
+impl Catalog {
+    /// The translatable text of every prompt of `pack` with a default
+    /// file, for `locale`: each unit's translation taken from the variant
+    /// for exactly `locale`, and its state.
+    pub fn of(pack: &Pack, locale: &Locale) -> Catalog {
+        let mut units = Vec::new();
+        for prompt in pack.prompts() {
+            let Some(source) = prompt.source_text() else {
+                continue;
+            };
+            let syntax = syntax_of(prompt);
+            let variant = prompt.variant_text(locale);
+            let translation = prompt.translation(locale);
+            for (name, text) in source.units().filter(|(_, t)| !t.is_empty()) {
+                let target = variant.and_then(|v| v.unit(name)).map(str::to_owned);
+                let (state, previous_source) = match (&target, translation) {
+                    (None, _) | (_, None) => (UnitState::New, None),
+                    (Some(_), Some(Translation::Current)) => (UnitState::Translated, None),
+                    (Some(_), Some(Translation::Untracked)) => (UnitState::Untracked, None),
+                    (Some(_), Some(Translation::Stale { from })) => match from.unit(name) {
+                        Some(old) if old == text => (UnitState::Translated, None),
+                        old => (UnitState::Stale, Some(old.unwrap_or_default().to_owned())),
+                    },
+                };
+                units.push(CatalogUnit {
+                    prompt: prompt.id().to_string(),
+                    unit: name,
+                    source: text.to_owned(),
+                    target,
+                    state,
+                    previous_source,
+                    syntax,
+                });
+            }
+        }
+        Catalog {
+            pack: pack.name().to_owned(),
+            source_locale: pack.default_locale().to_string(),
+            locale: locale.to_string(),
+            units,
+        }
+    }
+
+    /// The catalog as a file in `format`.
+    pub fn write(&self, format: Format) -> String {
+        match format {
+            Format::Xliff => super::xliff::write(self),
+            Format::Po => super::po::write(self),
+        }
+    }
+
+    /// Reads translation file `path`, whose text is `text`: XLIFF when it
+    /// starts with `<`, PO otherwise.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) with a
+    /// [`Translation`](DiagnosticCode::Translation) diagnostic naming the
+    /// line and column (XLIFF) or the problem (PO) of a malformed or
+    /// truncated file.
+    pub fn read(text: &str, path: &Path) -> Result<Catalog, Error> {
+        let parsed = match text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .starts_with('<')
+        {
+            true => super::xliff::read(text),
+            false => super::po::read(text),
+        };
+        parsed.map_err(|d| Error::from_diagnostics(vec![d.in_file(path)]))
+    }
+
+    /// The variant files this translated catalog changes in `pack` for
+    /// `locale`, each recording the default's current text as its source;
+    /// `read` gives the current text of a variant file that exists. A
+    /// prompt is imported when every one of its units is translated; one
+    /// whose translation is unchanged and current is not written again.
+    /// Nothing is written here: on success the caller writes every file.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) with one
+    /// [`Translation`](DiagnosticCode::Translation) diagnostic per problem,
+    /// each naming its unit: a file for another pack or locale, a unit
+    /// the pack does not have, a source that changed since the export, a
+    /// unit missing (a truncated file, or an older export), and a
+    /// translation that changes template syntax or a chat heading.
+    pub fn import(
+        &self,
+        pack: &Pack,
+        locale: &Locale,
+        read: impl Fn(&Path) -> Option<String>,
+    ) -> Result<Imported, Error> {
+        let mut problems = self.header_problems(pack, locale);
+        let mut by_prompt: BTreeMap<&str, Vec<&CatalogUnit>> = BTreeMap::new();
+        for unit in &self.units {
+            match self.unit_problem(pack, unit) {
+                Some(problem) => problems.push(problem),
+                None => by_prompt
+                    .entry(unit.prompt.as_str())
+                    .or_default()
+                    .push(unit),
+            }
+        }
+        problems.extend(missing_units(pack, &self.units));
+        if !problems.is_empty() {
+            return Err(Error::from_diagnostics(problems));
+        }
+        let mut imported = Imported::default();
+        for (id, units) in by_prompt {
+            let Some(prompt) = pack.prompt(id) else {
+                continue;
+            };
+            let todo: Vec<String> = units
+                .iter()
+                .filter(|u| u.state != UnitState::Translated)
+                .map(|u| u.key())
+                .collect();
+            if todo.len() == units.len() {
+                continue;
+            }
+            if !todo.is_empty() {
+                imported.incomplete.push((prompt.id().clone(), todo));
+                continue;
+            }
+            if let Some(file) = variant_file(pack, prompt, locale, &units, &read) {
+                imported.files.push(file);
+            }
+        }
+        Ok(imported)
+    }
+
+    fn header_problems(&self, pack: &Pack, locale: &Locale) -> Vec<Diagnostic> {
+        let mut problems = Vec::new();
+        if self.pack != pack.name() {
+            problems.push(problem(
+                format!(
+                    "this file is for the pack `{}`, not `{}`",
+                    printable(&self.pack),
+                    pack.name()
+                ),
+                "export the pack you import into",
+            ));
+        }
+        if Locale::parse(&self.locale).ok().as_ref() != Some(locale) {
+            problems.push(problem(
+                format!(
+                    "this file translates into `{}`, not `{locale}`",
+                    printable(&self.locale)
+                ),
+                format!("import it with `--locale {}`", printable(&self.locale)),
+            ));
+        }
+        problems
+    }
+
+    fn unit_problem(&self, pack: &Pack, unit: &CatalogUnit) -> Option<Diagnostic> {
+        let key = printable(&unit.key()).into_owned();
+        let Some(source) = pack.prompt(&unit.prompt).and_then(PackPrompt::source_text) else {
+            return Some(problem(
+                format!(
+                    "unit `{key}`: the pack has no prompt `{}`",
+                    printable(&unit.prompt)
+                ),
+                "export again: the prompt was removed or renamed since",
+            ));
+        };
+        let Some(current) = source.unit(unit.unit) else {
+            return Some(problem(
+                format!(
+                    "unit `{key}`: the default of `{}` has no {}, so the number of pinned blocks changed",
+                    unit.prompt, unit.unit
+                ),
+                "export again, and carry the translations over",
+            ));
+        };
+        if current != unit.source {
+            return Some(problem(
+                format!(
+                    "unit `{key}`: its source changed since the export: the file has \"{}\", the default now \"{}\"",
+                    abbreviate(&printable(&unit.source), 60),
+                    abbreviate(&printable(current), 60)
+                ),
+                "export again: the new export keeps each translation and marks this unit stale",
+            ));
+        }
+        let target = unit
+            .target
+            .as_deref()
+            .filter(|_| unit.state == UnitState::Translated)?;
+        let syntax = pack.prompt(&unit.prompt).map(syntax_of).unwrap_or_default();
+        let change = syntax.change(current, target)?;
+        Some(problem(
+            format!("unit `{key}`: the translation changes the template: {change}"),
+            "keep every tag and heading of the source as written",
+        ))
+    }
+}
+
+/// What the texts of `prompt` are written in.
+fn syntax_of(prompt: &PackPrompt) -> Syntax {
+    Syntax {
+        template: prompt.is_template(),
+        chat: prompt.is_chat(),
+    }
+}
+
+/// The units of the pack the catalog lacks: a truncated file, or one
+/// exported before a pinned block was added.
+fn missing_units(pack: &Pack, units: &[CatalogUnit]) -> Vec<Diagnostic> {
+    let given: BTreeSet<(&str, UnitName)> =
+        units.iter().map(|u| (u.prompt.as_str(), u.unit)).collect();
+    let mut missing = Vec::new();
+    for prompt in pack.prompts() {
+        let Some(source) = prompt.source_text() else {
+            continue;
+        };
+        for (name, text) in source.units() {
+            if !text.is_empty() && !given.contains(&(prompt.id().as_str(), name)) {
+                missing.push(problem(
+                    format!("the file has no unit `{}:{name}`", prompt.id()),
+                    "the file may be truncated, or exported before this text was added: export again",
+                ));
+            }
+        }
+    }
+    missing
+}
+
+fn problem(message: String, suggestion: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(DiagnosticCode::Translation, message).suggest(Some(suggestion.into()))
+}
+
+/// The new text of the `locale` variant of `prompt`, from its translated
+/// `units`; `None` when it would not change.
+fn variant_file(
+    pack: &Pack,
+    prompt: &PackPrompt,
+    locale: &Locale,
+    units: &[&CatalogUnit],
+    read: &impl Fn(&Path) -> Option<String>,
+) -> Option<(PathBuf, String)> {
+    let source = prompt.source_text()?;
+    let target = |name: UnitName| {
+        units
+            .iter()
+            .find(|u| u.unit == name)
+            .and_then(|u| u.target.clone())
+    };
+    let translated = SourceText {
+        body: target(UnitName::Body).unwrap_or_default(),
+        pin_head: (1..=source.pin_head.len())
+            .map(|n| target(UnitName::PinHead(n)).unwrap_or_default())
+            .collect(),
+        pin_tail: (1..=source.pin_tail.len())
+            .map(|n| target(UnitName::PinTail(n)).unwrap_or_default())
+            .collect(),
+    };
+    let current = prompt.translation(locale) == Some(&Translation::Current);
+    if current && prompt.variant_text(locale) == Some(&translated) {
+        return None;
+    }
+    let path = prompt.variant_file(locale).map_or_else(
+        || {
+            pack.root()
+                .join(DEFAULTS_DIR)
+                .join(format!("{}.{locale}.md", prompt.id()))
+        },
+        Path::to_path_buf,
+    );
+    let existing = read(&path).unwrap_or_else(|| match prompt.is_template() {
+        true => "---\ntemplate: true\n---\n".to_owned(),
+        false => String::new(),
+    });
+    Some((path, variant_text(&existing, source, &translated)))
+}
+
+/// `existing` (a variant file's text) with the body and pinned blocks of
+/// `translated` and the record of `source`.
+fn variant_text(existing: &str, source: &SourceText, translated: &SourceText) -> String {
+    use crate::front_matter::{PIN_HEAD, PIN_TAIL};
+    use crate::pack::translation::{set_front_matter_keys, split_front_matter, yaml_text};
+
+    let pins = |key: &str, blocks: &[String]| {
+        (!blocks.is_empty()).then(|| {
+            let mut yaml = format!("{key}:\n");
+            for block in blocks {
+                yaml.push_str(&format!("  - {}\n", yaml_text(block, 4)));
+            }
+            yaml
+        })
+    };
+    let (yaml, _) = split_front_matter(existing);
+    let text = format!("---\n{yaml}---\n{}", translated.body);
+    let text = set_front_matter_keys(
+        &text,
+        &[
+            (PIN_HEAD, pins(PIN_HEAD, &translated.pin_head)),
+            (PIN_TAIL, pins(PIN_TAIL, &translated.pin_tail)),
+            (TRANSLATED_FROM, None),
+        ],
+    );
+    crate::pack::translation::record_source(&text, source)
+}
