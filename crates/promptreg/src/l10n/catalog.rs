@@ -104,7 +104,7 @@ impl Catalog {
             let syntax = syntax_of(prompt);
             let variant = prompt.variant_text(locale);
             let translation = prompt.translation(locale);
-            for (name, text) in source.units().filter(|(_, t)| !t.is_empty()) {
+            for (name, text) in source.units().filter(|(_, t)| syntax.has_text(t)) {
                 let target = variant.and_then(|v| v.unit(name)).map(str::to_owned);
                 let (state, previous_source) = match (&target, translation) {
                     (None, _) | (_, None) => (UnitState::New, None),
@@ -204,20 +204,14 @@ impl Catalog {
             let Some(prompt) = pack.prompt(id) else {
                 continue;
             };
-            let todo: Vec<String> = units
-                .iter()
-                .filter(|u| u.state != UnitState::Translated)
-                .map(|u| u.key())
-                .collect();
-            if todo.len() == units.len() {
-                continue;
-            }
-            if !todo.is_empty() {
-                imported.incomplete.push((prompt.id().clone(), todo));
-                continue;
-            }
-            if let Some(file) = variant_file(pack, prompt, locale, &units, &read) {
-                imported.files.push(file);
+            match translated_text(prompt, &units) {
+                Plan::Nothing => {}
+                Plan::Incomplete(todo) => imported.incomplete.push((prompt.id().clone(), todo)),
+                Plan::Write(translated) => {
+                    if let Some(file) = variant_file(pack, prompt, locale, &translated, &read) {
+                        imported.files.push(file);
+                    }
+                }
             }
         }
         Ok(imported)
@@ -308,8 +302,9 @@ fn missing_units(pack: &Pack, units: &[CatalogUnit]) -> Vec<Diagnostic> {
         let Some(source) = prompt.source_text() else {
             continue;
         };
+        let syntax = syntax_of(prompt);
         for (name, text) in source.units() {
-            if !text.is_empty() && !given.contains(&(prompt.id().as_str(), name)) {
+            if syntax.has_text(text) && !given.contains(&(prompt.id().as_str(), name)) {
                 missing.push(problem(
                     format!("the file has no unit `{}:{name}`", prompt.id()),
                     "the file may be truncated, or exported before this text was added: export again",
@@ -324,33 +319,104 @@ fn problem(message: String, suggestion: impl Into<String>) -> Diagnostic {
     Diagnostic::error(DiagnosticCode::Translation, message).suggest(Some(suggestion.into()))
 }
 
-/// The new text of the `locale` variant of `prompt`, from its translated
-/// `units`; `None` when it would not change.
+/// What an import does with one prompt.
+enum Plan {
+    /// Nothing of it is translated.
+    Nothing,
+    /// Some of it is: the units still to translate.
+    Incomplete(Vec<String>),
+    /// Its variant's new text: the body, and the pinned blocks of each side
+    /// translated (a side with none translated is left to the default).
+    Write(SourceText),
+}
+
+/// One unit of an import.
+enum Taken {
+    /// Translated.
+    Done(String),
+    /// Syntax alone, nothing to translate: kept as written.
+    Kept(String),
+    /// Not translated: its key.
+    Todo(String),
+}
+
+impl Taken {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Taken::Done(text) | Taken::Kept(text) => Some(text),
+            Taken::Todo(_) => None,
+        }
+    }
+}
+
+/// The translated text of `prompt` from its `units`. A unit that is
+/// template syntax alone (`{% include "rules" %}`) has nothing to
+/// translate and is kept as written; a side of pinned blocks none of
+/// which is translated is left to the default, as a variant may.
+fn translated_text(prompt: &PackPrompt, units: &[&CatalogUnit]) -> Plan {
+    let Some(source) = prompt.source_text() else {
+        return Plan::Nothing;
+    };
+    let syntax = syntax_of(prompt);
+    let take = |name: UnitName, text: &str| -> Taken {
+        if !syntax.has_text(text) {
+            return Taken::Kept(text.to_owned());
+        }
+        let unit = units.iter().find(|u| u.unit == name);
+        match unit.filter(|u| u.state == UnitState::Translated) {
+            Some(unit) => Taken::Done(unit.target.clone().unwrap_or_default()),
+            None => Taken::Todo(format!("{}:{name}", prompt.id())),
+        }
+    };
+    let body = take(UnitName::Body, &source.body);
+    let side = |blocks: &[String], name: fn(usize) -> UnitName| -> Vec<Taken> {
+        let taken: Vec<Taken> = (1..).zip(blocks).map(|(n, t)| take(name(n), t)).collect();
+        match taken.iter().any(|t| matches!(t, Taken::Done(_))) {
+            true => taken,
+            false => Vec::new(),
+        }
+    };
+    let (head, tail) = (
+        side(&source.pin_head, UnitName::PinHead),
+        side(&source.pin_tail, UnitName::PinTail),
+    );
+    let all = || std::iter::once(&body).chain(&head).chain(&tail);
+    if !all().any(|t| matches!(t, Taken::Done(_))) {
+        return Plan::Nothing;
+    }
+    let todo: Vec<String> = all()
+        .filter_map(|t| match t {
+            Taken::Todo(key) => Some(key.clone()),
+            _ => None,
+        })
+        .collect();
+    if !todo.is_empty() {
+        return Plan::Incomplete(todo);
+    }
+    let texts = |side: &[Taken]| {
+        side.iter()
+            .filter_map(|t| t.text().map(str::to_owned))
+            .collect()
+    };
+    Plan::Write(SourceText {
+        body: body.text().unwrap_or_default().to_owned(),
+        pin_head: texts(&head),
+        pin_tail: texts(&tail),
+    })
+}
+
+/// The new text of the `locale` variant of `prompt`: `translated`, its
+/// source recorded; `None` when it would not change.
 fn variant_file(
     pack: &Pack,
     prompt: &PackPrompt,
     locale: &Locale,
-    units: &[&CatalogUnit],
+    translated: &SourceText,
     read: &impl Fn(&Path) -> Option<String>,
 ) -> Option<(PathBuf, String)> {
     let source = prompt.source_text()?;
-    let target = |name: UnitName| {
-        units
-            .iter()
-            .find(|u| u.unit == name)
-            .and_then(|u| u.target.clone())
-    };
-    let translated = SourceText {
-        body: target(UnitName::Body).unwrap_or_default(),
-        pin_head: (1..=source.pin_head.len())
-            .map(|n| target(UnitName::PinHead(n)).unwrap_or_default())
-            .collect(),
-        pin_tail: (1..=source.pin_tail.len())
-            .map(|n| target(UnitName::PinTail(n)).unwrap_or_default())
-            .collect(),
-    };
     let current = prompt.translation(locale) == Some(&Translation::Current);
-    if current && prompt.variant_text(locale) == Some(&translated) {
+    if current && prompt.variant_text(locale) == Some(translated) {
         return None;
     }
     let path = prompt.variant_file(locale).map_or_else(
@@ -365,33 +431,32 @@ fn variant_file(
         true => "---\ntemplate: true\n---\n".to_owned(),
         false => String::new(),
     });
-    Some((path, variant_text(&existing, source, &translated)))
+    let now = prompt.variant_text(locale);
+    Some((path, variant_text(&existing, now, source, translated)))
 }
 
 /// `existing` (a variant file's text) with the body and pinned blocks of
-/// `translated` and the record of `source`.
-fn variant_text(existing: &str, source: &SourceText, translated: &SourceText) -> String {
+/// `translated` and the record of `source`; a side of pinned blocks that
+/// `current` (the variant as it is) already gives is left as written.
+fn variant_text(
+    existing: &str,
+    current: Option<&SourceText>,
+    source: &SourceText,
+    translated: &SourceText,
+) -> String {
     use crate::front_matter::{PIN_HEAD, PIN_TAIL};
-    use crate::pack::translation::{set_front_matter_keys, split_front_matter, yaml_text};
+    use crate::pack::translation::{pins_yaml, set_front_matter_keys, split_front_matter};
 
-    let pins = |key: &str, blocks: &[String]| {
-        (!blocks.is_empty()).then(|| {
-            let mut yaml = format!("{key}:\n");
-            for block in blocks {
-                yaml.push_str(&format!("  - {}\n", yaml_text(block, 4)));
-            }
-            yaml
-        })
-    };
     let (yaml, _) = split_front_matter(existing);
     let text = format!("---\n{yaml}---\n{}", translated.body);
-    let text = set_front_matter_keys(
-        &text,
-        &[
-            (PIN_HEAD, pins(PIN_HEAD, &translated.pin_head)),
-            (PIN_TAIL, pins(PIN_TAIL, &translated.pin_tail)),
-            (TRANSLATED_FROM, None),
-        ],
-    );
-    crate::pack::translation::record_source(&text, source)
+    let mut keys = vec![(TRANSLATED_FROM, None)];
+    for (key, blocks, now) in [
+        (PIN_HEAD, &translated.pin_head, current.map(|c| &c.pin_head)),
+        (PIN_TAIL, &translated.pin_tail, current.map(|c| &c.pin_tail)),
+    ] {
+        if now != Some(blocks) {
+            keys.push((key, pins_yaml(key, blocks)));
+        }
+    }
+    crate::pack::translation::record_source(&set_front_matter_keys(&text, &keys), source)
 }

@@ -41,6 +41,14 @@ impl Syntax {
         pieces
     }
 
+    /// Whether `text` has anything to translate: text that is not blank
+    /// outside its syntax.
+    pub(crate) fn has_text(self, text: &str) -> bool {
+        self.pieces(text)
+            .iter()
+            .any(|p| matches!(p, Piece::Text(t) if !t.trim().is_empty()))
+    }
+
     /// How `target` changes the syntax of `source`, if it does: the
     /// statements (`{% %}`) and headings in their order, the expressions
     /// (`{{ }}`) and comments in any order, as a translation may move a

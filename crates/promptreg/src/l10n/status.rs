@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::id::PromptId;
 use crate::locale::Locale;
 use crate::locale_match::LocaleStep;
-use crate::pack::{Pack, Translation};
+use crate::pack::{PSEUDO_LOCALE, Pack, Translation};
 use crate::registry::PromptRegistry;
 
 /// The translation status of a pack, one entry per locale.
@@ -123,7 +123,7 @@ impl Status {
 }
 
 /// The manifest's `[l10n] locales` and every locale with a variant, except
-/// the pack's default locale, sorted.
+/// the pack's default locale and the generated pseudo-locale, sorted.
 fn known_locales(pack: &Pack) -> Vec<Locale> {
     let mut locales: Vec<Locale> = pack.l10n().locales.clone();
     for prompt in pack.prompts() {
@@ -133,7 +133,8 @@ fn known_locales(pack: &Pack) -> Vec<Locale> {
             }
         }
     }
-    locales.retain(|l| l != pack.default_locale());
+    let pseudo = pack.l10n().pseudo;
+    locales.retain(|l| l != pack.default_locale() && !(pseudo && l.as_str() == PSEUDO_LOCALE));
     locales.sort_by(|a, b| a.as_str().cmp(b.as_str()));
     locales
 }

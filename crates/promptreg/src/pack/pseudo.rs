@@ -21,7 +21,7 @@ use crate::template_tags::syntax_spans;
 
 use super::prompt_files::PromptFile;
 use super::translation::{
-    SourceText, record_source, set_front_matter_keys, split_front_matter, yaml_text,
+    SourceText, pins_yaml, record_source, set_front_matter_keys, split_front_matter,
 };
 
 /// The pseudo-locale's tag.
@@ -132,14 +132,11 @@ pub(super) fn variant_files(files: &[PromptFile<'_>]) -> Vec<(PromptId, PathBuf,
         let (template, chat) = (doc.is_template(), doc.meta.kind.as_deref() == Some("chat"));
         let source = SourceText::of(&doc);
         let pins = |key: &str, blocks: &[String]| {
-            (!blocks.is_empty()).then(|| {
-                let mut yaml = format!("{key}:\n");
-                for block in blocks {
-                    let text = pseudo_translate(block, template, false);
-                    yaml.push_str(&format!("  - {}\n", yaml_text(&text, 4)));
-                }
-                yaml
-            })
+            let pseudo: Vec<String> = blocks
+                .iter()
+                .map(|block| pseudo_translate(block, template, false))
+                .collect();
+            pins_yaml(key, &pseudo)
         };
         let mut keys: Vec<(&str, Option<String>)> =
             DEFAULT_ONLY.iter().map(|key| (*key, None)).collect();

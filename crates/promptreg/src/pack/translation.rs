@@ -369,6 +369,17 @@ pub(crate) fn split_front_matter(text: &str) -> (&str, &str) {
     ("", text)
 }
 
+/// Pinned blocks as front matter key `key` (a list), or `None` for none.
+pub(crate) fn pins_yaml(key: &str, blocks: &[String]) -> Option<String> {
+    (!blocks.is_empty()).then(|| {
+        let mut yaml = format!("{key}:\n");
+        for block in blocks {
+            yaml.push_str(&format!("  - {}\n", yaml_text(block, 4)));
+        }
+        yaml
+    })
+}
+
 /// `text` as a YAML scalar after `key: `: a literal block (`|`), its lines
 /// indented by `indent` spaces, when that keeps it exactly; otherwise a
 /// double-quoted string (JSON's escapes are YAML's).

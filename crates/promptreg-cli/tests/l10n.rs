@@ -1,0 +1,133 @@
+//! `promptreg l10n`: recording a variant as current, coverage as data, and
+//! what an export and an import refuse (the README runs the happy path).
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
+use support::{copy_dir, example};
+
+/// A copy of the goal-agent pack, and `promptreg --pack` on it.
+fn pack() -> (tempfile::TempDir, impl Fn(&[&str]) -> (i32, String, String)) {
+    let root = tempfile::tempdir().unwrap();
+    copy_dir(&example("goal-agent"), &root.path().join("goal-agent"));
+    let dir = root.path().to_path_buf();
+    let run = move |args: &[&str]| {
+        let out = Command::new(get_cargo_bin("promptreg"))
+            .current_dir(&dir)
+            .args(["--pack", "goal-agent", "--home", ".", "--cwd="])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    (root, run)
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{from} not in {}", path.display());
+    fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn mark_current_records_the_source_and_says_what_it_was() {
+    let (root, run) = pack();
+    let default = root.path().join("goal-agent/defaults/auditor.md");
+    edit(
+        &default,
+        "independent auditor",
+        "independent, strict auditor",
+    );
+    let (code, stdout, _) = run(&["--json", "l10n", "status", "--locale", "ja"]);
+    assert_eq!(code, 0);
+    let status: Value = serde_json::from_str(&stdout).unwrap();
+    let ja = &status["locales"][0];
+    assert_eq!(
+        (ja["locale"].as_str(), ja["stale"].as_u64()),
+        (Some("ja"), Some(1))
+    );
+    let auditor = ja["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prompt"] == "auditor")
+        .unwrap();
+    assert_eq!(auditor["state"], "stale");
+    assert_eq!(auditor["serves"], "ja");
+    assert_eq!(auditor["step"], "exact");
+
+    let (code, stdout, stderr) = run(&["--json", "l10n", "mark-current", "auditor", "ja"]);
+    assert_eq!(code, 0, "{stderr}");
+    let marked: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(marked["was"], "stale");
+    let (_, stdout, _) = run(&["--json", "check"]);
+    let check: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(check["warnings"], 0, "{check}");
+
+    // What cannot be marked, and why.
+    let (code, _, stderr) = run(&["l10n", "mark-current", "goal-stale", "ja"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("`goal-stale` has no `ja` variant; create"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["l10n", "mark-current", "nothing", "ja"]);
+    assert!(
+        code != 0 && stderr.contains("the pack has no prompt `nothing`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_import_for_another_locale_or_an_edited_source_writes_nothing() {
+    let (root, run) = pack();
+    let (code, xliff, stderr) = run(&["l10n", "export", "--locale", "ja", "--format", "xliff"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        xliff.contains("<ph id=\"1\" dataRef=\"d1\" disp=\"{{ goal_id }}\"/>"),
+        "{xliff}"
+    );
+    let file = root.path().join("ja.xlf");
+    let variant = root.path().join("goal-agent/defaults/goal-running.ja.md");
+    let before = fs::read_to_string(&variant).unwrap();
+
+    fs::write(&file, xliff.replace("trgLang=\"ja\"", "trgLang=\"zh-TW\"")).unwrap();
+    let (code, _, stderr) = run(&["l10n", "import", "ja.xlf", "--locale", "ja"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("this file translates into `zh-TW`, not `ja`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+
+    // A translator's tool that edits the source as well as the target.
+    let edited = xliff.replacen(
+        "You are working on an active goal.",
+        "You work on a goal.",
+        1,
+    );
+    fs::write(&file, edited).unwrap();
+    let (code, _, stderr) = run(&["l10n", "import", "ja.xlf"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("unit `goal-running:body`: its source changed since the export"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&variant).unwrap(), before);
+
+    // Not a translation file at all.
+    fs::write(&file, "<xliff version=\"2.0\"><file").unwrap();
+    let (code, _, stderr) = run(&["l10n", "import", "ja.xlf"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("ja.xlf"), "{stderr}");
+}
