@@ -314,7 +314,7 @@ for (const kind of databaseKinds()) {
       await page.setViewportSize({ width: 1280, height: 900 });
       await page.goto(`/packs/${PACK}`);
       const widths = await page.evaluate(() =>
-        [...document.querySelectorAll('table')].map((t) => [...t.querySelectorAll('thead th')].map((th) => Math.round(th.getBoundingClientRect().width))),
+        [...document.querySelectorAll('table.prompts')].map((t) => [...t.querySelectorAll('thead th')].map((th) => Math.round(th.getBoundingClientRect().width))),
       );
       assert.ok(widths.length > 1, 'the pack has several groups');
       for (const w of widths) assert.deepEqual(w, widths[0], 'every group has the same column widths');
@@ -430,6 +430,44 @@ for (const kind of databaseKinds()) {
       await page.goto(`/packs/${PACK}/labels/production`);
       await page.getByRole('heading', { level: 2, name: 'What serves it' }).waitFor();
       assert.equal(await page.getByRole('region', { name: 'Gradual release' }).count(), 0);
+    });
+
+    test('a stale translation shows what changed; translated through the API, it is current', async () => {
+      const page = await session('read');
+      await openPrompt(page);
+      // v2 added a line to the default the Japanese variant translates (v1).
+      const row = page.getByRole('row', { name: /\bja\b.*goal-running\.ja\.md/ });
+      await row.getByText('stale since v2').waitFor();
+      await row.getByText('What changed in the default').click();
+      const diff = await row.locator('pre').innerText();
+      assert.ok(diff.includes(`+${SECOND_VERSION_LINE}`), diff);
+      await screenshot(page, kind, 'locale-matrix-stale');
+      await page.goto(`/packs/${PACK}`);
+      await page.getByRole('row', { name: /^ja\s.*\bof 18\b.*1 stale/ }).waitFor();
+
+      // A translator's PO file: the stale unit translated, its variables kept.
+      const auth = { authorization: `Bearer ${registry.keys.write}` };
+      const exported = await fetch(`${registry.url}/v1/packs/${PACK}/l10n/ja?format=po`, { headers: auth });
+      assert.equal(exported.status, 200);
+      const entries = (await exported.text()).split('\n\n');
+      const at = entries.findIndex((e) => e.includes(`msgctxt "${PROMPT}:body"`));
+      const entry = entries[at];
+      const [source, target] = [entry.slice(entry.indexOf('msgid'), entry.indexOf('msgstr')), entry.slice(entry.indexOf('msgstr'))];
+      const variables = [...new Set(source.match(/\{\{[^}]*\}\}/g) ?? [])].filter((v) => !target.includes(v));
+      entries[at] = `${entry.replace('#, fuzzy\n', '').trimEnd()}\n"- 変更する前に、何を変えるかを一行でユーザーに伝えてください。${variables.join(' ')}\\n"`;
+      const imported = await fetch(`${registry.url}/v1/packs/${PACK}/l10n/ja`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ file: entries.join('\n\n'), message: 'Japanese: say what is about to change' }),
+      });
+      const body = await imported.json();
+      assert.equal(imported.status, 200, JSON.stringify(body));
+      assert.deepEqual(body.written, [`defaults/${PROMPT}.ja.md`]);
+
+      await openPrompt(page);
+      const current = page.getByRole('row', { name: /\bja\b.*goal-running\.ja\.md/ });
+      await current.getByText('current', { exact: true }).waitFor();
+      assert.equal(await current.getByText(/stale/).count(), 0);
     });
 
     test('signing out ends the session', async () => {

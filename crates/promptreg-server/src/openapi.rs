@@ -27,6 +27,7 @@ use crate::{api, events, metrics};
         (name = "labels", description = "Moving labels: If-Match, rollback, release, history"),
         (name = "fleet", description = "What every instance following a label serves"),
         (name = "render", description = "Rendering on the server"),
+        (name = "translations", description = "Coverage per locale, and the pack's text in XLIFF and PO files, imported back"),
         (name = "events", description = "The change stream"),
         (name = "operations", description = "Health, readiness, metrics"),
     )

@@ -89,6 +89,9 @@ problem_codes! {
     InvalidLocale = "invalid-locale",
     /// The pack fails check: `diagnostics` lists why.
     InvalidPack = "invalid-pack",
+    /// A translation file cannot be imported: `diagnostics` lists why, each
+    /// naming its unit.
+    InvalidTranslation = "invalid-translation",
     /// A pack name breaks the rules of names.
     InvalidPackName = "invalid-pack-name",
     /// A path parameter does not parse.
@@ -267,6 +270,14 @@ impl Problem {
 
     pub(crate) fn not_found(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::NOT_FOUND, ProblemCode::NotFound, detail)
+    }
+
+    /// The same problem, as `status` with `code`.
+    pub(crate) fn set_code(&mut self, status: StatusCode, code: ProblemCode) {
+        self.0.status = status.as_u16();
+        self.0.title = status.canonical_reason().unwrap_or("Error").to_owned();
+        self.0.kind = format!("urn:promptreg:problem:{code}");
+        self.0.code = code;
     }
 
     pub(crate) fn with_current(mut self, current: Value) -> Problem {

@@ -40,6 +40,9 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/packs/{pack}/labels/{label}/split/abort"),
     ("get", "/v1/packs/{pack}/labels/{label}/split/bundle"),
     ("post", "/v1/packs/{pack}/labels/{label}/fleet"),
+    ("get", "/v1/packs/{pack}/l10n"),
+    ("get", "/v1/packs/{pack}/l10n/{locale}"),
+    ("post", "/v1/packs/{pack}/l10n/{locale}"),
     ("get", "/v1/events"),
     ("get", "/healthz"),
     ("get", "/readyz"),
@@ -84,7 +87,8 @@ async fn every_route_is_in_the_document_and_every_documented_route_answers() {
         let concrete = path
             .replace("{pack}", "demo")
             .replace("{id}", "greeting")
-            .replace("{label}", "production");
+            .replace("{label}", "production")
+            .replace("{locale}", "ja");
         let method: reqwest::Method = method.to_uppercase().parse().unwrap();
         let response = server
             .client

@@ -10,6 +10,7 @@ use crate::cache::Cached;
 use crate::serve::AppState;
 
 mod fleet;
+mod l10n;
 mod labels;
 mod operations;
 mod packs;
@@ -84,5 +85,6 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .merge(splits::routes())
         .merge(revisions::routes())
         .merge(renders::routes())
+        .merge(l10n::routes())
         .merge(operations::routes())
 }

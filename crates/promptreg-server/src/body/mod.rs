@@ -10,10 +10,12 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 mod fleet;
+mod l10n;
 mod revisions;
 mod splits;
 
 pub use fleet::{FleetBody, FleetReport, InstanceBody, InstanceState, ServedBody, Source};
+pub use l10n::{Imported, IncompletePrompt, TranslationImport, TranslationStatus};
 pub use revisions::{
     RestoreRevision, Restored, RevisionBody, RevisionCause, RevisionChange, Revisions,
     SignatureBody,

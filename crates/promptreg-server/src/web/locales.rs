@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use promptreg::pack::Pack;
+use promptreg::pack::{Pack, Translation};
 use promptreg::{Locale, LocaleStep, PromptRegistry};
 use serde::Serialize;
 
@@ -21,6 +21,24 @@ pub(crate) struct LocaleRow {
     steps: Vec<(String, bool)>,
     /// Why it is not a locale (an invalid tag typed in).
     error: Option<String>,
+    /// For a variant of the prompt's own: `current`, `stale` or
+    /// `untracked`.
+    pub(crate) translation: Option<&'static str>,
+    /// For a stale one: the default's change since the text it
+    /// translates, and that text's digest.
+    pub(crate) stale: Option<Stale>,
+    /// The version of the prompt since which it is stale, when the store
+    /// still has the one it translates.
+    pub(crate) stale_since: Option<u64>,
+}
+
+/// What a translator must carry over.
+#[derive(Debug, Serialize)]
+pub(crate) struct Stale {
+    pub(crate) diff: String,
+    /// The digest of the default's text the variant translates.
+    #[serde(skip)]
+    pub(crate) from_digest: String,
 }
 
 /// Every locale the pack has variants for (and its default locale), then
@@ -61,6 +79,9 @@ fn row(pack: &Pack, registry: &PromptRegistry, id: &str, tag: &str) -> LocaleRow
                 variant: String::new(),
                 steps: Vec::new(),
                 error: Some(e.to_string()),
+                translation: None,
+                stale: None,
+                stale_since: None,
             };
         }
     };
@@ -91,10 +112,22 @@ fn row(pack: &Pack, registry: &PromptRegistry, id: &str, tag: &str) -> LocaleRow
                 .to_string()
         })
         .unwrap_or_else(|| "default".to_owned());
+    let prompt = pack.prompt(id);
+    let translation = matched.and_then(|m| prompt?.translation(&m.locale));
+    let stale = match (translation, prompt.and_then(|p| p.source_text())) {
+        (Some(Translation::Stale { from }), Some(now)) => Some(Stale {
+            diff: now.diff_since(from),
+            from_digest: from.digest(),
+        }),
+        _ => None,
+    };
     LocaleRow {
         locale: found.locale.as_str().to_owned(),
         variant,
         steps,
         error: None,
+        translation: translation.map(Translation::as_str),
+        stale,
+        stale_since: None,
     }
 }

@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use axum::extract::State;
 use axum::response::Html;
 use minijinja::context;
+use promptreg::l10n::Status;
 use promptreg_store::{Label, LabelMove, Scope, is_pack_level};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::page::Path;
 use super::page::{PageError, render, visitor};
+use crate::body::TranslationStatus;
 use crate::cache::Cached;
 use crate::extract::{PackName, Query};
 use crate::serve::AppState;
@@ -54,6 +56,8 @@ struct Row {
     description: Option<String>,
     labels: BTreeMap<String, u64>,
     locales: Vec<String>,
+    /// Of those, the variants translated from an older default.
+    stale: Vec<String>,
 }
 
 /// `GET /packs/{pack}`: the prompts, grouped by the part of the id before
@@ -82,10 +86,12 @@ pub(crate) async fn prompts(
     }
     let groups: Vec<(String, Vec<Row>)> = groups.into_iter().collect();
     let labels: Vec<String> = all_labels(&listing);
+    let coverage = TranslationStatus::from(&Status::of(&renderer.pack, &renderer.registry, &[]));
     render(
         "prompts.html",
         context! {
             pack, labels,
+            coverage => super::page::data(&coverage.locales),
             groups => super::page::data(&groups),
             protected => super::page::data(&listing["protected"]),
             filter => context! { q => filter.q, label => filter.label, locale => filter.locale },
@@ -99,11 +105,24 @@ fn row(summary: &Value, pack: &promptreg::pack::Pack) -> Row {
     let chat = prompt
         .and_then(|p| p.default_prompt())
         .is_some_and(|p| p.is_chat());
+    let locales: Vec<String> =
+        serde_json::from_value(summary["locales"].clone()).unwrap_or_default();
+    let stale = locales
+        .iter()
+        .filter(|tag| {
+            let translation = promptreg::Locale::parse(tag)
+                .ok()
+                .and_then(|l| prompt?.translation(&l).cloned());
+            translation.is_some_and(|t| t.is_stale())
+        })
+        .cloned()
+        .collect();
     Row {
         kind: if chat { "chat" } else { "text" },
+        stale,
         description: prompt.and_then(|p| p.description()).map(str::to_owned),
         labels: serde_json::from_value(summary["labels"].clone()).unwrap_or_default(),
-        locales: serde_json::from_value(summary["locales"].clone()).unwrap_or_default(),
+        locales,
         id,
     }
 }

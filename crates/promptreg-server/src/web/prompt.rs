@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::response::Html;
 use minijinja::context;
-use promptreg::pack::PackPrompt;
+use promptreg::pack::{PackPrompt, SourceText};
 use promptreg_store::{LATEST, Label, LabelMove, Scope};
 use serde::{Deserialize, Serialize};
 
@@ -82,9 +82,14 @@ pub(crate) async fn show(
     let renderer = view.renderer_in(&state.heavy).await?;
     let (pack_files, registry) = (&renderer.pack, &renderer.registry);
     let prompt = pack_files.prompt(id);
-    let matrix = prompt
+    let mut matrix = prompt
         .map(|_| locales::matrix(pack_files, registry, id, &shown.locales))
         .unwrap_or_default();
+    for row in &mut matrix {
+        if let Some(stale) = &row.stale {
+            row.stale_since = stale_since(&state, pack, id, &log, &stale.from_digest).await;
+        }
+    }
     let may_write = visitor().is_some_and(|v| v.caller.may_write(pack));
     render(
         "prompt.html",
@@ -107,6 +112,36 @@ pub(crate) async fn show(
         },
     )
 }
+
+/// The oldest version of `id` in a run, up to the newest, whose default
+/// no longer has the text of digest `translated` (what a stale variant
+/// translates): the version after the newest one that still has it. `None`
+/// when no version looked at (the newest [`STALE_LOOKBACK`]) has it.
+async fn stale_since(
+    state: &AppState,
+    pack: &str,
+    id: &str,
+    log: &[promptreg_store::VersionInfo],
+    translated: &str,
+) -> Option<u64> {
+    let mut newer = None;
+    for version in log.iter().take(STALE_LOOKBACK) {
+        let reference = promptreg_store::VersionRef::Number(version.number);
+        let (_, files) = state.store.files(pack, id, &reference).await.ok()?;
+        let default = files.get(&format!("defaults/{id}.md"))?;
+        let source = std::str::from_utf8(default)
+            .ok()
+            .and_then(SourceText::of_file)?;
+        if source.digest() == translated {
+            return newer;
+        }
+        newer = Some(version.number);
+    }
+    None
+}
+
+/// How many versions back `stale_since` looks.
+const STALE_LOOKBACK: usize = 50;
 
 fn label_rows(
     log: &[promptreg_store::VersionInfo],

@@ -94,6 +94,21 @@ impl SourceText {
         }
     }
 
+    /// The translatable text of a prompt file's `text`, front matter
+    /// included; `None` when its front matter does not parse.
+    ///
+    /// ```
+    /// use promptreg::pack::SourceText;
+    ///
+    /// let source = SourceText::of_file("---\npin_tail: Be brief.\n---\nHello!\n").unwrap();
+    /// assert_eq!((source.body.as_str(), source.pin_tail.len()), ("Hello!\n", 1));
+    /// ```
+    pub fn of_file(text: &str) -> Option<SourceText> {
+        Document::parse(text, Path::new(""))
+            .ok()
+            .map(|doc| SourceText::of(&doc))
+    }
+
     /// Its units in the order a render composes them: pinned head blocks,
     /// the body, pinned tail blocks.
     pub fn units(&self) -> impl Iterator<Item = (UnitName, &str)> {
