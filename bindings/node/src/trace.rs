@@ -122,6 +122,9 @@ pub struct PartProvenance {
     pub revision: Option<i64>,
     /// The split whose candidate the part is.
     pub split: Option<i64>,
+    /// A locale variant translated from an older text of its default:
+    /// the default changed since.
+    pub stale: bool,
 }
 
 /// A settings entry: a file and a key path in it.
@@ -331,6 +334,7 @@ impl From<&Provenance> for PartProvenance {
             label: provenance.label.clone(),
             revision: provenance.revision.map(saturating_i64),
             split: provenance.split.map(saturating_i64),
+            stale: provenance.stale,
         }
     }
 }

@@ -251,3 +251,24 @@ test('watch needs something to follow and a function', () => {
   assert.throws(() => registry.watch(() => {}), { code: 'not-loaded' });
   assert.throws(() => (registry.watch as any)('callback'), (e: any) => e instanceof TypeError && /`callback`/.test(e.message));
 });
+
+test('a part from a stale translation says so in its provenance', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-stale-'));
+  try {
+    fs.mkdirSync(path.join(dir, 'defaults'));
+    fs.writeFileSync(path.join(dir, 'promptreg.toml'), 'name = "t"\nkeys = ["greeting"]\n[user]\nprompts_dir = ".t"\n');
+    fs.writeFileSync(path.join(dir, 'defaults/greeting.md'), 'Hello, world!\n');
+    fs.writeFileSync(
+      path.join(dir, 'defaults/greeting.ja.md'),
+      '---\ntranslated_from:\n  digest: "0000000000000000"\n  body: Hello!\n---\nこんにちは！\n',
+    );
+    const prompts = new PromptRegistry();
+    Pack.load(dir).install(prompts);
+    const [ja] = prompts.renderTraced('greeting', undefined, 'ja').parts;
+    assert.equal(ja.provenance?.stale, true);
+    const [en] = prompts.renderTraced('greeting').parts;
+    assert.equal(en.provenance?.stale, false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

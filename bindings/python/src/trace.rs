@@ -134,9 +134,12 @@ pub struct PartProvenance {
     pub revision: Option<u64>,
     /// The split whose candidate the part is.
     pub split: Option<u64>,
+    /// A locale variant translated from an older text of its default:
+    /// the default changed since.
+    pub stale: bool,
 }
 
-record!(PartProvenance[source, what, file, target, locale, mode, chosen_by, version, digest, label, revision, split]);
+record!(PartProvenance[source, what, file, target, locale, mode, chosen_by, version, digest, label, revision, split, stale]);
 
 /// A settings entry: a file and a key path in it.
 #[pyclass(frozen, get_all, module = "promptreg")]
@@ -340,6 +343,7 @@ impl From<&Provenance> for PartProvenance {
             label: provenance.label.clone(),
             revision: provenance.revision,
             split: provenance.split,
+            stale: provenance.stale,
         }
     }
 }

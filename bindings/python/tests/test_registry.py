@@ -232,3 +232,21 @@ def test_the_process_wide_registry_is_one() -> None:
         assert again.prompt_registry.render("test.shared") == "Shared."
     finally:
         prompt_registry.reset("test.shared")
+
+
+def test_a_part_from_a_stale_translation_says_so(tmp_path: Any) -> None:
+    (tmp_path / "defaults").mkdir()
+    (tmp_path / "promptreg.toml").write_text(
+        'name = "t"\nkeys = ["greeting"]\n[user]\nprompts_dir = ".t"\n'
+    )
+    (tmp_path / "defaults" / "greeting.md").write_text("Hello, world!\n")
+    (tmp_path / "defaults" / "greeting.ja.md").write_text(
+        '---\ntranslated_from:\n  digest: "0000000000000000"\n  body: Hello!\n---\nこんにちは！\n',
+        encoding="utf-8",
+    )
+    registry = PromptRegistry()
+    promptreg.Pack.load(tmp_path).install(registry)
+    [ja] = registry.render_traced("greeting", None, "ja").parts
+    assert ja.provenance is not None and ja.provenance.stale
+    [en] = registry.render_traced("greeting").parts
+    assert en.provenance is not None and not en.provenance.stale

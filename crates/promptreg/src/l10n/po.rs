@@ -66,6 +66,7 @@ fn message(unit: &CatalogUnit) -> Message {
 }
 
 pub(super) fn read(text: &str) -> Result<Catalog, Diagnostic> {
+    check_lines(text)?;
     let po = polib::po_file::parse_from_reader(text.as_bytes())
         .map_err(|e| invalid(format!("not a PO file: {e}")))?;
     let mut units = Vec::new();
@@ -109,8 +110,102 @@ pub(super) fn read(text: &str) -> Result<Catalog, Diagnostic> {
     })
 }
 
+/// Every line is PO syntax polib reads: a comment, a keyword and a quoted
+/// string, a quoted continuation of a field, or blank. (polib's parser
+/// slices lines it assumes are well-formed, so this runs first; it also
+/// names the line.)
+fn check_lines(text: &str) -> Result<(), Diagnostic> {
+    const KEYWORDS: [&str; 4] = ["msgctxt ", "msgid ", "msgid_plural ", "msgstr "];
+    const COMMENTS: [&str; 4] = ["# ", "#. ", "#: ", "#, "];
+    let quoted = |s: &str| s.len() >= 2 && s.starts_with('"') && s.ends_with('"');
+    fn keyword(line: &str) -> Option<&str> {
+        KEYWORDS
+            .iter()
+            .find_map(|k| line.strip_prefix(k))
+            .or_else(|| {
+                let rest = line.strip_prefix("msgstr[")?;
+                let (n, rest) = rest.split_once("] ")?;
+                (n.len() == 1 && n.bytes().all(|b| b.is_ascii_digit())).then_some(rest)
+            })
+    }
+    // Whether a field has started: what a continuation line adds to.
+    let mut in_field = false;
+    for (number, line) in (1..).zip(text.split('\n')) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let valid = if line.is_empty() {
+            true
+        } else if line.starts_with('#') {
+            in_field |= COMMENTS.iter().any(|c| line.starts_with(c));
+            line != "#" || in_field
+        } else if line.starts_with('"') {
+            in_field && quoted(line)
+        } else if let Some(rest) = keyword(line) {
+            in_field = true;
+            quoted(rest)
+        } else {
+            false
+        };
+        if !valid {
+            let lines = crate::diagnostic::LineIndex::new(text);
+            let start = lines.offset(crate::diagnostic::Position {
+                line: number,
+                column: 1,
+            });
+            return Err(invalid(format!(
+                "line {number} is not PO syntax: \"{}\"",
+                crate::diagnostic::abbreviate(&printable(line), 60)
+            ))
+            .at(&lines, start..start + line.len()));
+        }
+    }
+    Ok(())
+}
+
 fn invalid(message: String) -> Diagnostic {
     Diagnostic::error(DiagnosticCode::Translation, message).suggest(Some(
         "export the file again with `promptreg l10n export`".to_owned(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn lines_polib_would_slice_wrongly_are_errors_naming_the_line() {
+        for (text, line) in [
+            ("msgid \"\"\nmsgstr \"Language: ja\\n\"\n\n\"", 4),
+            ("\"orphan\"", 1),
+            ("msgid \"é", 1),
+            ("#\n", 1),
+            ("msgid", 1),
+            ("hello", 1),
+        ] {
+            let error = read(text).unwrap_err();
+            assert!(
+                error
+                    .message
+                    .starts_with(&format!("line {line} is not PO syntax")),
+                "{text:?}: {}",
+                error.message
+            );
+        }
+    }
+
+    proptest! {
+        /// No text makes the reader panic: PO-like fragments in any order.
+        #[test]
+        fn any_text_reads_or_fails_cleanly(parts in proptest::collection::vec(
+            prop_oneof![
+                Just("msgid "), Just("msgstr "), Just("msgctxt "), Just("msgstr[1] "),
+                Just("\""), Just("\\"), Just("#"), Just("# "), Just("#, fuzzy"),
+                Just("\n"), Just("\r\n"), Just("é"), Just("x"), Just("Language: ja\\n"),
+                Just("Project-Id-Version: p\\n"),
+            ],
+            0..40,
+        )) {
+            let _ = read(&parts.concat());
+        }
+    }
 }

@@ -358,3 +358,45 @@ fn located(text: &str, offset: u64, message: String) -> Diagnostic {
             "export the file again with `promptreg l10n export`".to_owned(),
         ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// No text makes the reader panic: XLIFF-like fragments in any order.
+        #[test]
+        fn any_text_reads_or_fails_cleanly(parts in proptest::collection::vec(
+            prop_oneof![
+                Just("<xliff trgLang=\"ja\">"), Just("</xliff>"), Just("<file original=\"p\">"),
+                Just("<unit id=\"p:body\">"), Just("<unit id=\"p:pin_head.0\">"), Just("</unit>"),
+                Just("<segment state=\"final\">"), Just("<source>"), Just("</source>"),
+                Just("<target>"), Just("</target>"), Just("<target/>"), Just("<ph dataRef=\"d1\"/>"),
+                Just("<originalData><data id=\"d1\">{{ x }}</data></originalData>"),
+                Just("<cp hex=\"1\"/>"), Just("<cp hex=\"D800\"/>"), Just("&amp;"), Just("&#0;"),
+                Just("&nope;"), Just("é"), Just("<"), Just("\r\n"),
+            ],
+            0..40,
+        )) {
+            let _ = read(&parts.concat());
+        }
+    }
+
+    #[test]
+    fn a_truncated_file_and_a_dangling_reference_are_errors() {
+        let unit = "<xliff trgLang=\"ja\"><file original=\"p\"><unit id=\"p:body\"><segment><source><ph id=\"1\" dataRef=\"d9\"/></source></segment></unit></file></xliff>";
+        assert!(
+            read(unit)
+                .unwrap_err()
+                .message
+                .contains("refers to data `d9`")
+        );
+        assert!(
+            read("<xliff trgLang=\"ja\"><file original=\"p\">")
+                .unwrap_err()
+                .message
+                .contains("truncated")
+        );
+    }
+}

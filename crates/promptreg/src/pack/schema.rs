@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 /// The JSON Schema of the front matter of a pack's prompt files:
 /// `description`, `template`, `variables`, `pin_head`, `pin_tail`, `kind`,
 /// `roles`, `attach`, `model` (the well-known keys `check` validates, and
-/// any other) and `metadata`. Unknown keys are refused, as the loader
+/// any other), `metadata` and `translated_from`. Unknown keys are refused, as the loader
 /// refuses them. `promptreg schema front-matter` prints it.
 ///
 /// ```
@@ -85,7 +85,19 @@ pub fn front_matter_schema() -> Value {
                     }
                 }
             },
-            "metadata": { "type": "object", "description": "Free data about the prompt (default files only)." }
+            "metadata": { "type": "object", "description": "Free data about the prompt (default files only)." },
+            "translated_from": {
+                "type": "object",
+                "description": "A locale variant's record of the default's text it translates, written by `promptreg l10n mark-current` and `l10n import`: when the default changes, the variant is stale.",
+                "additionalProperties": false,
+                "required": ["digest"],
+                "properties": {
+                    "digest": { "type": "string", "pattern": "^[0-9a-f]{16}$" },
+                    "body": { "type": "string" },
+                    "pin_head": { "type": "array", "items": { "type": "string" } },
+                    "pin_tail": { "type": "array", "items": { "type": "string" } }
+                }
+            }
         }
     })
 }
