@@ -65,6 +65,12 @@ fn mark_current_records_the_source_and_says_what_it_was() {
     assert_eq!(auditor["state"], "stale");
     assert_eq!(auditor["serves"], "ja");
     assert_eq!(auditor["step"], "exact");
+    let (code, explained, stderr) = run(&["explain", "auditor", "--locale", "ja"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        explained.contains("locale variant `ja` (defaults/auditor.ja.md): the render locale `ja` [stale: its default changed since it was translated"),
+        "{explained}"
+    );
 
     let (code, stdout, stderr) = run(&["--json", "l10n", "mark-current", "auditor", "ja"]);
     assert_eq!(code, 0, "{stderr}");

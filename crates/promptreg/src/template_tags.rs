@@ -69,6 +69,7 @@ pub(crate) fn first_use(source: &str, name: &str) -> Option<usize> {
 /// The spans of every tag of `source`: `{{ }}`, `{% %}` and `{# #}`, the
 /// template's syntax, in order. The text between them is the template's
 /// literal text (a `raw` block's inside included).
+#[cfg_attr(not(feature = "packs"), allow(dead_code))]
 pub(crate) fn syntax_spans(source: &str) -> Vec<Range<usize>> {
     tags(source, "").map(|tag| tag.span).collect()
 }

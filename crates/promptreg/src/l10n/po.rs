@@ -68,7 +68,7 @@ fn message(unit: &CatalogUnit) -> Message {
 pub(super) fn read(text: &str) -> Result<Catalog, Diagnostic> {
     check_lines(text)?;
     let po = polib::po_file::parse_from_reader(text.as_bytes())
-        .map_err(|e| invalid(format!("not a PO file: {e}")))?;
+        .map_err(|e| invalid(format!("not a PO file: {}", printable(&e.to_string()))))?;
     let mut units = Vec::new();
     for message in po.messages() {
         // Comments after the last message read as an empty one.

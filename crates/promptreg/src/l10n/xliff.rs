@@ -155,9 +155,14 @@ pub(super) fn read(text: &str) -> Result<Catalog, Diagnostic> {
     let mut into = Into::Nowhere;
     loop {
         let at = reader.buffer_position();
-        let event = reader
-            .read_event()
-            .map_err(|e| located(text, reader.error_position(), format!("not valid XML: {e}")))?;
+        let event = reader.read_event().map_err(|e| {
+            let error = printable(&e.to_string()).into_owned();
+            located(
+                text,
+                reader.error_position(),
+                format!("not valid XML: {error}"),
+            )
+        })?;
         match event {
             Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "xliff" => {
                 seen_root = true;
