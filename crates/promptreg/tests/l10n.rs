@@ -8,7 +8,7 @@ mod support;
 
 use std::path::Path;
 
-use promptreg::l10n::{Catalog, Format, Status};
+use promptreg::l10n::{Catalog, Coverage, Format, Status};
 use promptreg::pack::{Pack, Translation, translation::record_source};
 use promptreg::testing::PromptTests;
 use promptreg::{DiagnosticCode, Locale, PromptRegistry};
@@ -138,7 +138,7 @@ fn status_counts_each_locale_and_what_the_others_fall_back_to() {
         .unwrap();
     assert_eq!(
         (farewell.state, farewell.serves.as_ref()),
-        ("missing", None)
+        (Coverage::Missing, None)
     );
     // Asked for, the pseudo-locale has a current variant of every prompt.
     let pseudo = Status::of(&pack, &registry, &[Locale::parse("en-XA").unwrap()]);
@@ -314,7 +314,7 @@ fn bad_translation_files_are_refused_naming_the_unit() {
         reported.contains("the file has no unit `greeting:body`"),
         "{reported}"
     );
-    assert!(message("msgid \"unterminated").contains("not a PO file"));
+    assert!(message("msgid \"unterminated").contains("line 1 is not PO syntax"));
     // Control characters and bidi overrides are escaped in reports.
     let sneaky = xliff.replace("original=\"shop\"", "original=\"sh\u{202e}op\u{1}\"");
     let reported = message(&sneaky);

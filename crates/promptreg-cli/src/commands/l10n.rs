@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use promptreg::Locale;
-use promptreg::l10n::{Catalog, Format, Status};
+use promptreg::l10n::{Catalog, Coverage, Format, Status};
 use promptreg::pack::{Translation, translation::record_source};
 use serde_json::json;
 
@@ -79,7 +79,7 @@ fn status_table(status: &Status, paint: Paint) -> String {
         let pending: Vec<_> = locale
             .entries
             .iter()
-            .filter(|e| e.state != "current")
+            .filter(|e| e.state != Coverage::Current)
             .collect();
         if pending.is_empty() {
             continue;
@@ -90,20 +90,20 @@ fn status_table(status: &Status, paint: Paint) -> String {
         ));
         for entry in pending {
             let serves = match (&entry.serves, entry.step) {
-                (Some(variant), Some(step)) if entry.state == "missing" => {
+                (Some(variant), Some(step)) if entry.state == Coverage::Missing => {
                     format!("falls back to the `{variant}` variant ({step})")
                 }
-                (Some(variant), _) if entry.state == "missing" => {
+                (Some(variant), _) if entry.state == Coverage::Missing => {
                     format!("falls back to `{variant}`")
                 }
-                _ if entry.state == "missing" => {
+                _ if entry.state == Coverage::Missing => {
                     format!("falls back to the default ({})", status.default_locale)
                 }
                 _ => String::new(),
             };
             let state = match entry.state {
-                "stale" => paint.removed("stale"),
-                other => other.to_owned(),
+                Coverage::Stale => paint.removed("stale"),
+                other => other.as_str().to_owned(),
             };
             let line = format!("  {:<24} {state:<9} {serves}", entry.prompt.as_str());
             out.push_str(line.trim_end());

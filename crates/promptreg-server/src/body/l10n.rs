@@ -81,7 +81,7 @@ impl From<&Status> for TranslationStatus {
                         .iter()
                         .map(|e| PromptCoverage {
                             prompt: e.prompt.to_string(),
-                            state: e.state.to_owned(),
+                            state: e.state.as_str().to_owned(),
                             serves: e.serves.as_ref().map(ToString::to_string),
                             step: e.step.as_ref().and_then(step),
                         })

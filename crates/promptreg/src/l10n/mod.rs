@@ -41,7 +41,7 @@ mod status;
 mod xliff;
 
 pub use catalog::{Catalog, CatalogUnit, Imported, UnitState};
-pub use status::{LocaleStatus, PromptStatus, Status};
+pub use status::{Coverage, LocaleStatus, PromptStatus, Status};
 
 /// The file formats of [`Catalog::write`] and [`Catalog::read`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -49,15 +49,41 @@ pub struct LocaleStatus {
 pub struct PromptStatus {
     /// The prompt.
     pub prompt: PromptId,
-    /// `current`, `stale`, `untracked`, or `missing` when the locale has no
-    /// variant along its chain.
-    pub state: &'static str,
+    /// Where its translation stands.
+    pub state: Coverage,
     /// The locale of the variant a render in this locale serves, `None`
     /// for the default.
     pub serves: Option<Locale>,
     /// The step of locale matching that found it (the same steps
     /// `explain` shows); `None` for the default.
     pub step: Option<LocaleStep>,
+}
+
+/// Where the translation of one prompt into one locale stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Coverage {
+    /// A variant along the locale's chain translates the default's current
+    /// text.
+    Current,
+    /// It translates an older text.
+    Stale,
+    /// It records no source.
+    Untracked,
+    /// No variant along the chain: renders fall back.
+    Missing,
+}
+
+impl Coverage {
+    /// `current`, `stale`, `untracked`, `missing`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Coverage::Current => "current",
+            Coverage::Stale => "stale",
+            Coverage::Untracked => "untracked",
+            Coverage::Missing => "missing",
+        }
+    }
 }
 
 impl Status {
@@ -87,10 +113,10 @@ impl Status {
                 for prompt in pack.prompts().filter(|p| p.default_file().is_some()) {
                     let own = prompt.variant_locale_for(&locale);
                     let state = match own.and_then(|v| prompt.translation(v)) {
-                        Some(Translation::Current) => "current",
-                        Some(Translation::Stale { .. }) => "stale",
-                        Some(Translation::Untracked) => "untracked",
-                        None => "missing",
+                        Some(Translation::Current) => Coverage::Current,
+                        Some(Translation::Stale { .. }) => Coverage::Stale,
+                        Some(Translation::Untracked) => Coverage::Untracked,
+                        None => Coverage::Missing,
                     };
                     let matched = snapshot
                         .locale_lookup(prompt.id(), locale.clone())
@@ -98,10 +124,10 @@ impl Status {
                         .and_then(|lookup| lookup.matched);
                     status.prompts += 1;
                     match state {
-                        "current" => status.current += 1,
-                        "stale" => status.stale += 1,
-                        "untracked" => status.untracked += 1,
-                        _ => status.falling_back += 1,
+                        Coverage::Current => status.current += 1,
+                        Coverage::Stale => status.stale += 1,
+                        Coverage::Untracked => status.untracked += 1,
+                        Coverage::Missing => status.falling_back += 1,
                     }
                     status.entries.push(PromptStatus {
                         prompt: prompt.id().clone(),
