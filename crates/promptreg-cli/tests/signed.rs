@@ -42,6 +42,20 @@ fn ok(out: Output) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `attempt` until it succeeds, for at most ten seconds: the server learns
+/// of a signature another process added from the store's events, at the
+/// latest at its next poll of the store (five seconds).
+fn eventually(mut attempt: impl FnMut() -> Output) -> Output {
+    for _ in 0..100 {
+        let out = attempt();
+        if out.status.success() {
+            return out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    attempt()
+}
+
 fn refused(out: Output) -> String {
     assert!(!out.status.success(), "{out:?}");
     String::from_utf8(out.stderr).unwrap()
@@ -75,7 +89,9 @@ fn a_signed_release_is_read_with_trusted_keys_baked_and_rendered_with_no_server(
         &served,
         &["store", "sign", "production", "--sign", "releaser"],
     ));
-    let listed = ok(read(&["--trust-key", "releaser.pub"], &["list"]));
+    let listed = ok(eventually(|| {
+        read(&["--trust-key", "releaser.pub"], &["list"])
+    }));
     assert!(listed.contains("auditor"), "{listed}");
     let why = refused(read(&["--trust-key", "stranger.pub"], &["list"]));
     assert!(why.contains("not trusted here"), "{why}");
