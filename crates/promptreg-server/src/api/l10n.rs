@@ -79,7 +79,10 @@ pub(crate) struct ExportQuery {
         ExportQuery,
     ),
     responses(
-        (status = 200, description = "Every translatable text of the pack at `latest` with its translation into the locale and its state", content_type = "application/xliff+xml", body = String),
+        (status = 200, description = "Every translatable text of the pack at `latest` with its translation into the locale and its state: XLIFF 2.0 or gettext PO, as `format` asks", content(
+            (String = "application/xliff+xml"),
+            (String = "text/x-gettext-translation"),
+        )),
         (status = 400, description = "Invalid pack name, locale or format", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::PackRead,
         (status = 404, description = "No such pack", body = ProblemDetails, content_type = "application/problem+json"),
