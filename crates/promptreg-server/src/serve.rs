@@ -199,25 +199,35 @@ fn listen(config: &Config) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
-/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM. The handlers are
+/// installed when this is called, not when the future is first polled:
+/// call it before saying where the server listens, so a signal sent as
+/// soon as a client knows the address stops the server gracefully instead
+/// of killing it. Call it inside the tokio runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async move {
+            let received = |handler: Option<tokio::signal::unix::Signal>| async move {
+                match handler {
+                    Some(mut handler) => {
+                        handler.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = received(interrupt) => {}
+                () = received(terminate) => {}
             }
-            Err(_) => std::future::pending().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

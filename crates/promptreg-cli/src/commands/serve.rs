@@ -51,6 +51,8 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
     let server = Server::bind(store.clone(), config)
         .await
         .map_err(|e| Failure::usage(e.to_string()))?;
+    // Before the address is known: a signal sent from then on stops it gracefully.
+    let shutdown = shutdown_signal();
     tracing::info!(
         address = %server.local_addr(),
         store = %store.location(),
@@ -58,7 +60,7 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         addr = server.local_addr()
     );
     server
-        .run(shutdown_signal())
+        .run(shutdown)
         .await
         .map_err(|e| Failure::usage(e.to_string()))
 }
