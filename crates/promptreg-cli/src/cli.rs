@@ -734,6 +734,9 @@ pub struct ServeArgs {
     /// How many connections the server holds at once; more are answered 503
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_connections: usize,
+    /// How many clients may follow the event stream at once; more are answered 503 with Retry-After
+    #[arg(long, value_name = "N", default_value_t = 9_000)]
+    pub max_streams: usize,
     /// How long a key checked before stays good while the store cannot be reached, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub key_grace: u64,

@@ -37,6 +37,11 @@ pub struct Config {
     /// working. Keep it below the process's file descriptor limit
     /// (`ulimit -n`).
     pub max_connections: usize,
+    /// How many clients may follow the event stream at once (9,000: a
+    /// tenth of the connections stays for requests). One more is answered
+    /// 503 `too-many-streams` with `Retry-After`; followers wait at least
+    /// that long before they try again, and poll meanwhile.
+    pub max_streams: usize,
     /// How often an idle event stream gets a keep-alive comment (15 s).
     pub keep_alive: Duration,
     /// How many events a client of the stream may fall behind before it is
@@ -101,6 +106,7 @@ impl Default for Config {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 10_000,
+            max_streams: 9_000,
             keep_alive: Duration::from_secs(15),
             client_buffer: 1024,
             send_buffer: None,

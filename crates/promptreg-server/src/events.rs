@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::Stream;
 use promptreg_store::Event;
@@ -194,6 +194,17 @@ pub(crate) async fn stream(
         ),
         None => query.after,
     };
+    // A soft limit: two clients arriving together may both pass it.
+    if state.events.clients() >= state.config.max_streams {
+        return Err(Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ProblemCode::TooManyStreams,
+            format!(
+                "the server follows {} event streams already, its limit: retry after Retry-After seconds",
+                state.config.max_streams
+            ),
+        ));
+    }
     // Subscribe before reading the past, so no event falls in between.
     let live = state.events.sender.subscribe();
     let last = match after {

@@ -133,6 +133,9 @@ problem_codes! {
     TooManyConnections = "too-many-connections",
     /// A push holds more files than the store takes.
     TooManyFiles = "too-many-files",
+    /// The server holds `--max-streams` event streams already: retry after
+    /// `Retry-After`.
+    TooManyStreams = "too-many-streams",
     /// A label's fleet view holds its capacity of instances; a new one is
     /// not recorded.
     TooManyInstances = "too-many-instances",

@@ -152,6 +152,22 @@ async fn a_bad_last_event_id_is_refused() {
     assert_eq!(json(response, 400).await["code"], "invalid-last-event-id");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_its_limit_of_streams_the_server_says_when_to_come_back() {
+    let db = common::sqlite();
+    let mut config = config();
+    config.max_streams = 1;
+    let server = TestServer::start(published(&db).await, config).await;
+    let _first = SseClient::connect(&server, None).await;
+    let response = server.get("/v1/events").await;
+    assert_eq!(response.headers()["retry-after"], "1");
+    let refused = json(response, 503).await;
+    assert_eq!(refused["code"], "too-many-streams", "{refused}");
+    // Other requests still get through.
+    assert_eq!(server.get("/v1/packs").await.status(), 200);
+    drop(_first);
+}
+
 /// A client that sends its request and then reads nothing until told,
 /// with the smallest receive buffer the system allows.
 struct StalledClient(tokio::net::TcpStream);

@@ -201,15 +201,9 @@ impl Client {
         let status = response.status().as_u16();
         match status {
             200..=299 => Ok(Reported::Done),
-            429 => {
-                let seconds = response
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(1);
-                Ok(Reported::RetryAfter(Duration::from_secs(seconds)))
-            }
+            429 => Ok(Reported::RetryAfter(
+                retry_after(response.headers()).unwrap_or(Duration::from_secs(1)),
+            )),
             _ => {
                 let body = response
                     .body_mut()
@@ -226,7 +220,7 @@ impl Client {
     pub(crate) fn events(
         &self,
         last_event_id: Option<&str>,
-    ) -> Result<BufReader<impl Read + Send + 'static>, String> {
+    ) -> Result<BufReader<impl Read + Send + 'static>, StreamRefused> {
         let mut request = self
             .stream
             .get(&self.events_url)
@@ -237,21 +231,47 @@ impl Client {
         if let Some(id) = last_event_id {
             request = request.header("last-event-id", id);
         }
-        let mut response = request
-            .call()
-            .map_err(|e| format!("GET {}: {e}", self.events_url))?;
+        let mut response = request.call().map_err(|e| StreamRefused {
+            message: format!("GET {}: {e}", self.events_url),
+            retry_after: None,
+        })?;
         let status = response.status().as_u16();
         if status != 200 {
+            let retry_after = retry_after(response.headers());
             let body = response
                 .body_mut()
                 .with_config()
                 .limit(64 * 1024)
                 .read_to_vec()
                 .unwrap_or_default();
-            return Err(refusal("GET", &self.events_url, status, &body));
+            return Err(StreamRefused {
+                message: refusal("GET", &self.events_url, status, &body),
+                retry_after,
+            });
         }
         Ok(BufReader::new(response.into_body().into_reader()))
     }
+}
+
+/// Why the event stream did not open, and how long the server asked to
+/// wait before trying again (`Retry-After` on a `503` or `429`).
+#[derive(Debug)]
+pub(crate) struct StreamRefused {
+    pub(crate) message: String,
+    pub(crate) retry_after: Option<Duration>,
+}
+
+/// A `Retry-After` of delay-seconds (the form the server sends), at most
+/// an hour.
+fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
+    let seconds: u64 = headers
+        .get("retry-after")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds.min(3600)))
 }
 
 /// The error of a refused request: its status and the server's problem
@@ -267,6 +287,24 @@ fn refusal(method: &str, url: &str, status: u16, body: &[u8]) -> String {
         _ => "",
     };
     format!("{method} {url}: HTTP {status}: {detail}{hint}")
+}
+
+/// How long to wait before the next reconnect: the backoff, and at least
+/// what the server asked for (`Retry-After`) plus a share of it at random,
+/// so that the clients a busy server turned away do not all come back in
+/// the same second.
+pub(crate) fn reconnect_wait(
+    base: Duration,
+    max: Duration,
+    failures: u32,
+    asked: Option<Duration>,
+) -> Duration {
+    let grown = backoff(base, max, failures);
+    match asked {
+        // `backoff(asked, asked, 0)` is between half of it and all of it.
+        Some(asked) => grown.max(asked + (asked - backoff(asked, asked, 0))),
+        None => grown,
+    }
 }
 
 /// How long to wait before the next reconnect: `base` doubled per failure,
@@ -294,6 +332,19 @@ mod tests {
             let full = base.saturating_mul(1 << failures.min(16)).min(max);
             assert!(wait <= full && wait >= full / 2, "{failures}: {wait:?}");
         }
+    }
+
+    #[test]
+    fn a_server_that_asks_to_wait_is_waited_for_with_jitter_above_it() {
+        let (base, max) = (Duration::from_millis(100), Duration::from_secs(2));
+        for failures in 0..8 {
+            let wait = reconnect_wait(base, max, failures, Some(Duration::from_secs(3)));
+            assert!(
+                wait >= Duration::from_secs(3) && wait <= Duration::from_millis(4500),
+                "{failures}: {wait:?}"
+            );
+        }
+        assert!(reconnect_wait(base, max, 0, None) <= base);
     }
 
     #[test]

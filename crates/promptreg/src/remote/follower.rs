@@ -476,17 +476,24 @@ impl Run {
                 self.report(Change::Connected);
                 self.sync();
             }
-            Err(why) => self.disconnected(why),
+            Err(refused) => self.disconnected_for(refused.message, refused.retry_after),
         }
     }
 
     /// The stream is gone: reconnect later, polling meanwhile.
     fn disconnected(&mut self, why: String) {
+        self.disconnected_for(why, None);
+    }
+
+    /// As [`disconnected`](Self::disconnected), waiting at least `asked`
+    /// (the server's `Retry-After`) before the next attempt.
+    fn disconnected_for(&mut self, why: String, asked: Option<Duration>) {
         self.stream = None;
-        let wait = client::backoff(
+        let wait = client::reconnect_wait(
             self.remote.reconnect_min,
             self.remote.reconnect_max,
             self.failures,
+            asked,
         );
         self.failures = self.failures.saturating_add(1);
         self.next_connect = Instant::now() + wait;
