@@ -136,7 +136,7 @@ pub(crate) struct Document<'a> {
 }
 
 /// The front matter fences: `---` alone on a line.
-fn is_fence(line: &str) -> bool {
+pub(crate) fn is_fence(line: &str) -> bool {
     line.trim_end() == "---"
 }
 

@@ -125,7 +125,7 @@ fn mark_current(session: &Session, id: &str, tag: &str) -> Result<Output, Failur
         ))
     })?;
     let path = prompt.variant_file(&locale).ok_or_else(|| {
-        let file = pack.default_path(id).with_extension(format!("{locale}.md"));
+        let file = pack.variant_path(id, &locale);
         Failure::usage(format!(
             "`{id}` has no `{locale}` variant; create {} first",
             file.display()

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::id::PromptId;
 use crate::locale::Locale;
 use crate::pack::translation::{SourceText, TRANSLATED_FROM, UnitName};
-use crate::pack::{DEFAULTS_DIR, Pack, PackPrompt, Translation};
+use crate::pack::{Pack, PackPrompt, Translation};
 
 use super::Format;
 use super::protect::Syntax;
@@ -419,14 +419,9 @@ fn variant_file(
     if current && prompt.variant_text(locale) == Some(translated) {
         return None;
     }
-    let path = prompt.variant_file(locale).map_or_else(
-        || {
-            pack.root()
-                .join(DEFAULTS_DIR)
-                .join(format!("{}.{locale}.md", prompt.id()))
-        },
-        Path::to_path_buf,
-    );
+    let path = prompt
+        .variant_file(locale)
+        .map_or_else(|| pack.variant_path(prompt.id(), locale), Path::to_path_buf);
     let existing = read(&path).unwrap_or_else(|| match prompt.is_template() {
         true => "---\ntemplate: true\n---\n".to_owned(),
         false => String::new(),

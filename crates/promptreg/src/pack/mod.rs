@@ -509,6 +509,14 @@ impl Pack {
         self.root.join(DEFAULTS_DIR).join(format!("{id}.md"))
     }
 
+    /// The file the `locale` variant of `id` is read from:
+    /// `defaults/<id>.<locale>.md`, whether it exists or not.
+    pub fn variant_path(&self, id: &str, locale: &Locale) -> PathBuf {
+        self.root
+            .join(DEFAULTS_DIR)
+            .join(format!("{id}.{locale}.md"))
+    }
+
     /// When `id` is a key the manifest declares but the pack has no
     /// default file for, the warning [`check`](Self::check) reports about
     /// it: it names the manifest's line and the file that would hold the

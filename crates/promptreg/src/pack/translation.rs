@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
-use crate::front_matter::{Document, PIN_HEAD, PIN_TAIL};
+use crate::front_matter::{Document, PIN_HEAD, PIN_TAIL, is_fence};
 use crate::id::PromptId;
 use crate::locale::Locale;
 
@@ -370,13 +370,13 @@ fn is_key_line(line: &str, key: &str) -> bool {
 /// A file's front matter YAML (empty when it has none) and its body.
 pub(crate) fn split_front_matter(text: &str) -> (&str, &str) {
     let mut lines = text.split_inclusive('\n');
-    if lines.next().is_none_or(|l| l.trim_end() != "---") {
+    if lines.next().is_none_or(|l| !is_fence(l)) {
         return ("", text);
     }
     let start = text.find('\n').map_or(text.len(), |i| i + 1);
     let mut offset = start;
     for line in lines {
-        if line.trim_end() == "---" {
+        if is_fence(line) {
             return (&text[start..offset], &text[offset + line.len()..]);
         }
         offset += line.len();
