@@ -88,6 +88,9 @@ function workload() {
     fs.writeFileSync(path.join(dir, PROMPTS_DIR, `${KEY}.md`), text);
   }
   fs.writeFileSync(path.join(cwd, '.pi/pi-goal-xx-settings.json'), JSON.stringify({ prompts: { [KEY]: { mode: MODE } } }));
+  // The user's files were saved before the agent runs: `resolvePrompt`
+  // reads again at every call a file changed in the last two seconds.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2_100);
   return { root, home, cwd, defaultPrompt };
 }
 

@@ -240,9 +240,17 @@ mod stateless {
         body("en")
     }
 
+    /// `resolve_prompt` on files saved before it runs: it reads again a
+    /// file changed in the last two seconds.
+    fn settled_fixture() -> Fixture {
+        let f = fixture();
+        std::thread::sleep(std::time::Duration::from_millis(2_100));
+        f
+    }
+
     #[divan::bench]
     fn resolve_prompt_reads_files(bencher: Bencher) {
-        let f = fixture();
+        let f = settled_fixture();
         let options = ResolveOptions::new(PROMPTS_DIR, &f.home);
         let settings = PromptSettings {
             mode: Some(Mode::Append),
@@ -259,6 +267,14 @@ mod stateless {
         bencher.bench_local(|| {
             resolve_prompt(black_box(ID), &settings, &f.cwd, &default, &options).unwrap()
         });
+    }
+
+    /// The least a call that looks at the file can cost: one `stat`.
+    #[divan::bench]
+    fn floor_stat(bencher: Bencher) {
+        let f = fixture();
+        let file = f.cwd.join(PROMPTS_DIR).join("auditor.md");
+        bencher.bench_local(|| std::fs::metadata(black_box(&file)).unwrap());
     }
 
     #[divan::bench]

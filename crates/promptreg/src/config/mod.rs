@@ -143,6 +143,7 @@ mod layer;
 mod load;
 mod mode;
 mod options;
+mod read_cache;
 mod resolve;
 #[cfg(feature = "schema")]
 mod schema;

@@ -8,12 +8,13 @@ use serde::Serialize;
 
 use super::files::{self, non_empty};
 use super::mode::Mode;
+use super::read_cache;
 use super::settings::PromptSettings;
 use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::id;
 use crate::locale::Locale;
-use crate::prompt_file::{self, non_blank};
+use crate::prompt_file::non_blank;
 
 /// Which of the user's files a block was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -81,8 +82,13 @@ impl ResolveOptions {
     }
 }
 
-/// Resolves one prompt key from its settings and the user's files, reading
-/// the files at each call and keeping no state.
+/// Resolves one prompt key from its settings and the user's files, looking
+/// at the files at each call.
+///
+/// Each call sees the files as they are: a file unchanged since an
+/// earlier call (same inode, size, modification and change times, last
+/// changed more than two seconds before) is taken from memory after one
+/// `stat`, any other is read.
 ///
 /// The rule:
 ///
@@ -284,8 +290,7 @@ struct Disk<'a> {
 
 impl Disk<'_> {
     fn read_block(&self, path: &Path) -> Result<Option<String>, Diagnostic> {
-        let text = prompt_file::read_text(path, self.options.max_file_size)?;
-        Ok(text.as_deref().and_then(non_blank).map(str::to_owned))
+        read_cache::read_block(path, self.options.max_file_size)
     }
 }
 

@@ -51,8 +51,24 @@ pub(crate) struct FileText {
 /// block) where a file was expected, a file over `max_bytes`, invalid UTF-8
 /// or a NUL byte (with the byte offset), any other read error.
 /// A UTF-8 byte order mark is dropped.
+///
+/// Without an admission check there is nothing to resolve the path for:
+/// the system follows its links when it opens the file.
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, Diagnostic> {
-    Ok(read_file(path, max_bytes, None)?.map(|file| file.text))
+    match metadata(path)? {
+        Some(meta) => read_with(path, path, &meta, max_bytes, None).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The metadata of what `path` leads to, links followed; `None` when it
+/// does not exist.
+pub(crate) fn metadata(path: &Path) -> Result<Option<fs::Metadata>, Diagnostic> {
+    match fs::metadata(path) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(path, e)),
+    }
 }
 
 /// A check of where a file leads before it is read: given the path as
@@ -75,7 +91,8 @@ pub(crate) fn read_file(
     }
     // Read through the path checked, so that a link changed in between is
     // not followed.
-    let text = read_resolved(path, &target, max_bytes, admit)?;
+    let meta = fs::metadata(&target).map_err(|e| io_error(path, e))?;
+    let text = read_with(path, &target, &meta, max_bytes, admit)?;
     let target = leads_elsewhere(path, &target).then_some(target);
     Ok(Some(FileText { text, target }))
 }
@@ -100,15 +117,15 @@ fn io_error(path: &Path, e: io::Error) -> Diagnostic {
     Diagnostic::error(DiagnosticCode::Io, format!("cannot read the file: {e}")).in_file(path)
 }
 
-/// Reads the resolved `target` of `path` (diagnostics name `path`, as the
-/// user wrote or placed it).
-fn read_resolved(
+/// Reads `target`, what `path` leads to, whose metadata is `meta`
+/// (diagnostics name `path`, as the user wrote or placed it).
+pub(crate) fn read_with(
     path: &Path,
     target: &Path,
+    meta: &fs::Metadata,
     max_bytes: u64,
     admit: Option<Admission<'_>>,
 ) -> Result<String, Diagnostic> {
-    let meta = fs::metadata(target).map_err(|e| io_error(path, e))?;
     if meta.is_dir() {
         return Err(Diagnostic::error(
             DiagnosticCode::Io,
