@@ -737,6 +737,9 @@ pub struct ServeArgs {
     /// How many clients may follow the event stream at once; more are answered 503 with Retry-After
     #[arg(long, value_name = "N", default_value_t = 9_000)]
     pub max_streams: usize,
+    /// How many requests may be answered at once (the event stream and health checks aside); more are answered 503 with Retry-After
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_requests: usize,
     /// How long a key checked before stays good while the store cannot be reached, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub key_grace: u64,

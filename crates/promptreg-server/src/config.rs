@@ -42,6 +42,11 @@ pub struct Config {
     /// 503 `too-many-streams` with `Retry-After`; followers wait at least
     /// that long before they try again, and poll meanwhile.
     pub max_streams: usize,
+    /// How many requests may be answered at once (1,024), the event
+    /// stream and the health checks aside. One more is answered 503
+    /// `overloaded` with `Retry-After` at once, instead of every client
+    /// waiting longer while work piles up.
+    pub max_requests: usize,
     /// How often an idle event stream gets a keep-alive comment (15 s).
     pub keep_alive: Duration,
     /// How many events a client of the stream may fall behind before it is
@@ -107,6 +112,7 @@ impl Default for Config {
             idle_timeout: Duration::from_secs(60),
             max_connections: 10_000,
             max_streams: 9_000,
+            max_requests: 1024,
             keep_alive: Duration::from_secs(15),
             client_buffer: 1024,
             send_buffer: None,

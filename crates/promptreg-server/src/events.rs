@@ -196,6 +196,7 @@ pub(crate) async fn stream(
     };
     // A soft limit: two clients arriving together may both pass it.
     if state.events.clients() >= state.config.max_streams {
+        state.metrics.overloaded("streams");
         return Err(Problem::new(
             StatusCode::SERVICE_UNAVAILABLE,
             ProblemCode::TooManyStreams,

@@ -11,6 +11,11 @@
 //!   browsers send neither and are not affected.
 //! - A body whose `Content-Length` exceeds the limit (413), at once rather
 //!   than after reading it.
+//! - A request past [`Config::max_requests`](crate::Config::max_requests)
+//!   being answered (503 `overloaded`, `Retry-After`), at once rather than
+//!   after every other: the event stream, which holds its connection for
+//!   good, has its own limit, and health checks and metrics are always
+//!   answered, so an overloaded server is seen as one.
 
 use std::net::IpAddr;
 
@@ -43,8 +48,8 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
     let refused = check_host(&state, request.headers())
         .and_then(|()| check_origin(request.method(), request.headers()))
         .and_then(|()| check_length(&state, request.headers()));
-    let mut response = match refused {
-        Ok(()) => next.run(request).await,
+    let mut response = match refused.and_then(|()| admit(&state, request.uri().path())) {
+        Ok(_permit) => next.run(request).await,
         Err(problem) => problem.into_response(),
     };
     let headers = response.headers_mut();
@@ -54,6 +59,34 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
             .or_insert(HeaderValue::from_static(value));
     }
     response
+}
+
+/// Paths outside the limit of requests being answered.
+const UNLIMITED: [&str; 4] = ["/v1/events", "/healthz", "/readyz", "/metrics"];
+
+/// A place among the requests being answered, held until the response is
+/// made.
+fn admit<'s>(
+    state: &'s AppState,
+    path: &str,
+) -> Result<Option<tokio::sync::SemaphorePermit<'s>>, Problem> {
+    if UNLIMITED.contains(&path) {
+        return Ok(None);
+    }
+    match state.in_flight.try_acquire() {
+        Ok(permit) => Ok(Some(permit)),
+        Err(_) => {
+            state.metrics.overloaded("requests");
+            Err(Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ProblemCode::Overloaded,
+                format!(
+                    "the server answers {} requests already, its limit: retry after Retry-After seconds",
+                    state.config.max_requests
+                ),
+            ))
+        }
+    }
 }
 
 fn check_host(state: &AppState, headers: &HeaderMap) -> Result<(), Problem> {

@@ -24,6 +24,7 @@ pub(crate) struct Metrics {
     connections_open: IntGauge,
     connections_refused: IntCounter,
     connections_timed_out: IntCounterVec,
+    overloaded: IntCounterVec,
 }
 
 impl Metrics {
@@ -74,6 +75,14 @@ impl Metrics {
             &["reason"],
         )
         .expect("valid metric");
+        let overloaded = IntCounterVec::new(
+            Opts::new(
+                "promptreg_overloaded_total",
+                "Requests answered 503 at once: past max-requests being answered (requests) or max-streams followed (streams)",
+            ),
+            &["limit"],
+        )
+        .expect("valid metric");
         for metric in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
@@ -82,6 +91,7 @@ impl Metrics {
             Box::new(connections_open.clone()),
             Box::new(connections_refused.clone()),
             Box::new(connections_timed_out.clone()),
+            Box::new(overloaded.clone()),
         ] {
             registry.register(metric).expect("metric registered once");
         }
@@ -94,6 +104,7 @@ impl Metrics {
             connections_open,
             connections_refused,
             connections_timed_out,
+            overloaded,
         }
     }
 
@@ -111,6 +122,11 @@ impl Metrics {
         self.connections_timed_out
             .with_label_values(&[reason])
             .inc();
+    }
+
+    /// A request refused past a limit: `requests` or `streams`.
+    pub(crate) fn overloaded(&self, limit: &str) {
+        self.overloaded.with_label_values(&[limit]).inc();
     }
 
     pub(crate) fn store_error(&self) {

@@ -127,6 +127,9 @@ problem_codes! {
     /// (`[release] signed`), which the API cannot make: the releaser signs
     /// where the key is (`promptreg store … --sign KEYFILE`).
     SignatureRequired = "signature-required",
+    /// The server answers `--max-requests` requests already: retry after
+    /// `Retry-After`.
+    Overloaded = "overloaded",
     /// The request took longer than `--request-timeout`.
     Timeout = "timeout",
     /// The server holds `--max-connections` already (sent before any route).

@@ -84,6 +84,8 @@ pub(crate) struct Shared {
     pub(crate) auth: Auth,
     pub(crate) sessions: Sessions,
     pub(crate) report_rate: ReportRate,
+    /// One permit per request being answered: see [`Config::max_requests`].
+    pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
     pub(crate) fleet_writer: FleetWriter,
     pub(crate) config: Config,
     pub(crate) shutdown: watch::Sender<bool>,
@@ -133,6 +135,7 @@ impl Server {
             auth: Auth::new(config.key_cache, config.key_grace, loopback),
             sessions: Sessions::new(config.session_ttl, config.behind_tls),
             report_rate: ReportRate::new(config.report_rate, config.report_burst),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_requests.max(1))),
             fleet_writer: FleetWriter::start(store.clone()),
             shutdown,
             store,

@@ -1,7 +1,7 @@
 //! A registry following a label on a real server (`promptreg::remote`):
 //! label moves, a server down at start, a server restarted mid-stream, a
-//! server that never answers, a corrupt cache, a bundle that does not
-//! load, a revoked key; renders work throughout.
+//! server that never answers, an overloaded server, a corrupt cache, a
+//! bundle that does not load, a revoked key; renders work throughout.
 
 mod common;
 
@@ -131,6 +131,39 @@ async fn a_label_move_reaches_the_registry_and_parts_name_the_server() {
             db.name
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetch_refused_as_overloaded_is_retried_after_retry_after_without_an_event() {
+    let db = common::sqlite();
+    let mut limited = config();
+    limited.max_requests = 1;
+    let server = TestServer::start(published(&db).await, limited).await;
+    let stalled = common::stalled_write(&server).await;
+    common::eventually(|| async { (server.get("/v1/packs").await.status() == 503).then_some(()) })
+        .await;
+    let cache = tempfile::tempdir().unwrap();
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+    // The stream opens (it has its own limit); the bundle is refused.
+    until(&registry, "the refusal", || {
+        let status = follower.status();
+        status.connected
+            && status
+                .last_error
+                .is_some_and(|e| e.contains("HTTP 503") && e.contains("retry after"))
+    })
+    .await;
+    assert!(rendered_is(&registry, "Local farewell."));
+    // No event will come: the follower fetches again on its own.
+    drop(stalled);
+    until(&registry, "the retried fetch", || {
+        rendered_is(&registry, "Goodbye.") && follower.status().last_error.is_none()
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

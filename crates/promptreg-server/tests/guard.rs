@@ -1,6 +1,7 @@
 //! What the server refuses before any handler: a host it does not answer
 //! to (DNS rebinding), writes from another origin, a body declared too
-//! large; and the headers every response carries.
+//! large, a request past the limit of those being answered; and the
+//! headers every response carries.
 
 mod common;
 
@@ -182,4 +183,39 @@ async fn session_cookies_are_secure_behind_tls_only() {
             assert_eq!(cookie.ends_with("; Secure"), behind_tls, "{cookie}");
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_its_limit_of_requests_the_server_answers_overloaded_at_once_and_health_checks_still_pass()
+ {
+    let db = common::sqlite();
+    let mut limited = config();
+    limited.max_requests = 1;
+    let server = TestServer::start(published(&db).await, limited).await;
+    let stalled = common::stalled_write(&server).await;
+    // The stalled write holds the only place once the server reads it.
+    let refused = common::eventually(|| async {
+        let response = server.get("/v1/packs").await;
+        (response.status() == 503).then_some(response)
+    })
+    .await;
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let refused = json(refused, 503).await;
+    assert_eq!(refused["code"], "overloaded", "{refused}");
+    let detail = refused["detail"].as_str().unwrap();
+    assert!(detail.contains("1 requests already"), "{detail}");
+    // Health checks and the event stream are outside the limit.
+    json(server.get("/healthz").await, 200).await;
+    let stream = server.get("/v1/events").await;
+    assert_eq!(stream.status(), 200);
+    drop(stream);
+    let metrics = server.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("promptreg_overloaded_total{limit=\"requests\"}"),
+        "{metrics}"
+    );
+    // Once the stalled write's connection is gone, its place is free.
+    drop(stalled);
+    common::eventually(|| async { (server.get("/v1/packs").await.status() == 200).then_some(()) })
+        .await;
 }

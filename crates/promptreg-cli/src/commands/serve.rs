@@ -42,6 +42,7 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         write_timeout: Duration::from_secs(args.write_timeout),
         max_connections: args.max_connections,
         max_streams: args.max_streams,
+        max_requests: args.max_requests,
         key_grace: Duration::from_secs(args.key_grace),
         allowed_hosts: args.allowed_hosts.clone(),
         behind_tls: args.behind_tls,

@@ -246,3 +246,34 @@ pub fn follow_demo(base: &str, cache: &std::path::Path) -> promptreg::remote::Re
         .reconnect(Duration::from_millis(50), Duration::from_millis(300))
         .timeout(Duration::from_secs(5))
 }
+
+/// The first `Some` of `attempt`, tried every 20 ms for at most 10 s.
+pub async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
+    mut attempt: impl FnMut() -> F,
+) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(done) = attempt().await {
+            return done;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not done within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A write whose body stops half way: the server is answering it until
+/// the connection closes, holding one of its places for requests.
+pub async fn stalled_write(server: &TestServer) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/packs/demo/prompts/greeting/versions HTTP/1.1\r\nHost: {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"files\"",
+        server.addr
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+}

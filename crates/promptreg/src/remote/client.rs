@@ -116,17 +116,17 @@ impl Client {
     }
 
     /// `GET` of the bundle, conditional on `etag`.
-    pub(crate) fn bundle(&self, etag: Option<&str>) -> Result<Fetched, String> {
+    pub(crate) fn bundle(&self, etag: Option<&str>) -> Result<Fetched, Refused> {
         self.get_bundle(&self.bundle_url, etag)
     }
 
     /// `GET` of the candidate bundle of the split running, conditional on
     /// `etag`.
-    pub(crate) fn candidate(&self, etag: Option<&str>) -> Result<Fetched, String> {
+    pub(crate) fn candidate(&self, etag: Option<&str>) -> Result<Fetched, Refused> {
         self.get_bundle(&self.candidate_url, etag)
     }
 
-    fn get_bundle(&self, url: &str, etag: Option<&str>) -> Result<Fetched, String> {
+    fn get_bundle(&self, url: &str, etag: Option<&str>) -> Result<Fetched, Refused> {
         let mut request = self.requests.get(url);
         if let Some(key) = &self.key {
             request = request.header("authorization", format!("Bearer {key}"));
@@ -134,7 +134,10 @@ impl Client {
         if let Some(etag) = etag {
             request = request.header("if-none-match", etag);
         }
-        let mut response = request.call().map_err(|e| format!("GET {url}: {e}"))?;
+        let mut response = request.call().map_err(|e| Refused {
+            message: format!("GET {url}: {e}"),
+            retry_after: None,
+        })?;
         let status = response.status().as_u16();
         let header = |name: &str| {
             response
@@ -170,9 +173,15 @@ impl Client {
             .with_config()
             .limit(MAX_BUNDLE)
             .read_to_vec()
-            .map_err(|e| format!("GET {url}: reading the bundle: {e}"))?;
+            .map_err(|e| Refused {
+                message: format!("GET {url}: reading the bundle: {e}"),
+                retry_after: None,
+            })?;
         if status != 200 {
-            return Err(refusal("GET", url, status, &raw));
+            return Err(Refused {
+                message: refusal("GET", url, status, &raw),
+                retry_after: retry_after(response.headers()),
+            });
         }
         Ok(Fetched::New {
             received: Received {
@@ -220,7 +229,7 @@ impl Client {
     pub(crate) fn events(
         &self,
         last_event_id: Option<&str>,
-    ) -> Result<BufReader<impl Read + Send + 'static>, StreamRefused> {
+    ) -> Result<BufReader<impl Read + Send + 'static>, Refused> {
         let mut request = self
             .stream
             .get(&self.events_url)
@@ -231,7 +240,7 @@ impl Client {
         if let Some(id) = last_event_id {
             request = request.header("last-event-id", id);
         }
-        let mut response = request.call().map_err(|e| StreamRefused {
+        let mut response = request.call().map_err(|e| Refused {
             message: format!("GET {}: {e}", self.events_url),
             retry_after: None,
         })?;
@@ -244,7 +253,7 @@ impl Client {
                 .limit(64 * 1024)
                 .read_to_vec()
                 .unwrap_or_default();
-            return Err(StreamRefused {
+            return Err(Refused {
                 message: refusal("GET", &self.events_url, status, &body),
                 retry_after,
             });
@@ -253,10 +262,10 @@ impl Client {
     }
 }
 
-/// Why the event stream did not open, and how long the server asked to
-/// wait before trying again (`Retry-After` on a `503` or `429`).
+/// Why a request failed, and how long the server asked to wait before
+/// trying again (`Retry-After` on a `503` or `429`).
 #[derive(Debug)]
-pub(crate) struct StreamRefused {
+pub(crate) struct Refused {
     pub(crate) message: String,
     pub(crate) retry_after: Option<Duration>,
 }

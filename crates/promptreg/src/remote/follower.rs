@@ -272,6 +272,11 @@ struct Run {
     failures: u32,
     next_connect: Instant,
     next_poll: Instant,
+    /// Fetches of the bundle failed in a row.
+    fetch_failures: u32,
+    /// When to fetch again after a failed fetch: the backoff, and at
+    /// least what the server asked for.
+    next_retry: Option<Instant>,
 }
 
 impl Run {
@@ -325,6 +330,8 @@ impl Run {
             failures: 0,
             next_connect: now,
             next_poll: now,
+            fetch_failures: 0,
+            next_retry: None,
         }
     }
 
@@ -439,8 +446,13 @@ impl Run {
                 Ok(Message::Ended(n, why)) if Some(n) == self.stream => self.disconnected(why),
                 Ok(_) => {}
                 Err(RecvTimeoutError::Timeout) => {
-                    if self.stream.is_none() && Instant::now() >= self.next_poll {
-                        self.next_poll = Instant::now() + self.remote.poll_interval;
+                    let now = Instant::now();
+                    let retry_due = self.next_retry.is_some_and(|at| now >= at);
+                    // A retry scheduled stands for the next poll.
+                    let poll_due =
+                        self.stream.is_none() && self.next_retry.is_none() && now >= self.next_poll;
+                    if retry_due || poll_due {
+                        self.next_poll = now + self.remote.poll_interval;
                         self.sync();
                     }
                 }
@@ -448,12 +460,19 @@ impl Run {
         }
     }
 
-    /// When the loop must wake up on its own: the next reconnect or poll.
+    /// When the loop must wake up on its own: the next reconnect, poll or
+    /// retry of a failed fetch.
     fn next_due(&self) -> Instant {
-        match self.stream {
+        // Polls are for when no stream is open; a retry scheduled stands
+        // for the next.
+        let fetch = self
+            .next_retry
+            .or(self.stream.is_none().then_some(self.next_poll));
+        let wake = match self.stream {
             Some(_) => Instant::now() + self.remote.idle_timeout,
-            None => self.next_connect.min(self.next_poll),
-        }
+            None => self.next_connect,
+        };
+        fetch.map_or(wake, |at| wake.min(at))
     }
 
     /// Opens the event stream on a reader thread, then syncs: events may
@@ -561,7 +580,9 @@ impl Run {
     /// loads, reports the rest; then follows the split the server names.
     fn sync(&mut self) {
         let etag = self.current.as_ref().map(|b| b.etag().to_owned());
-        let split = match self.client.bundle(etag.as_deref()) {
+        let fetched = self.client.bundle(etag.as_deref());
+        self.fetched(fetched.as_ref().err());
+        let split = match fetched {
             Ok(Fetched::NotModified {
                 revision,
                 signatures,
@@ -586,9 +607,29 @@ impl Run {
                 }
                 split
             }
-            Err(why) => return self.failed(why),
+            Err(refused) => return self.failed(refused.message),
         };
         self.follow_split(split);
+    }
+
+    /// Counts a fetch of the bundle: after a failure (the server down,
+    /// overloaded, restarting), the next is due after the backoff and at
+    /// least the `Retry-After` the server sent, whether or not an event
+    /// asks for it, so a change made meanwhile is not missed.
+    fn fetched(&mut self, refused: Option<&client::Refused>) {
+        let Some(refused) = refused else {
+            self.fetch_failures = 0;
+            self.next_retry = None;
+            return;
+        };
+        let wait = client::reconnect_wait(
+            self.remote.reconnect_min,
+            self.remote.reconnect_max,
+            self.fetch_failures,
+            refused.retry_after,
+        );
+        self.fetch_failures = self.fetch_failures.saturating_add(1);
+        self.next_retry = Some(Instant::now() + wait);
     }
 
     /// Serves the candidate of the split the server names to its share of
@@ -668,7 +709,7 @@ impl Run {
     /// The candidate's bundle, validated.
     fn fetch_candidate(&self, split: &SplitHeader) -> Result<Bundle, String> {
         let origin = self.candidate_origin();
-        match self.client.candidate(None)? {
+        match self.client.candidate(None).map_err(|refused| refused.message)? {
             Fetched::New { received, .. } => {
                 let received = Received {
                     revision: None,
