@@ -10,10 +10,15 @@
 //! ring.
 //! It comes back with `Last-Event-ID` and is replayed what it missed from
 //! the store, in order.
+//!
+//! Whether the callers of the open streams may still read is checked by
+//! one task per server, once per caller every [`KEY_RECHECK`], not by
+//! each stream: ten thousand idle streams of one key cost one check, and
+//! only the streams of a caller refused wake up, to end.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::State;
@@ -72,10 +77,18 @@ impl Delivered {
     }
 }
 
+/// Who reads a stream: a key's secret, `None` for the local user of a
+/// store without keys.
+type Reader = Option<String>;
+
 /// The broadcast every client stream reads.
 pub(crate) struct Hub {
     sender: broadcast::Sender<Arc<Delivered>>,
     clients: Arc<()>,
+    /// The readers of the open streams, each with its number of streams.
+    readers: Arc<Mutex<HashMap<Reader, usize>>>,
+    /// The readers refused at the last check: their streams end.
+    refused: watch::Sender<Arc<HashSet<Reader>>>,
 }
 
 impl Hub {
@@ -83,6 +96,18 @@ impl Hub {
         Hub {
             sender: broadcast::channel(capacity.max(1)).0,
             clients: Arc::new(()),
+            readers: Arc::default(),
+            refused: watch::Sender::new(Arc::default()),
+        }
+    }
+
+    /// Counts a stream of `reader` until the guard returned drops.
+    fn join(&self, reader: Reader) -> Joined {
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        *readers.entry(reader.clone()).or_default() += 1;
+        Joined {
+            readers: Arc::clone(&self.readers),
+            reader,
         }
     }
 
@@ -136,6 +161,69 @@ pub(crate) async fn follow(state: AppState, mut last: u64) {
             tokio::time::sleep(POLL).await;
         }
     }
+}
+
+/// A stream of one reader, counted while it lasts.
+struct Joined {
+    readers: Arc<Mutex<HashMap<Reader, usize>>>,
+    reader: Reader,
+}
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = readers.get_mut(&self.reader) {
+            *count -= 1;
+            if *count == 0 {
+                readers.remove(&self.reader);
+            }
+        }
+    }
+}
+
+/// Checks every [`KEY_RECHECK`], until shutdown, that each reader of an
+/// open stream may still read, and publishes those refused.
+pub(crate) async fn recheck_readers(state: AppState) {
+    let mut shutdown = state.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(KEY_RECHECK) => {}
+            () = stopping(&mut shutdown) => return,
+        }
+        let readers: Vec<Reader> = {
+            let readers = state.events.readers.lock();
+            readers
+                .unwrap_or_else(|p| p.into_inner())
+                .keys()
+                .cloned()
+                .collect()
+        };
+        let mut refused = HashSet::new();
+        for reader in readers {
+            if !may_read(&state, reader.as_deref()).await {
+                refused.insert(reader);
+            }
+        }
+        state.events.refused.send_if_modified(|known| {
+            let changed = **known != refused;
+            if changed {
+                *known = Arc::new(refused);
+            }
+            changed
+        });
+    }
+}
+
+/// Whether `secret` (or, for `None`, the local user) may still read: the
+/// key is not revoked, or the store still has no key. A store that cannot
+/// be reached ends no stream.
+async fn may_read(state: &AppState, secret: Option<&str>) -> bool {
+    let (auth, store) = (&state.auth, &state.store);
+    let allowed = match secret {
+        Some(secret) => auth.key(store, secret).await.map(|_| true),
+        None => auth.anonymous(store).await.map(|caller| caller.is_some()),
+    };
+    allowed.unwrap_or_else(|problem| problem.details().status != 401)
 }
 
 /// Completes when the server begins to shut down.
@@ -216,13 +304,10 @@ pub(crate) async fn stream(
         .get(header::AUTHORIZATION)
         .and_then(auth::bearer)
         .map(str::to_owned);
-    let mut recheck = tokio::time::interval(KEY_RECHECK);
-    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    recheck.reset();
     let feed = Feed {
         state: state.clone(),
-        secret,
-        recheck,
+        refused: state.events.refused.subscribe(),
+        joined: state.events.join(secret),
         live,
         shutdown: state.shutdown.subscribe(),
         pending: VecDeque::new(),
@@ -242,9 +327,10 @@ pub(crate) async fn stream(
 /// One client's position in the stream.
 struct Feed {
     state: AppState,
-    /// The caller's key; `None` for the local user of a store without keys.
-    secret: Option<String>,
-    recheck: tokio::time::Interval,
+    /// The readers refused, as last checked.
+    refused: watch::Receiver<Arc<HashSet<Reader>>>,
+    /// The caller, counted among the readers.
+    joined: Joined,
     live: broadcast::Receiver<Arc<Delivered>>,
     shutdown: watch::Receiver<bool>,
     pending: VecDeque<Arc<Delivered>>,
@@ -263,6 +349,15 @@ impl Feed {
         loop {
             if self.done {
                 return None;
+            }
+            // Refused before this stream opened (its key still cached as
+            // good when it did), or since.
+            if self
+                .refused
+                .borrow_and_update()
+                .contains(&self.joined.reader)
+            {
+                return Some(self.reconnect("unauthorized"));
             }
             if let Some(event) = self.pending.pop_front() {
                 if event.id <= self.last {
@@ -296,23 +391,11 @@ impl Feed {
                 changed = self.shutdown.changed() => if changed.is_err() {
                     return Some(self.reconnect("shutdown"));
                 },
-                _ = self.recheck.tick() => if !self.still_allowed().await {
-                    return Some(self.reconnect("unauthorized"));
+                changed = self.refused.changed() => if changed.is_err() {
+                    return Some(self.reconnect("shutdown"));
                 },
             }
         }
-    }
-
-    /// Whether the caller may still read: its key is not revoked (or, for
-    /// the local user, the store still has no key). A store that cannot be
-    /// reached ends no stream.
-    async fn still_allowed(&self) -> bool {
-        let (auth, store) = (&self.state.auth, &self.state.store);
-        let allowed = match &self.secret {
-            Some(secret) => auth.key(store, secret).await.map(|_| true),
-            None => auth.anonymous(store).await.map(|caller| caller.is_some()),
-        };
-        allowed.unwrap_or_else(|problem| problem.details().status != 401)
     }
 
     /// The last event of a stream: reconnect with `Last-Event-ID` (the id

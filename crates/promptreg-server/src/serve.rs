@@ -142,6 +142,7 @@ impl Server {
             config,
         }));
         tokio::spawn(events::follow(state.clone(), last));
+        tokio::spawn(events::recheck_readers(state.clone()));
         Ok(Server {
             listener,
             router: router(state.clone()),

@@ -168,8 +168,13 @@ async fn an_open_event_stream_of_a_revoked_key_ends() {
             .create_key("follower", None, Scope::Read, &admin())
             .await
             .unwrap();
+        let (_, other) = store
+            .create_key("dashboard", None, Scope::Read, &admin())
+            .await
+            .unwrap();
         let server = TestServer::start(store, config()).await;
         let mut stream = SseClient::connect_as(&server, &secret).await;
+        let mut kept = SseClient::connect_as(&server, &other).await;
         server.store.revoke_key("follower", &admin()).await.unwrap();
         // The revocation itself may be an event; then the stream ends.
         let mut last = None;
@@ -179,6 +184,21 @@ async fn an_open_event_stream_of_a_revoked_key_ends() {
         let last = last.expect("a final event");
         assert_eq!(last.event, "reconnect", "{last:?}");
         assert_eq!(last.data["reason"], "unauthorized", "{}", db.name);
+        // Another key's stream goes on.
+        let mut files = PackFiles::default();
+        files.insert("defaults/farewell.md", "Later.\n");
+        server
+            .store
+            .push_prompt("demo", "farewell", &files, &common::writer(), "after")
+            .await
+            .unwrap();
+        loop {
+            let event = kept.next().await.expect("the other stream goes on");
+            assert_ne!(event.event, "reconnect", "{event:?}");
+            if event.event == "version_created" {
+                break;
+            }
+        }
     }
 }
 

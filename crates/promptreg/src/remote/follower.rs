@@ -709,7 +709,11 @@ impl Run {
     /// The candidate's bundle, validated.
     fn fetch_candidate(&self, split: &SplitHeader) -> Result<Bundle, String> {
         let origin = self.candidate_origin();
-        match self.client.candidate(None).map_err(|refused| refused.message)? {
+        match self
+            .client
+            .candidate(None)
+            .map_err(|refused| refused.message)?
+        {
             Fetched::New { received, .. } => {
                 let received = Received {
                     revision: None,
