@@ -108,6 +108,7 @@ impl Hub {
         Joined {
             readers: Arc::clone(&self.readers),
             reader,
+            _client: Arc::clone(&self.clients),
         }
     }
 
@@ -163,10 +164,12 @@ pub(crate) async fn follow(state: AppState, mut last: u64) {
     }
 }
 
-/// A stream of one reader, counted while it lasts.
+/// A stream of one reader, counted among the clients and its reader's
+/// streams while it lasts.
 struct Joined {
     readers: Arc<Mutex<HashMap<Reader, usize>>>,
     reader: Reader,
+    _client: Arc<()>,
 }
 
 impl Drop for Joined {
@@ -315,7 +318,6 @@ pub(crate) async fn stream(
         replaying: after.is_some(),
         done: false,
         pack: caller.pack_filter(),
-        _client: state.events.clients.clone(),
     };
     let stream = futures_util::stream::unfold(feed, |mut feed| async move {
         let event = feed.next().await?;
@@ -340,8 +342,6 @@ struct Feed {
     done: bool,
     /// A key for one pack sees that pack's events only.
     pack: Option<String>,
-    /// Counts the clients.
-    _client: Arc<()>,
 }
 
 impl Feed {

@@ -508,14 +508,8 @@ impl Run {
     /// (the server's `Retry-After`) before the next attempt.
     fn disconnected_for(&mut self, why: String, asked: Option<Duration>) {
         self.stream = None;
-        let wait = client::reconnect_wait(
-            self.remote.reconnect_min,
-            self.remote.reconnect_max,
-            self.failures,
-            asked,
-        );
+        self.next_connect = self.retry_at(self.failures, asked);
         self.failures = self.failures.saturating_add(1);
-        self.next_connect = Instant::now() + wait;
         self.watched.update(|s| s.connected = false);
         self.report(Change::Disconnected(why));
     }
@@ -622,14 +616,15 @@ impl Run {
             self.next_retry = None;
             return;
         };
-        let wait = client::reconnect_wait(
-            self.remote.reconnect_min,
-            self.remote.reconnect_max,
-            self.fetch_failures,
-            refused.retry_after,
-        );
+        self.next_retry = Some(self.retry_at(self.fetch_failures, refused.retry_after));
         self.fetch_failures = self.fetch_failures.saturating_add(1);
-        self.next_retry = Some(Instant::now() + wait);
+    }
+
+    /// When to try again after `failures` failures in a row: the backoff,
+    /// and at least `asked` (the server's `Retry-After`).
+    fn retry_at(&self, failures: u32, asked: Option<Duration>) -> Instant {
+        let (min, max) = (self.remote.reconnect_min, self.remote.reconnect_max);
+        Instant::now() + client::reconnect_wait(min, max, failures, asked)
     }
 
     /// Serves the candidate of the split the server names to its share of
