@@ -1,6 +1,7 @@
 //! A registry following a label on a real server (`promptreg::remote`):
 //! label moves, a server down at start, a server restarted mid-stream, a
-//! server that never answers, an overloaded server, a corrupt cache, a
+//! server failing behind a load balancer, a server that never answers, an
+//! overloaded server, a corrupt cache, a
 //! bundle that does not load, a revoked key; renders work throughout.
 
 mod common;
@@ -419,6 +420,138 @@ async fn a_restarted_server_is_resumed_from_the_last_event_without_missing_one()
         assert_eq!(seen_ids(&seen), expected, "{}", db.name);
         assert_eq!(follower.status().versions.get("farewell"), Some(&4));
     }
+}
+
+/// A load balancer in front of a team's servers, as followers reach them:
+/// each connection goes to the first server still in service. Taking one
+/// out of service cuts its connections, as its crash would.
+struct Balancer {
+    base: String,
+    backends: Arc<Mutex<Vec<Backend>>>,
+}
+
+/// A server in service and the connections relayed to it.
+type Backend = (std::net::SocketAddr, Vec<tokio::task::AbortHandle>);
+
+impl Balancer {
+    async fn start(servers: &[&TestServer]) -> Balancer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let backends = Arc::new(Mutex::new(
+            servers
+                .iter()
+                .map(|s| (s.addr, Vec::new()))
+                .collect::<Vec<_>>(),
+        ));
+        let routing = Arc::clone(&backends);
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let first = routing.lock().unwrap().first().map(|(addr, _)| *addr);
+                let Some(backend) = first else { continue };
+                let Ok(mut outbound) = tokio::net::TcpStream::connect(backend).await else {
+                    continue;
+                };
+                let relay = tokio::spawn(async move {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                });
+                let mut backends = routing.lock().unwrap();
+                match backends.iter_mut().find(|(addr, _)| *addr == backend) {
+                    Some((_, relays)) => relays.push(relay.abort_handle()),
+                    // Taken out of service meanwhile.
+                    None => relay.abort(),
+                }
+            }
+        });
+        Balancer { base, backends }
+    }
+
+    /// Takes `server` out of service, cutting its connections.
+    fn fail(&self, server: &TestServer) {
+        let mut backends = self.backends.lock().unwrap();
+        backends.retain(|(addr, relays)| {
+            let failed = *addr == server.addr;
+            if failed {
+                relays.iter().for_each(tokio::task::AbortHandle::abort);
+            }
+            !failed
+        });
+    }
+}
+
+/// How many event streams `server` holds, from its metrics.
+async fn streams(server: &TestServer) -> Option<String> {
+    let text = server.get("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("promptreg_sse_clients "))
+        .map(|n| n.trim().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_load_balancer_a_follower_moves_to_another_server_when_its_own_fails_and_misses_nothing()
+ {
+    let Some(db) = common::postgres_only("follow_failover").await else {
+        return;
+    };
+    let a = TestServer::start(published(&db).await, config()).await;
+    let b = TestServer::start(db.open().await, config()).await;
+    let balancer = Balancer::start(&[&a, &b]).await;
+    let store = a.store.clone();
+    let first_event = store.last_event_id().await.unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let events = Arc::clone(&seen);
+    let cache = tempfile::tempdir().unwrap();
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    let follower = registry
+        .follow(
+            remote(&balancer.base, cache.path()).on_change(move |change| {
+                if let Change::Event { id: Some(id), .. } = change {
+                    events.lock().unwrap().push(id.clone());
+                }
+            }),
+        )
+        .unwrap();
+    until(&registry, "the stream through the balancer", || {
+        follower.status().connected
+    })
+    .await;
+    assert_eq!(streams(&a).await.as_deref(), Some("1"));
+    ship_farewell(&store, "Through a.\n").await;
+    until(&registry, "the move through a", || {
+        rendered_is(&registry, "Through a.")
+    })
+    .await;
+
+    balancer.fail(&a);
+    // Two moves while the follower moves over: it hears of them from the
+    // replay on b, or from the bundle it fetches there.
+    ship_farewell(&store, "While it moved.\n").await;
+    ship_farewell(&store, "The last move.\n").await;
+    let newest = store.last_event_id().await.unwrap();
+    until(&registry, "the replay on b up to the newest event", || {
+        follower.status().last_event_id == Some(newest.to_string())
+    })
+    .await;
+    until(&registry, "the catch-up", || {
+        rendered_is(&registry, "The last move.")
+    })
+    .await;
+    assert_eq!(
+        streams(&b).await.as_deref(),
+        Some("1"),
+        "the follower is on b"
+    );
+    let expected: Vec<u64> = store
+        .events_since(first_event, 1000)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(seen_ids(&seen), expected, "every event once, in order");
+    assert_eq!(follower.status().versions.get("farewell"), Some(&4));
 }
 
 /// A listener that accepts connections and never answers them (nor reads

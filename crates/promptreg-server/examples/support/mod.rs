@@ -3,6 +3,8 @@
 //! uses a part of it.
 #![allow(dead_code)]
 
+pub mod fleet;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,234 @@
+//! Fleets of followers and servers as processes of the example's own
+//! binary: `serve DB ADDR` and `follow N SERVER...`, which an example's
+//! `main` hands to [`serve`] and [`follow`]; the fleet view read from the
+//! store.
+
+use std::hint::black_box;
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use promptreg::PromptRegistry;
+use promptreg::remote::Remote;
+use promptreg_server::{Config, Server};
+use promptreg_store::{FleetQuery, Label, Store};
+use tokio::runtime::Runtime;
+
+use super::{LABEL, PACK, PROMPT};
+
+/// A server process of this binary.
+pub struct Served {
+    child: Child,
+    pub base: String,
+    pub addr: SocketAddr,
+}
+
+impl Served {
+    /// A server over `database` listening on `addr` (port 0: any).
+    pub fn start(database: &str, addr: &str) -> Served {
+        let mut child = Command::new(std::env::current_exe().expect("this binary"))
+            .args(["serve", database, addr])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("a server process");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("its output"))
+            .read_line(&mut line)
+            .expect("its address");
+        let base = line.trim().to_owned();
+        let addr = base
+            .trim_start_matches("http://")
+            .parse()
+            .expect("an address");
+        Served { child, base, addr }
+    }
+
+    /// Its resident memory, from /proc (Linux).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Kills it (SIGKILL): no graceful shutdown, as in a crash.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `serve DB ADDR`: a server over the store at DB on ADDR; prints its
+/// address, then serves until killed.
+pub fn serve(database: &str, addr: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("the server's runtime");
+    runtime.block_on(async {
+        let store = Store::open(database).await.expect("the store");
+        let config = Config {
+            listen: addr.parse().expect("an address"),
+            max_connections: 11_000,
+            ..Config::default()
+        };
+        let server = Server::bind(store, config).await.expect("the server");
+        println!("http://{}", server.local_addr());
+        server.run(std::future::pending()).await.expect("serving");
+    });
+}
+
+/// Starts `followers` followers of `servers` (spread over them) in
+/// `processes` processes of this binary.
+pub fn spawn_followers(followers: usize, processes: usize, servers: &[String]) -> Vec<Child> {
+    (0..processes)
+        .map(|p| {
+            let share = followers / processes + usize::from(p < followers % processes);
+            Command::new(std::env::current_exe().expect("this binary"))
+                .arg("follow")
+                .arg(share.to_string())
+                .args(servers)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("a follower process")
+        })
+        .collect()
+}
+
+/// Stops the follower processes; how many renders they made, and how
+/// many of those failed.
+pub fn stop_followers(children: Vec<Child>) -> (u64, u64) {
+    let mut totals = (0, 0);
+    for mut child in children {
+        drop(child.stdin.take());
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = BufReader::new(out).read_line(&mut line);
+        }
+        let _ = child.wait();
+        let mut numbers = line
+            .split_whitespace()
+            .filter_map(|n| n.parse::<u64>().ok());
+        totals.0 += numbers.next().unwrap_or(0);
+        totals.1 += numbers.next().unwrap_or(0);
+    }
+    totals
+}
+
+/// `follow N SERVER...`: N followers, spread over the servers, each with
+/// no disk cache, reporting every 30 s (and on each change); every one
+/// renders the prompt every 100 ms. When standard input closes, prints
+/// `RENDERS FAILED` and ends.
+pub fn follow(args: &[String]) {
+    let count: usize = args[0].parse().expect("a number of followers");
+    let servers = &args[1..];
+    let keep: Vec<_> = (0..count)
+        .map(|i| {
+            let registry = PromptRegistry::new();
+            registry
+                .register_default(PROMPT, "Until the server answers.")
+                .expect("a default");
+            let remote = Remote::new(servers[i % servers.len()].as_str())
+                .pack(PACK)
+                .label(LABEL)
+                .without_disk_cache();
+            let follower = registry.follow(remote).expect("a follower");
+            (registry, follower)
+        })
+        .collect();
+    let (closed, stop) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = std::io::stdin().read_line(&mut String::new());
+        let _ = closed.send(());
+    });
+    let (mut renders, mut failed) = (0u64, 0u64);
+    while stop.recv_timeout(Duration::from_millis(100)).is_err() {
+        for (registry, _) in &keep {
+            renders += 1;
+            if black_box(registry.render_plain(PROMPT)).is_err() {
+                failed += 1;
+            }
+        }
+    }
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{renders} {failed}");
+    let _ = out.flush();
+}
+
+/// A database of its own on the PostgreSQL server `url` names.
+pub fn fresh_postgres(url: &str, prefix: &str) -> String {
+    let name = format!("{prefix}_{}", std::process::id());
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut admin = sqlx::PgConnection::connect(url).await.expect("PostgreSQL");
+        sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
+            .execute(&mut admin)
+            .await
+            .expect("a database");
+    });
+    let (server, _) = url.rsplit_once('/').expect("a URL ending in /DATABASE");
+    format!("{server}/{name}")
+}
+
+/// The fleet view of the followed label, read from the store.
+pub struct FleetView<'a> {
+    pub runtime: &'a Runtime,
+    pub store: &'a Store,
+}
+
+impl FleetView<'_> {
+    /// How many instances report, and how many of them are on `revision`.
+    pub fn reporting(&self, revision: u64) -> (u64, u64) {
+        self.runtime.block_on(async {
+            let query = FleetQuery {
+                limit: 1,
+                ..FleetQuery::now()
+            };
+            let production = Label::new(LABEL).expect("a label");
+            let fleet = self
+                .store
+                .fleet(PACK, &production, &query)
+                .await
+                .expect("the view");
+            (fleet.reporting, fleet.reporting_on(revision))
+        })
+    }
+
+    /// The label's newest revision.
+    pub fn newest(&self) -> u64 {
+        let production = Label::new(LABEL).expect("a label");
+        self.runtime
+            .block_on(self.store.newest_revision(PACK, &production))
+            .expect("the revision")
+            .expect("a revision")
+            .0
+    }
+
+    /// Waits until all `followers` report `revision`; gives up after
+    /// `give_up` with what the view shows.
+    pub fn wait_for_all(
+        &self,
+        followers: usize,
+        revision: u64,
+        give_up: Duration,
+    ) -> Result<Duration, (u64, u64)> {
+        let start = std::time::Instant::now();
+        loop {
+            let (all, on) = self.reporting(revision);
+            if all == followers as u64 && on == all {
+                return Ok(start.elapsed());
+            }
+            if start.elapsed() > give_up {
+                return Err((all, on));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
