@@ -478,6 +478,34 @@ impl Balancer {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_holds_one_connection_to_its_server_its_stream() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    let cache = tempfile::tempdir().unwrap();
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
+    until(&registry, "a sync, the stream and a report", || {
+        let status = follower.status();
+        status.source == Source::Server && status.connected && status.last_report.is_some()
+    })
+    .await;
+    // The follower's fetch and report leave no connection open; the
+    // metrics request's own is the other one.
+    common::eventually(|| async {
+        let text = server.get("/metrics").await.text().await.unwrap();
+        let open = text
+            .lines()
+            .find_map(|l| l.strip_prefix("promptreg_connections_open "))
+            .map(|n| n.trim().to_owned());
+        (open.as_deref() == Some("2")).then_some(())
+    })
+    .await;
+}
+
 /// How many event streams `server` holds, from its metrics.
 async fn streams(server: &TestServer) -> Option<String> {
     let text = server.get("/metrics").await.text().await.unwrap();

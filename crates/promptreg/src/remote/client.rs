@@ -84,9 +84,15 @@ pub(crate) struct Client {
 impl Client {
     pub(crate) fn new(remote: &Remote) -> Client {
         let base = remote.server.trim_end_matches('/');
+        // No connection is kept between requests: a follower makes few
+        // (a fetch per change, a report per interval), and a fleet's
+        // server then holds one connection per follower, its stream,
+        // instead of three.
         let requests = Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(remote.timeout))
+            .max_idle_connections(0)
+            .max_idle_connections_per_host(0)
             .build()
             .new_agent();
         // The stream lasts: only its silence is limited (the server sends
