@@ -248,7 +248,8 @@ struct Samples {
     peak: u64,
     /// Requests answered in all, by status.
     statuses: BTreeMap<String, u64>,
-    /// Requests and streams refused past a limit, and connections refused.
+    /// Requests and streams refused past a limit (503 `overloaded`,
+    /// `too-many-streams`).
     overloaded: u64,
     /// `/healthz` not answered 200 within a second.
     health_failures: u64,
@@ -300,13 +301,12 @@ impl Sampler {
                             .to_owned();
                         *statuses.entry(status).or_default() += n;
                     }
-                    let overloaded = metric(&text, "promptreg_overloaded_total")
-                        .values()
-                        .sum::<u64>()
-                        + metric(&text, "promptreg_connections_refused_total")
-                            .values()
-                            .sum::<u64>();
-                    let total = statuses.values().sum::<u64>() + overloaded;
+                    // Requests refused as overloaded are among the 503s;
+                    // connections refused are not requests answered.
+                    let sum = |name: &str| metric(&text, name).values().sum::<u64>();
+                    let overloaded = sum("promptreg_overloaded_total");
+                    let total =
+                        statuses.values().sum::<u64>() + sum("promptreg_connections_refused_total");
                     samples.peak = samples.peak.max(total.saturating_sub(previous));
                     previous = total;
                     samples.statuses = statuses;
@@ -336,18 +336,19 @@ impl Sampler {
 
 impl Samples {
     fn print(&self, what: &str) {
-        let errors: BTreeMap<&String, &u64> = self
+        let errors: u64 = self
             .statuses
             .iter()
             .filter(|(status, _)| status.starts_with('5'))
-            .collect();
+            .map(|(_, n)| n)
+            .sum();
         println!(
-            "{what}: peak {} requests in 100 ms ({} per second); answered by status {:?}; 5xx answers {:?}; refused as overloaded {}; /healthz {} of {} checks not answered within 1 s",
+            "{what}: peak {} requests in 100 ms ({} per second); answered by status {:?}; 503 as overloaded {}; other 5xx {}; /healthz {} of {} checks not answered within 1 s",
             self.peak,
             self.peak * 10,
             self.statuses,
-            errors,
             self.overloaded,
+            errors.saturating_sub(self.overloaded),
             self.health_failures,
             self.health_checks
         );

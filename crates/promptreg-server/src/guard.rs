@@ -13,9 +13,12 @@
 //!   than after reading it.
 //! - A request past [`Config::max_requests`](crate::Config::max_requests)
 //!   being answered (503 `overloaded`, `Retry-After`), at once rather than
-//!   after every other: the event stream, which holds its connection for
-//!   good, has its own limit, and health checks and metrics are always
-//!   answered, so an overloaded server is seen as one.
+//!   after every other. Outside the limit: the event stream, which holds
+//!   its connection for good and has its own limit; fleet reports, which
+//!   wait for the batch their writer commits and have their own limits
+//!   (a rate per key, the writer's queue), so a fleet reporting a move at
+//!   once does not turn away its own fetches; and health checks and
+//!   metrics, so an overloaded server is seen as one.
 
 use std::net::IpAddr;
 
@@ -48,7 +51,8 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
     let refused = check_host(&state, request.headers())
         .and_then(|()| check_origin(request.method(), request.headers()))
         .and_then(|()| check_length(&state, request.headers()));
-    let mut response = match refused.and_then(|()| admit(&state, request.uri().path())) {
+    let limited = !outside_limit(request.method(), request.uri().path());
+    let mut response = match refused.and_then(|()| admit(&state, limited)) {
         Ok(_permit) => next.run(request).await,
         Err(problem) => problem.into_response(),
     };
@@ -64,13 +68,21 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
 /// Paths outside the limit of requests being answered.
 const UNLIMITED: [&str; 4] = ["/v1/events", "/healthz", "/readyz", "/metrics"];
 
-/// A place among the requests being answered, held until the response is
-/// made.
-fn admit<'s>(
-    state: &'s AppState,
-    path: &str,
-) -> Result<Option<tokio::sync::SemaphorePermit<'s>>, Problem> {
-    if UNLIMITED.contains(&path) {
+/// Whether a request is outside the limit of those being answered: see
+/// the module's documentation.
+fn outside_limit(method: &Method, path: &str) -> bool {
+    let fleet_report =
+        *method == Method::POST && path.starts_with("/v1/packs/") && path.ends_with("/fleet");
+    fleet_report || UNLIMITED.contains(&path)
+}
+
+/// A place among the requests being answered when `limited`, held until
+/// the response is made.
+fn admit(
+    state: &AppState,
+    limited: bool,
+) -> Result<Option<tokio::sync::SemaphorePermit<'_>>, Problem> {
+    if !limited {
         return Ok(None);
     }
     match state.in_flight.try_acquire() {

@@ -204,8 +204,20 @@ async fn past_its_limit_of_requests_the_server_answers_overloaded_at_once_and_he
     assert_eq!(refused["code"], "overloaded", "{refused}");
     let detail = refused["detail"].as_str().unwrap();
     assert!(detail.contains("1 requests already"), "{detail}");
-    // Health checks and the event stream are outside the limit.
+    // Health checks, fleet reports and the event stream are outside the
+    // limit.
     json(server.get("/healthz").await, 200).await;
+    let report = json!({
+        "instance": "0123456789abcdef",
+        "library": "promptreg-rust/test",
+        "source": "server",
+        "revision": null,
+        "interval_ms": 2000,
+    });
+    let reported = server
+        .post("/v1/packs/demo/labels/production/fleet", report)
+        .await;
+    assert!(reported.status().is_success(), "{}", reported.status());
     let stream = server.get("/v1/events").await;
     assert_eq!(stream.status(), 200);
     drop(stream);
