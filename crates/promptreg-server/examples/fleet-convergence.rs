@@ -99,7 +99,7 @@ fn run(
     let idle: Vec<u64> = served.iter().map(Served::rss_kib).collect();
     let addrs: Vec<String> = served.iter().map(|s| s.base.clone()).collect();
     let started = Instant::now();
-    let children = fleet::spawn_followers(followers, processes, &addrs);
+    let children = fleet::Followers::spawn(followers, processes, &addrs);
     if let Err(seen) = view.wait_for_all(followers, view.newest(), GIVE_UP) {
         panic!("{what}: the followers did not all report: {seen:?}");
     }
@@ -131,7 +131,7 @@ fn run(
             "{what}: server {n}: RSS {idle} KiB idle, {busy} KiB with {instances} instances reporting: {per:.1} KiB per instance"
         );
     }
-    let (renders, failed) = fleet::stop_followers(children);
+    let (renders, failed) = children.stop();
     println!("{what}: {renders} renders on the followers, {failed} failed");
     for server in &mut served {
         server.kill();

@@ -3,7 +3,7 @@
 //! 1. **A reconnect storm.** FOLLOWERS (5,000) follow one server over
 //!    SQLite. The server is killed (SIGKILL), the label moves in the store
 //!    while it is down, and the server starts again on its address: the
-//!    time until the fleet view shows every follower on the new revision,
+//!    time until each follower has put the moved bundle in force,
 //!    the peak request rate the server sees meanwhile (its metrics, read
 //!    every 100 ms), its 5xx answers by status besides the documented
 //!    overload answers, whether it answered `/healthz` within a second
@@ -13,8 +13,13 @@
 //!    a server this example may create a database on), the followers
 //!    reaching them through two load balancers (processes of this
 //!    example) as one URL each: MOVES label moves, each through the next
-//!    server, until every follower is on the new revision; then one server
-//!    is killed and the label moved through another.
+//!    server, and the time until each follower has the new bundle in
+//!    force; then one server is killed and the label moved through
+//!    another.
+//!
+//! Each follower process prints the wall-clock time at which each of its
+//! followers put a bundle from a server in force; all processes run on one
+//! machine and read one clock.
 //!
 //! ```sh
 //! cargo run --release -p promptreg-server --example fleet-failover [FOLLOWERS [PROCESSES [MOVES]]]
@@ -34,10 +39,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use promptreg_store::{Actor, Label, Permission, Store};
-use support::fleet::{self, FleetView, Served};
-use support::{LABEL, PACK, PROMPT, summary};
+use support::fleet::{self, Followers, Served};
+use support::{LABEL, PACK, PROMPT, ms, summary};
 
-/// The longest the fleet may take to converge before the run gives up.
+/// The longest the followers may take to be on a new bundle before the
+/// run gives up.
 const GIVE_UP: Duration = Duration::from_secs(180);
 
 fn main() {
@@ -74,21 +80,12 @@ fn storm(followers: usize, processes: usize) {
         support::publish(&store, 2).await;
         store
     });
-    let view = FleetView {
-        runtime: &runtime,
-        store: &store,
-    };
     let mut server = Served::start(&database, "127.0.0.1:0");
     let started = Instant::now();
-    let children = fleet::spawn_followers(followers, processes, &[server.base.clone()]);
-    converge(
-        &view,
-        followers,
-        view.newest(),
-        "the followers' first report",
-    );
+    let fleet = Followers::spawn(followers, processes, &[server.base.clone()]);
+    fleet.updates(followers, GIVE_UP);
     println!(
-        "storm: {followers} followers in {processes} processes reporting after {:.1} s",
+        "storm: {followers} followers in {processes} processes on the server's bundle after {:.1} s",
         started.elapsed().as_secs_f64()
     );
 
@@ -98,24 +95,22 @@ fn storm(followers: usize, processes: usize) {
     runtime
         .block_on(store.move_label(PACK, PROMPT, &production, 2, Some(1), &actor, "while down"))
         .expect("the move while the server is down");
-    let revision = view.newest();
     // Down long enough for every follower to notice and back off.
     std::thread::sleep(Duration::from_secs(3));
-    let restarting = Instant::now();
+    let (restarting, clock) = (fleet::wall_clock(), Instant::now());
     let server_addr = server.addr.to_string();
     let mut server = Served::start(&database, &server_addr);
-    let listening = restarting.elapsed();
+    let listening = clock.elapsed();
     let sampler = Sampler::start(&server.base);
-    converge(&view, followers, revision, "the resumption");
-    let resumed = restarting.elapsed();
+    let mut resumed = since(restarting, fleet.updates(followers, GIVE_UP));
     let samples = sampler.stop();
     println!(
-        "storm: every follower on the revision moved to while the server was down {:.2} s after the restart began (the server listened after {:.2} s)",
-        resumed.as_secs_f64(),
-        listening.as_secs_f64(),
+        "storm: the server listened {:.0} ms after its restart began; from then to each follower's bundle of the move made while it was down: {}",
+        ms(listening),
+        summary("", &mut resumed).trim_start_matches(": ")
     );
     samples.print("storm");
-    let (renders, failed) = fleet::stop_followers(children);
+    let (renders, failed) = fleet.stop();
     println!("storm: {renders} renders on the followers during the run, {failed} failed");
     server.kill();
 }
@@ -123,15 +118,10 @@ fn storm(followers: usize, processes: usize) {
 fn failover(url: &str, followers: usize, processes: usize, moves: usize) {
     let database = fleet::fresh_postgres(url, "failover_bench");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let store = runtime.block_on(async {
+    runtime.block_on(async {
         let store = Store::open(&database).await.expect("the store");
         support::publish(&store, moves as u64 + 2).await;
-        store
     });
-    let view = FleetView {
-        runtime: &runtime,
-        store: &store,
-    };
     let mut servers: Vec<Served> = (0..3)
         .map(|_| Served::start(&database, "127.0.0.1:0"))
         .collect();
@@ -139,55 +129,51 @@ fn failover(url: &str, followers: usize, processes: usize, moves: usize) {
     let mut balancers: Vec<Balancer> = (0..2).map(|_| Balancer::start(&backends)).collect();
     let urls: Vec<String> = balancers.iter().map(|b| b.base.clone()).collect();
     let started = Instant::now();
-    let children = fleet::spawn_followers(followers, processes, &urls);
-    converge(
-        &view,
-        followers,
-        view.newest(),
-        "the followers' first report",
-    );
+    let fleet = Followers::spawn(followers, processes, &urls);
+    fleet.updates(followers, GIVE_UP);
     println!(
-        "three servers: {followers} followers through 2 balancers reporting after {:.1} s; streams per server: {:?}",
+        "three servers: {followers} followers through 2 balancers on the bundle after {:.1} s; streams per server: {:?}",
         started.elapsed().as_secs_f64(),
         runtime.block_on(streams_per_server(&servers)),
     );
     let client = reqwest::Client::new();
-    let mut times = Vec::with_capacity(moves);
+    let (mut delivery, mut last) = (Vec::new(), Vec::new());
     for (n, version) in (2..=moves as u64 + 1).enumerate() {
         let through = &servers[n % servers.len()].base;
+        let start = fleet::wall_clock();
         runtime.block_on(support::move_label(&client, through, version));
-        let moved = Instant::now();
-        converge(&view, followers, view.newest(), "a move");
-        times.push(moved.elapsed());
+        let times = since(start, fleet.updates(followers, GIVE_UP));
+        last.push(*times.iter().max().expect("followers"));
+        delivery.extend(times);
     }
     println!(
+        "three servers: a move through each server in turn, {}",
+        summary("to each follower", &mut delivery)
+    );
+    println!(
         "three servers: {}",
-        summary(
-            "a move through any server -> every follower on the new revision",
-            &mut times
-        )
+        summary("to the last follower of a move", &mut last)
     );
 
-    let killed = servers.remove(1);
+    let mut killed = servers.remove(1);
     let killed_addr = killed.addr.to_string();
-    let mut killed = killed;
     killed.kill();
     for balancer in &mut balancers {
         balancer.fail(&killed_addr);
     }
-    let cut = Instant::now();
+    let start = fleet::wall_clock();
     runtime.block_on(support::move_label(
         &client,
         &servers[0].base,
         moves as u64 + 2,
     ));
-    converge(&view, followers, view.newest(), "the move after the kill");
+    let mut after = since(start, fleet.updates(followers, GIVE_UP));
     println!(
-        "three servers: one killed, a move right after it: every follower on the new revision {:.2} s after the kill; streams per server left: {:?}",
-        cut.elapsed().as_secs_f64(),
+        "three servers: one killed, the label moved right after: {}; streams per server left: {:?}",
+        summary("to each follower", &mut after),
         runtime.block_on(streams_per_server(&servers)),
     );
-    let (renders, failed) = fleet::stop_followers(children);
+    let (renders, failed) = fleet.stop();
     println!("three servers: {renders} renders on the followers during the run, {failed} failed");
     drop(balancers);
     for server in &mut servers {
@@ -195,12 +181,12 @@ fn failover(url: &str, followers: usize, processes: usize, moves: usize) {
     }
 }
 
-/// Waits until every follower reports `revision`; the time it took.
-fn converge(view: &FleetView<'_>, followers: usize, revision: u64, what: &str) -> Duration {
-    match view.wait_for_all(followers, revision, GIVE_UP) {
-        Ok(took) => took,
-        Err((all, on)) => panic!("{what}: {on} of {all} reporting on revision {revision}"),
-    }
+/// Each time as the duration since `start` (wall-clock nanoseconds).
+fn since(start: u128, times: Vec<u128>) -> Vec<Duration> {
+    times
+        .into_iter()
+        .map(|at| Duration::from_nanos(at.saturating_sub(start) as u64))
+        .collect()
 }
 
 /// The event streams each server holds, from its metrics.

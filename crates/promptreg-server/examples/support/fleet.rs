@@ -7,10 +7,11 @@ use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use promptreg::PromptRegistry;
-use promptreg::remote::Remote;
+use promptreg::remote::{Change, Remote, Source};
 use promptreg_server::{Config, Server};
 use promptreg_store::{FleetQuery, Label, Store};
 use tokio::runtime::Runtime;
@@ -83,48 +84,109 @@ pub fn serve(database: &str, addr: &str) {
     });
 }
 
-/// Starts `followers` followers of `servers` (spread over them) in
-/// `processes` processes of this binary.
-pub fn spawn_followers(followers: usize, processes: usize, servers: &[String]) -> Vec<Child> {
-    (0..processes)
-        .map(|p| {
-            let share = followers / processes + usize::from(p < followers % processes);
-            Command::new(std::env::current_exe().expect("this binary"))
-                .arg("follow")
-                .arg(share.to_string())
-                .args(servers)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("a follower process")
-        })
-        .collect()
+/// Follower processes of this binary, and what they say.
+pub struct Followers {
+    children: Vec<Child>,
+    updates: mpsc::Receiver<u128>,
+    renders: Arc<Mutex<(u64, u64)>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
 }
 
-/// Stops the follower processes; how many renders they made, and how
-/// many of those failed.
-pub fn stop_followers(children: Vec<Child>) -> (u64, u64) {
-    let mut totals = (0, 0);
-    for mut child in children {
-        drop(child.stdin.take());
-        let mut line = String::new();
-        if let Some(out) = child.stdout.take() {
-            let _ = BufReader::new(out).read_line(&mut line);
+impl Followers {
+    /// Starts `followers` followers of `servers` (spread over them) in
+    /// `processes` processes.
+    pub fn spawn(followers: usize, processes: usize, servers: &[String]) -> Followers {
+        let (sender, updates) = mpsc::channel();
+        let renders = Arc::new(Mutex::new((0, 0)));
+        let mut readers = Vec::new();
+        let children = (0..processes)
+            .map(|p| {
+                let share = followers / processes + usize::from(p < followers % processes);
+                let mut child = Command::new(std::env::current_exe().expect("this binary"))
+                    .arg("follow")
+                    .arg(share.to_string())
+                    .args(servers)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .expect("a follower process");
+                let out = BufReader::new(child.stdout.take().expect("its output"));
+                let (sender, renders) = (sender.clone(), Arc::clone(&renders));
+                readers.push(std::thread::spawn(move || {
+                    for line in out.lines().map_while(Result::ok) {
+                        let words: Vec<&str> = line.split_whitespace().collect();
+                        match words.as_slice() {
+                            ["updated", at] => {
+                                let _ = sender.send(at.parse().expect("a time"));
+                            }
+                            ["renders", made, failed] => {
+                                let mut totals = renders.lock().expect("the totals");
+                                totals.0 += made.parse::<u64>().expect("a number");
+                                totals.1 += failed.parse::<u64>().expect("a number");
+                            }
+                            _ => {}
+                        }
+                    }
+                }));
+                child
+            })
+            .collect();
+        Followers {
+            children,
+            updates,
+            renders,
+            readers,
         }
-        let _ = child.wait();
-        let mut numbers = line
-            .split_whitespace()
-            .filter_map(|n| n.parse::<u64>().ok());
-        totals.0 += numbers.next().unwrap_or(0);
-        totals.1 += numbers.next().unwrap_or(0);
     }
-    totals
+
+    /// The wall-clock times (nanoseconds since the epoch) of the next
+    /// `count` bundles put in force from a server, across the followers.
+    ///
+    /// # Panics
+    ///
+    /// When they do not all come within `give_up`, naming how many did.
+    pub fn updates(&self, count: usize, give_up: Duration) -> Vec<u128> {
+        let deadline = std::time::Instant::now() + give_up;
+        let mut times = Vec::with_capacity(count);
+        while times.len() < count {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.updates.recv_timeout(left) {
+                Ok(at) => times.push(at),
+                Err(_) => panic!("{} of {count} updates within {give_up:?}", times.len()),
+            }
+        }
+        times
+    }
+
+    /// Stops the processes; how many renders they made, and how many of
+    /// those failed.
+    pub fn stop(mut self) -> (u64, u64) {
+        for child in &mut self.children {
+            drop(child.stdin.take());
+        }
+        for child in &mut self.children {
+            let _ = child.wait();
+        }
+        for reader in self.readers.drain(..) {
+            let _ = reader.join();
+        }
+        *self.renders.lock().expect("the totals")
+    }
+}
+
+/// Nanoseconds since the epoch, the clock every process of a run reads.
+pub fn wall_clock() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos()
 }
 
 /// `follow N SERVER...`: N followers, spread over the servers, each with
 /// no disk cache, reporting every 30 s (and on each change); every one
-/// renders the prompt every 100 ms. When standard input closes, prints
-/// `RENDERS FAILED` and ends.
+/// renders the prompt every 100 ms. Prints `updated NANOS` each time a
+/// follower puts a bundle from a server in force, and when standard input
+/// closes, `renders MADE FAILED`, and ends.
 pub fn follow(args: &[String]) {
     let count: usize = args[0].parse().expect("a number of followers");
     let servers = &args[1..];
@@ -137,7 +199,18 @@ pub fn follow(args: &[String]) {
             let remote = Remote::new(servers[i % servers.len()].as_str())
                 .pack(PACK)
                 .label(LABEL)
-                .without_disk_cache();
+                .without_disk_cache()
+                .on_change(|change| {
+                    if let Change::Updated {
+                        source: Source::Server,
+                        ..
+                    } = change
+                    {
+                        let mut out = std::io::stdout().lock();
+                        let _ = writeln!(out, "updated {}", wall_clock());
+                        let _ = out.flush();
+                    }
+                });
             let follower = registry.follow(remote).expect("a follower");
             (registry, follower)
         })
@@ -156,8 +229,8 @@ pub fn follow(args: &[String]) {
             }
         }
     }
-    let mut out = std::io::stdout();
-    let _ = writeln!(out, "{renders} {failed}");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "renders {renders} {failed}");
     let _ = out.flush();
 }
 
