@@ -83,13 +83,14 @@ fn storm(followers: usize, processes: usize) {
     let mut server = Served::start(&database, "127.0.0.1:0");
     let started = Instant::now();
     let fleet = Followers::spawn(followers, processes, &[server.base.clone()]);
-    fleet.updates(followers, GIVE_UP);
+    let _ = fleet.updates(followers, GIVE_UP);
     println!(
         "storm: {followers} followers in {processes} processes on the server's bundle after {:.1} s",
         started.elapsed().as_secs_f64()
     );
 
     server.kill();
+    fleet.forget();
     let actor = Actor::new("bench", [Permission::Write]);
     let production = Label::new(LABEL).expect("a label");
     runtime
@@ -102,7 +103,7 @@ fn storm(followers: usize, processes: usize) {
     let mut server = Served::start(&database, &server_addr);
     let listening = clock.elapsed();
     let sampler = Sampler::start(&server.base);
-    let mut resumed = since(restarting, fleet.updates(followers, GIVE_UP));
+    let mut resumed = since(restarting, fleet.updates(followers, GIVE_UP).0);
     let samples = sampler.stop();
     println!(
         "storm: the server listened {:.0} ms after its restart began; from then to each follower's bundle of the move made while it was down: {}",
@@ -130,25 +131,32 @@ fn failover(url: &str, followers: usize, processes: usize, moves: usize) {
     let urls: Vec<String> = balancers.iter().map(|b| b.base.clone()).collect();
     let started = Instant::now();
     let fleet = Followers::spawn(followers, processes, &urls);
-    fleet.updates(followers, GIVE_UP);
+    let _ = fleet.updates(followers, GIVE_UP);
     println!(
         "three servers: {followers} followers through 2 balancers on the bundle after {:.1} s; streams per server: {:?}",
         started.elapsed().as_secs_f64(),
         runtime.block_on(streams_per_server(&servers)),
     );
     let client = reqwest::Client::new();
-    let (mut delivery, mut last) = (Vec::new(), Vec::new());
+    let (mut delivery, mut last, mut events) = (Vec::new(), Vec::new(), Vec::new());
     for (n, version) in (2..=moves as u64 + 1).enumerate() {
         let through = &servers[n % servers.len()].base;
+        fleet.forget();
         let start = fleet::wall_clock();
         runtime.block_on(support::move_label(&client, through, version));
-        let times = since(start, fleet.updates(followers, GIVE_UP));
+        let (updated, moved) = fleet.updates(followers, GIVE_UP);
+        let times = since(start, updated);
         last.push(*times.iter().max().expect("followers"));
         delivery.extend(times);
+        events.extend(since(start, moved));
     }
     println!(
         "three servers: a move through each server in turn, {}",
-        summary("to each follower", &mut delivery)
+        summary("the event on each follower's stream", &mut events)
+    );
+    println!(
+        "three servers: a move through each server in turn, {}",
+        summary("the new bundle in force on each follower", &mut delivery)
     );
     println!(
         "three servers: {}",
@@ -161,13 +169,14 @@ fn failover(url: &str, followers: usize, processes: usize, moves: usize) {
     for balancer in &mut balancers {
         balancer.fail(&killed_addr);
     }
+    fleet.forget();
     let start = fleet::wall_clock();
     runtime.block_on(support::move_label(
         &client,
         &servers[0].base,
         moves as u64 + 2,
     ));
-    let mut after = since(start, fleet.updates(followers, GIVE_UP));
+    let mut after = since(start, fleet.updates(followers, GIVE_UP).0);
     println!(
         "three servers: one killed, the label moved right after: {}; streams per server left: {:?}",
         summary("to each follower", &mut after),

@@ -84,10 +84,20 @@ pub fn serve(database: &str, addr: &str) {
     });
 }
 
+/// What a follower process says of one of its followers (the process's
+/// number and the follower's there), at a wall-clock time (nanoseconds
+/// since the epoch).
+enum Heard {
+    /// A `label_moved` event arrived on its stream.
+    Moved((usize, usize), u128),
+    /// It put a bundle from a server in force.
+    Updated((usize, usize), u128),
+}
+
 /// Follower processes of this binary, and what they say.
 pub struct Followers {
     children: Vec<Child>,
-    updates: mpsc::Receiver<u128>,
+    updates: mpsc::Receiver<Heard>,
     renders: Arc<Mutex<(u64, u64)>>,
     readers: Vec<std::thread::JoinHandle<()>>,
 }
@@ -116,8 +126,13 @@ impl Followers {
                     for line in out.lines().map_while(Result::ok) {
                         let words: Vec<&str> = line.split_whitespace().collect();
                         match words.as_slice() {
-                            ["updated", at] => {
-                                let _ = sender.send(at.parse().expect("a time"));
+                            [heard @ ("moved" | "updated"), follower, at] => {
+                                let who = (p, follower.parse().expect("a follower"));
+                                let at = at.parse().expect("a time");
+                                let _ = sender.send(match *heard {
+                                    "moved" => Heard::Moved(who, at),
+                                    _ => Heard::Updated(who, at),
+                                });
                             }
                             ["renders", made, failed] => {
                                 let mut totals = renders.lock().expect("the totals");
@@ -139,23 +154,39 @@ impl Followers {
         }
     }
 
-    /// The wall-clock times (nanoseconds since the epoch) of the next
-    /// `count` bundles put in force from a server, across the followers.
+    /// Waits until each of the `count` followers put a bundle from a
+    /// server in force: the wall-clock time (nanoseconds since the epoch)
+    /// of each one's first, and of each one's first `label_moved` event
+    /// meanwhile, since the last [`forget`](Self::forget).
     ///
     /// # Panics
     ///
     /// When they do not all come within `give_up`, naming how many did.
-    pub fn updates(&self, count: usize, give_up: Duration) -> Vec<u128> {
+    pub fn updates(&self, count: usize, give_up: Duration) -> (Vec<u128>, Vec<u128>) {
         let deadline = std::time::Instant::now() + give_up;
-        let mut times = Vec::with_capacity(count);
-        while times.len() < count {
+        let mut updated = std::collections::HashMap::with_capacity(count);
+        let mut moved = std::collections::HashMap::new();
+        while updated.len() < count {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match self.updates.recv_timeout(left) {
-                Ok(at) => times.push(at),
-                Err(_) => panic!("{} of {count} updates within {give_up:?}", times.len()),
-            }
+                Ok(Heard::Updated(who, at)) => updated.entry(who).or_insert(at),
+                Ok(Heard::Moved(who, at)) => moved.entry(who).or_insert(at),
+                Err(_) => panic!(
+                    "{} of {count} followers updated within {give_up:?}",
+                    updated.len()
+                ),
+            };
         }
-        times
+        (
+            updated.into_values().collect(),
+            moved.into_values().collect(),
+        )
+    }
+
+    /// Drops what the followers said so far: call it before the change
+    /// whose arrival [`updates`](Self::updates) then times.
+    pub fn forget(&self) {
+        while self.updates.try_recv().is_ok() {}
     }
 
     /// Stops the processes; how many renders they made, and how many of
@@ -184,8 +215,9 @@ pub fn wall_clock() -> u128 {
 
 /// `follow N SERVER...`: N followers, spread over the servers, each with
 /// no disk cache, reporting every 30 s (and on each change); every one
-/// renders the prompt every 100 ms. Prints `updated NANOS` each time a
-/// follower puts a bundle from a server in force, and when standard input
+/// renders the prompt every 100 ms. Prints `moved I NANOS` each time a
+/// `label_moved` event reaches follower I, `updated I NANOS` each time it
+/// puts a bundle from a server in force, and when standard input
 /// closes, `renders MADE FAILED`, and ends.
 pub fn follow(args: &[String]) {
     let count: usize = args[0].parse().expect("a number of followers");
@@ -196,21 +228,24 @@ pub fn follow(args: &[String]) {
             registry
                 .register_default(PROMPT, "Until the server answers.")
                 .expect("a default");
+            let on_change = move |change: &Change| {
+                let heard = match change {
+                    Change::Updated {
+                        source: Source::Server,
+                        ..
+                    } => "updated",
+                    Change::Event { kind, .. } if kind == "label_moved" => "moved",
+                    _ => return,
+                };
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{heard} {i} {}", wall_clock());
+                let _ = out.flush();
+            };
             let remote = Remote::new(servers[i % servers.len()].as_str())
                 .pack(PACK)
                 .label(LABEL)
                 .without_disk_cache()
-                .on_change(|change| {
-                    if let Change::Updated {
-                        source: Source::Server,
-                        ..
-                    } = change
-                    {
-                        let mut out = std::io::stdout().lock();
-                        let _ = writeln!(out, "updated {}", wall_clock());
-                        let _ = out.flush();
-                    }
-                });
+                .on_change(on_change);
             let follower = registry.follow(remote).expect("a follower");
             (registry, follower)
         })
