@@ -345,7 +345,7 @@ async fn a_bundle_that_does_not_load_keeps_the_last_good_one_without_a_stream() 
     drop::<Follower>(follower);
 }
 
-/// The ids of the events `follower` reported, as they arrived.
+/// The ids of the events a follower reported, as they arrived.
 fn seen_ids(seen: &Mutex<Vec<String>>) -> Vec<u64> {
     seen.lock()
         .unwrap()
@@ -354,26 +354,42 @@ fn seen_ids(seen: &Mutex<Vec<String>>) -> Vec<u64> {
         .collect()
 }
 
+/// A registry with its own `farewell`, following `base`, and the ids of
+/// the events its follower reports (read them with [`seen_ids`]).
+fn recording_follower(
+    base: &str,
+    cache: &Path,
+) -> (PromptRegistry, Follower, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let events = Arc::clone(&seen);
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    let follower = registry
+        .follow(remote(base, cache).on_change(move |change| {
+            if let Change::Event { id: Some(id), .. } = change {
+                events.lock().unwrap().push(id.clone());
+            }
+        }))
+        .unwrap();
+    (registry, follower, seen)
+}
+
+/// The ids of the events the store logged after `first`.
+async fn event_ids_after(store: &Store, first: u64) -> Vec<u64> {
+    let events = store.events_since(first, 1000).await.unwrap();
+    events.iter().map(|e| e.id).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_server_is_resumed_from_the_last_event_without_missing_one() {
     for db in databases("follow_restart").await {
         let mut server = TestServer::start(published(&db).await, config()).await;
         let (addr, base, store) = (server.addr, server.base.clone(), server.store.clone());
         let first_event = store.last_event_id().await.unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let events = Arc::clone(&seen);
         let cache = tempfile::tempdir().unwrap();
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
-        let follower = registry
-            .follow(remote(&base, cache.path()).on_change(move |change| {
-                if let Change::Event { id: Some(id), .. } = change {
-                    events.lock().unwrap().push(id.clone());
-                }
-            }))
-            .unwrap();
+        let (registry, follower, seen) = recording_follower(&base, cache.path());
         until(&registry, "stream connected", || {
             follower.status().connected
         })
@@ -410,13 +426,7 @@ async fn a_restarted_server_is_resumed_from_the_last_event_without_missing_one()
         .await;
         // Every event after the first one, each once and in order: the
         // moves made while the server was down came from the replay.
-        let expected: Vec<u64> = store
-            .events_since(first_event, 1000)
-            .await
-            .unwrap()
-            .iter()
-            .map(|e| e.id)
-            .collect();
+        let expected = event_ids_after(&store, first_event).await;
         assert_eq!(seen_ids(&seen), expected, "{}", db.name);
         assert_eq!(follower.status().versions.get("farewell"), Some(&4));
     }
@@ -525,22 +535,8 @@ async fn behind_a_load_balancer_a_follower_moves_to_another_server_when_its_own_
     let balancer = Balancer::start(&[&a, &b]).await;
     let store = a.store.clone();
     let first_event = store.last_event_id().await.unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let events = Arc::clone(&seen);
     let cache = tempfile::tempdir().unwrap();
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("farewell", "Local farewell.")
-        .unwrap();
-    let follower = registry
-        .follow(
-            remote(&balancer.base, cache.path()).on_change(move |change| {
-                if let Change::Event { id: Some(id), .. } = change {
-                    events.lock().unwrap().push(id.clone());
-                }
-            }),
-        )
-        .unwrap();
+    let (registry, follower, seen) = recording_follower(&balancer.base, cache.path());
     until(&registry, "the stream through the balancer", || {
         follower.status().connected
     })
@@ -571,13 +567,7 @@ async fn behind_a_load_balancer_a_follower_moves_to_another_server_when_its_own_
         Some("1"),
         "the follower is on b"
     );
-    let expected: Vec<u64> = store
-        .events_since(first_event, 1000)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.id)
-        .collect();
+    let expected = event_ids_after(&store, first_event).await;
     assert_eq!(seen_ids(&seen), expected, "every event once, in order");
     assert_eq!(follower.status().versions.get("farewell"), Some(&4));
 }
