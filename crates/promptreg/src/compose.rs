@@ -450,21 +450,8 @@ pub(crate) fn compose(
             Some(_) => render_recording_snippets(renderer, cx),
             None => (renderer.render(cx), Vec::new()),
         };
-        let text = text.map_err(|failure| part_failed(id, slot, cx, failure))?;
-        let start = match text {
-            // The first computed part becomes the output: no copy.
-            Cow::Owned(owned) if out.is_empty() => {
-                out = owned;
-                let kept = trimmed_range(&out);
-                out.truncate(kept.end);
-                out.drain(..kept.start);
-                Some(0)
-            }
-            // Static text was trimmed once, when it was stored.
-            Cow::Borrowed(part) => push(&mut out, part),
-            Cow::Owned(owned) => push(&mut out, &owned[trimmed_range(&owned)]),
-        };
-        let Some(start) = start else {
+        let text = text.map_err(|failure| part_failed(id, slot.describe(), cx, failure))?;
+        let Some(start) = append(&mut out, text) else {
             return Ok(());
         };
         if let Some(parts) = trace.as_deref_mut()
@@ -482,6 +469,25 @@ pub(crate) fn compose(
     Ok(out)
 }
 
+/// Appends a rendered part to `out`, trimmed, after a separator; returns
+/// where it starts, `None` for a part left blank.
+#[inline]
+fn append(out: &mut String, text: Cow<'_, str>) -> Option<usize> {
+    match text {
+        // The first computed part becomes the output: no copy.
+        Cow::Owned(owned) if out.is_empty() => {
+            *out = owned;
+            let kept = trimmed_range(out);
+            out.truncate(kept.end);
+            out.drain(..kept.start);
+            Some(0)
+        }
+        // Static text was trimmed once, when it was stored.
+        Cow::Borrowed(part) => push(out, part),
+        Cow::Owned(owned) => push(out, &owned[trimmed_range(&owned)]),
+    }
+}
+
 /// Appends a non-blank part after a separator; returns where it starts.
 #[inline]
 fn push(out: &mut String, part: &str) -> Option<usize> {
@@ -495,8 +501,112 @@ fn push(out: &mut String, part: &str) -> Option<usize> {
     Some(out.len() - part.len())
 }
 
-fn part_failed(id: &PromptId, slot: Slot<'_>, cx: &RenderCx<'_>, failure: Failure) -> Error {
-    let origin = slot.describe();
+/// The parts of a [`Plan`] in composition order, owned, and the output's
+/// starting capacity: what a published snapshot keeps for an id and a
+/// locale, so that a render only runs the computed parts and copies the
+/// others.
+pub(crate) struct Prepared {
+    steps: Box<[Step]>,
+    capacity: usize,
+    /// Whether every step is [`Step::Text`].
+    is_static: bool,
+}
+
+/// One part of a [`Prepared`] composition.
+enum Step {
+    /// Static text, trimmed and not blank.
+    Text(Arc<str>),
+    /// A computed part, and its place in the plan.
+    Computed(usize, Renderer),
+}
+
+impl Prepared {
+    pub(crate) fn of(plan: &Plan<'_>) -> Self {
+        let mut steps = Vec::new();
+        let mut index = 0;
+        let _ = plan.for_each(|_, renderer| {
+            match renderer.shared_text() {
+                Some(text) if text.is_empty() => {}
+                Some(text) => steps.push(Step::Text(text)),
+                None => steps.push(Step::Computed(index, renderer.clone())),
+            }
+            index += 1;
+            Ok::<_, std::convert::Infallible>(())
+        });
+        Prepared {
+            is_static: steps.iter().all(|step| matches!(step, Step::Text(_))),
+            steps: steps.into_boxed_slice(),
+            capacity: plan.capacity_hint(),
+        }
+    }
+
+    /// The text, when every part is static: the composition is the copy
+    /// of its parts.
+    #[inline]
+    pub(crate) fn copy_static(&self) -> Option<String> {
+        if !self.is_static {
+            return None;
+        }
+        let mut out = String::with_capacity(self.capacity);
+        for step in &self.steps {
+            if let Step::Text(text) = step {
+                push_static(&mut out, text);
+            }
+        }
+        Some(out)
+    }
+
+    /// Renders the parts into one string, as [`compose`] does untraced;
+    /// a part that fails gives its place in the plan, for [`failed_at`].
+    pub(crate) fn compose(&self, cx: &RenderCx<'_>) -> Result<String, (usize, Failure)> {
+        let mut out = String::with_capacity(self.capacity);
+        for step in &self.steps {
+            match step {
+                Step::Text(text) => push_static(&mut out, text),
+                Step::Computed(index, renderer) => {
+                    let text = renderer.render(cx).map_err(|failure| (*index, failure))?;
+                    append(&mut out, text);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Appends static text, known not to be blank, after a separator.
+#[inline]
+fn push_static(out: &mut String, text: &str) {
+    if !out.is_empty() {
+        out.push_str(SEPARATOR);
+    }
+    out.push_str(text);
+}
+
+/// The error for part `index` of `plan` failing: what [`compose`] says
+/// for the same failure.
+pub(crate) fn failed_at(
+    id: &PromptId,
+    plan: &Plan<'_>,
+    index: usize,
+    cx: &RenderCx<'_>,
+    failure: Failure,
+) -> Error {
+    let mut at = 0;
+    let mut failed = None;
+    let _ = plan.for_each(|slot, _| {
+        if at == index {
+            failed = Some(slot);
+            return Err(());
+        }
+        at += 1;
+        Ok(())
+    });
+    // The plan is the one the parts were prepared from, so `index` is in it.
+    let origin = failed.map_or_else(|| format!("part #{}", index + 1), Slot::describe);
+    part_failed(id, origin, cx, failure)
+}
+
+fn part_failed(id: &PromptId, origin: String, cx: &RenderCx<'_>, failure: Failure) -> Error {
     match failure {
         Failure::WrongContext { expected } => Error::new(
             ErrorKind::ContextType,

@@ -256,7 +256,7 @@ fn fallback_chain(locale: &icu_locale::Locale) -> Box<[Box<str>]> {
 
 impl PartialEq for Locale {
     fn eq(&self, other: &Self) -> bool {
-        self.0.tag == other.0.tag
+        Arc::ptr_eq(&self.0, &other.0) || self.0.tag == other.0.tag
     }
 }
 

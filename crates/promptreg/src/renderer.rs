@@ -213,6 +213,14 @@ impl Renderer {
         }
     }
 
+    /// The static text, shared, `None` for computed renderers.
+    pub(crate) fn shared_text(&self) -> Option<Arc<str>> {
+        match &self.0 {
+            Kind::Text(text) => Some(Arc::clone(text)),
+            _ => None,
+        }
+    }
+
     /// Length of the static text, 0 for computed renderers: a hint for
     /// sizing the output buffer.
     #[inline]

@@ -1,7 +1,9 @@
 //! Properties of id validation, locale normalisation and diagnostic
 //! positions over generated input.
 
-use promptreg::{LineIndex, Locale, LocaleStep, Origin, Position, PromptId, PromptRegistry};
+use promptreg::{
+    Chat, LineIndex, Locale, LocaleStep, Origin, Pin, Position, Prompt, PromptId, PromptRegistry,
+};
 use proptest::prelude::*;
 
 /// The id rules, written independently of the implementation.
@@ -177,5 +179,130 @@ fn matched_variant(variants: &[&str], render: &str) -> Option<(String, LocaleSte
     match &rendered.parts[0].origin {
         Origin::Override { locale, step } => Some((locale.to_string(), *step)),
         _ => None,
+    }
+}
+
+/// One change to a registry of three ids, `p0` to `p2`.
+#[derive(Debug, Clone)]
+enum Change {
+    /// A default with a pinned head and tail block, static or computed.
+    Default(usize, bool),
+    Override(usize, usize),
+    TranslateTail(usize, usize),
+    Append(usize, bool),
+    AppendAll,
+    Reset(usize),
+    Chat(usize),
+    ChatOverride(usize, usize),
+}
+
+/// More locales than a snapshot keeps render decisions for.
+const RENDER_LOCALES: [&str; 20] = [
+    "en", "en-GB", "zh", "zh-CN", "zh-TW", "zh-HK", "zh-Hant", "pt", "pt-BR", "pt-PT", "pt-AO",
+    "sr", "sr-Latn", "ja", "ja-JP", "es-419", "es-MX", "fr", "de-CH", "ko",
+];
+
+fn change() -> impl Strategy<Value = Change> {
+    let id = 0..3usize;
+    let locale = 0..RENDER_LOCALES.len();
+    prop_oneof![
+        (id.clone(), any::<bool>()).prop_map(|(i, computed)| Change::Default(i, computed)),
+        (id.clone(), locale.clone()).prop_map(|(i, l)| Change::Override(i, l)),
+        (id.clone(), locale.clone()).prop_map(|(i, l)| Change::TranslateTail(i, l)),
+        (id.clone(), any::<bool>()).prop_map(|(i, computed)| Change::Append(i, computed)),
+        Just(Change::AppendAll),
+        id.clone().prop_map(Change::Reset),
+        id.clone().prop_map(Change::Chat),
+        (id, locale).prop_map(|(i, l)| Change::ChatOverride(i, l)),
+    ]
+}
+
+fn apply(registry: &PromptRegistry, change: &Change, n: usize) {
+    let id = |i: &usize| format!("p{i}");
+    let locale = |l: &usize| RENDER_LOCALES[*l];
+    // Refusals (a pin the default does not have, a reset of an unknown
+    // id) are part of what is generated: they change nothing.
+    let _ = match change {
+        Change::Default(i, false) => registry.register(
+            &id(i),
+            Prompt::new(format!("body {n}"))
+                .pin_head("head")
+                .pin_tail("tail"),
+        ),
+        Change::Default(i, true) => registry.register(
+            &id(i),
+            Prompt::new(move |l: &Locale| format!("body {n} for {l}")).pin_tail("tail"),
+        ),
+        Change::Override(i, l) => {
+            registry.set_override(&id(i), locale(l), format!("{} override {n}", locale(l)))
+        }
+        Change::TranslateTail(i, l) => registry.translate_pin(
+            &id(i),
+            locale(l),
+            Pin::Tail(0),
+            format!("tail in {}", locale(l)),
+        ),
+        Change::Append(i, false) => registry.append(&id(i), format!("rule {n}")),
+        Change::Append(i, true) => {
+            registry.append(&id(i), move |l: &Locale| format!("\n  rule {n} in {l}  \n"))
+        }
+        Change::AppendAll => registry.append_all(format!("global rule {n}")),
+        Change::Reset(i) => registry.reset(&id(i)),
+        Change::Chat(i) => registry.register(
+            &id(i),
+            Prompt::chat(
+                Chat::new()
+                    .system(format!("system {n}"))
+                    .user("question")
+                    .assistant(|l: &Locale| format!("answer in {l}")),
+            ),
+        ),
+        Change::ChatOverride(i, l) => registry.set_chat_override(
+            &id(i),
+            locale(l),
+            Chat::new().system(format!("{} system {n}", locale(l))),
+        ),
+    };
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever was registered, and however often it changed, a render
+    /// (which a published snapshot decides once per locale and id) is the
+    /// text the full path composes (the traced render, which decides
+    /// every time), in more locales than a snapshot keeps decisions for,
+    /// and a failure is the same failure.
+    #[test]
+    fn a_render_is_what_the_full_path_composes(changes in prop::collection::vec(change(), 1..24)) {
+        let registry = PromptRegistry::new();
+        for (n, change) in changes.iter().enumerate() {
+            apply(&registry, change, n);
+            for round in 0..2 {
+                for i in 0..3 {
+                    let id = format!("p{i}");
+                    for locale in RENDER_LOCALES {
+                        let fast = registry.render_in(&id, &(), locale);
+                        let full = registry.render_traced_in(&id, &(), locale).map(|r| r.text);
+                        match (&fast, &full) {
+                            (Ok(fast), Ok(full)) => prop_assert_eq!(fast, full, "{} in {} (round {})", id, locale, round),
+                            (Err(fast), Err(full)) => prop_assert_eq!(fast.to_string(), full.to_string()),
+                            _ => prop_assert!(false, "{id} in {locale}: {fast:?} against {full:?}"),
+                        }
+                        let fast = registry.render_messages_in(&id, &(), locale, &[]);
+                        let full = registry.render_messages_traced_in(&id, &(), locale, &[]);
+                        match (&fast, &full) {
+                            (Ok(fast), Ok(full)) => {
+                                let texts: Vec<&str> = full.messages.iter().map(|m| m.content.as_str()).collect();
+                                let fast: Vec<&str> = fast.iter().map(|m| m.content.as_str()).collect();
+                                prop_assert_eq!(fast, texts, "{} in {} as messages", id, locale);
+                            }
+                            (Err(fast), Err(full)) => prop_assert_eq!(fast.to_string(), full.to_string()),
+                            _ => prop_assert!(false, "{id} in {locale} as messages: {fast:?} against {full:?}"),
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! The registry's rules, one test each, and the seed document's examples.
 
-use promptreg::{ErrorKind, Locale, LocaleMatch, LocaleStep, Origin, Pin, Prompt, PromptRegistry};
+use promptreg::{
+    Chat, ErrorKind, Locale, LocaleMatch, LocaleStep, Origin, Pin, Prompt, PromptRegistry,
+};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -1115,4 +1117,53 @@ fn overrides_set_one_by_one_match_as_the_same_overrides_installed_at_once() {
         );
     }
     assert_eq!(matched(&one_by_one, "zh-MO").0, "zh-TW");
+}
+
+#[test]
+fn a_part_that_fails_is_named_on_every_render_not_only_the_first() {
+    // The first render decides the parts once; later ones reuse the
+    // decision, and a failure must still name the part that failed.
+    let registry = PromptRegistry::new();
+    registry
+        .register(
+            "narrator",
+            Prompt::new("Narrate.").pin_tail(|ctx: &Narration, _: &Locale| ctx.brand.clone()),
+        )
+        .unwrap();
+    registry.append("narrator", "Static rule.").unwrap();
+    let full = registry
+        .render_traced_in("narrator", &Other, "ja")
+        .unwrap_err()
+        .to_string();
+    assert!(full.contains("pinned tail block #1"), "{full}");
+    for _ in 0..2 {
+        let err = registry.render_in("narrator", &Other, "ja").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ContextType);
+        assert_eq!(err.to_string(), full);
+    }
+    assert_eq!(
+        registry.render_in("narrator", &acme(), "ja").unwrap(),
+        "Narrate.\n\nAcme\n\nStatic rule."
+    );
+
+    registry
+        .register(
+            "dialogue",
+            Prompt::chat(
+                Chat::new()
+                    .system("Be brief.")
+                    .user(|ctx: &Narration, _: &Locale| ctx.persona.clone()),
+            ),
+        )
+        .unwrap();
+    let full = registry
+        .render_messages_traced_in("dialogue", &Other, "ja", &[])
+        .unwrap_err()
+        .to_string();
+    for _ in 0..2 {
+        let err = registry
+            .render_messages_in("dialogue", &Other, "ja", &[])
+            .unwrap_err();
+        assert_eq!(err.to_string(), full);
+    }
 }

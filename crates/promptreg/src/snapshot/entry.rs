@@ -15,8 +15,10 @@ use crate::provenance::Provenance;
 use crate::renderer::Renderer;
 
 /// Everything registered under one id.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(super) struct Entry {
+    /// Its place in the snapshot's memo of render decisions.
+    pub(super) slot: u32,
     pub(super) default: Option<Prompt>,
     pub(super) overrides: Map<Box<str>, Variant>,
     /// Translations of the default's pinned blocks, by locale key.
@@ -50,7 +52,7 @@ pub(super) struct Variant {
 #[derive(Clone, Copy)]
 pub(super) enum Body<'a> {
     Text(&'a Renderer),
-    Chat(&'a Chat),
+    Chat(&'a Arc<Chat>),
 }
 
 impl<'a> Body<'a> {
@@ -89,6 +91,20 @@ impl PinVariant {
 }
 
 impl Entry {
+    /// An entry with nothing registered, at `slot` of the memo.
+    pub(super) fn new(slot: u32) -> Self {
+        Entry {
+            slot,
+            default: None,
+            overrides: Map::default(),
+            pins: Map::default(),
+            models: Map::default(),
+            by_script: Map::default(),
+            scripts_stale: false,
+            appenders: Vec::new(),
+        }
+    }
+
     pub(super) fn is_registered(&self) -> bool {
         self.default.is_some() || !self.overrides.is_empty()
     }

@@ -6,6 +6,7 @@
 
 mod entry;
 mod history;
+mod memo;
 mod render;
 mod write;
 
@@ -25,6 +26,7 @@ use crate::suggest;
 
 use entry::{Body, Entry};
 pub(crate) use history::Histories;
+use memo::{Memo, Slots};
 
 /// An immutable state of a [`PromptRegistry`](crate::PromptRegistry).
 ///
@@ -40,6 +42,10 @@ pub struct Snapshot {
     fallback: Locale,
     next_seq: u64,
     layer: Option<Arc<dyn Layer>>,
+    /// The entries' places in `memo`.
+    slots: Slots,
+    /// What renders decided, once the snapshot is published.
+    memo: Memo,
 }
 
 /// Something wrong with what is registered under one id; see
@@ -265,6 +271,7 @@ impl Snapshot {
     }
 
     /// The entry of a registered id, or the error saying why there is none.
+    #[inline]
     fn lookup(&self, id: &str) -> Result<(&PromptId, &Entry), Error> {
         match self.entries.get_key_value(id) {
             Some((key, entry)) if entry.is_registered() => Ok((key, entry)),

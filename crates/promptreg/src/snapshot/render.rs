@@ -2,11 +2,12 @@
 //! matching finds, the pinned blocks, the user's block and the appenders.
 
 use std::any::{Any, type_name};
+use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::chat::{Item, Message, MessageSource, RenderedChat, RenderedMessage, Role};
-use crate::compose::{self, Matched, Part, Pins, Plan, Rendered, Slot};
+use crate::chat::{Chat, Item, Message, MessageSource, RenderedChat, RenderedMessage, Role};
+use crate::compose::{self, Matched, Part, Pins, Plan, Prepared, Rendered, Slot};
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::layer::LayerChoice;
@@ -18,6 +19,7 @@ use crate::renderer::{RenderCx, Renderer};
 use super::Snapshot;
 use super::entry::{Body, Entry};
 use super::history::{Histories, check_history, check_history_roles, insert_history};
+use super::memo::Decision;
 
 impl Snapshot {
     /// Renders `id` for the current locale with context `ctx`.
@@ -107,14 +109,71 @@ impl Snapshot {
         trace: Option<&mut Vec<Part>>,
     ) -> Result<String, Error> {
         let (id, entry) = self.lookup(id)?;
+        if trace.is_none()
+            && let Some(Decision::Text(prepared)) = self.decision(id, entry, locale)
+        {
+            // Static parts need no render context.
+            if let Some(text) = prepared.copy_static() {
+                return Ok(text);
+            }
+            return with_cx(ctx, locale, &self.fallback, |cx| {
+                prepared.compose(cx).map_err(|(index, failure)| {
+                    match self.text_plan(id, entry, locale) {
+                        Ok(plan) => compose::failed_at(id, &plan, index, cx, failure),
+                        Err(err) => err,
+                    }
+                })
+            });
+        }
+        let plan = self.text_plan(id, entry, locale)?;
+        with_cx(ctx, locale, &self.fallback, |cx| {
+            compose::compose(id, &plan, cx, trace)
+        })
+    }
+
+    /// The plan of text prompt `id` in `locale`.
+    fn text_plan<'a>(
+        &'a self,
+        id: &PromptId,
+        entry: &'a Entry,
+        locale: &'a Locale,
+    ) -> Result<Plan<'a>, Error> {
         let (slot, body) = self.body(id, entry, locale)?;
         let Body::Text(body) = body else {
             return Err(chat_as_text(id, locale));
         };
-        let plan = self.plan(id, entry, locale, (slot, body), With::EVERYTHING);
-        with_cx(ctx, locale, &self.fallback, |cx| {
-            compose::compose(id, &plan, cx, trace)
-        })
+        Ok(self.plan(id, entry, locale, (slot, body), With::EVERYTHING))
+    }
+
+    /// What renders of `id` in `locale` do, decided by the first of them
+    /// (see [`Memo`](super::memo::Memo)).
+    #[inline]
+    fn decision(&self, id: &PromptId, entry: &Entry, locale: &Locale) -> Option<&Decision> {
+        let decide = || match self.body(id, entry, locale) {
+            Ok((slot, Body::Text(body))) => {
+                let plan = self.plan(id, entry, locale, (slot, body), With::EVERYTHING);
+                Decision::Text(Prepared::of(&plan))
+            }
+            Ok((slot, Body::Chat(chat))) => {
+                let messages = chat.items.iter().enumerate().map(|(at, item)| {
+                    let Item::Message(_, content) = item else {
+                        return None;
+                    };
+                    let with = With::message(chat, at);
+                    Some(Prepared::of(&self.plan(
+                        id,
+                        entry,
+                        locale,
+                        (slot, content),
+                        with,
+                    )))
+                });
+                Decision::Chat(Arc::clone(chat), messages.collect())
+            }
+            Err(_) => Decision::Full,
+        };
+        self.memo
+            .decision(locale, entry.slot, self.slots.len(), decide)
     }
 
     /// The parts of one composition: the body given, the user's blocks
@@ -183,32 +242,24 @@ impl Snapshot {
         trace: bool,
     ) -> Result<Vec<M>, Error> {
         let (id, entry) = self.lookup(id)?;
-        let (slot, body) = self.body(id, entry, locale)?;
-        let chat = match body {
-            Body::Chat(chat) => chat,
-            Body::Text(text) => {
-                check_history(id, None, history)?;
-                let plan = self.plan(id, entry, locale, (slot, text), With::EVERYTHING);
-                let mut parts = Vec::new();
-                let content = with_cx(ctx, locale, &self.fallback, |cx| {
-                    compose::compose(id, &plan, cx, trace.then_some(&mut parts))
-                })?;
-                let message = RenderedMessage {
-                    role: Role::System,
-                    content,
-                    parts,
-                    source: MessageSource::Prompt { index: 0 },
-                };
-                return Ok([message]
-                    .into_iter()
-                    .filter(|m| !m.content.is_empty())
-                    .map(M::from)
-                    .collect());
+        let decision = if trace {
+            None
+        } else {
+            self.decision(id, entry, locale)
+        };
+        // The body's slot where the parts are not prepared.
+        let (chat, prepared, slot) = match decision {
+            Some(Decision::Chat(chat, prepared)) => (&**chat, Some(prepared), None),
+            Some(Decision::Text(_)) => {
+                return self.text_as_message(id, ctx, locale, history, false);
             }
+            _ => match self.body(id, entry, locale)? {
+                (slot, Body::Chat(chat)) => (&**chat, None, Some(slot)),
+                (_, Body::Text(_)) => return self.text_as_message(id, ctx, locale, history, trace),
+            },
         };
         check_history(id, Some(chat), history)?;
         check_history_roles(id, chat, history)?;
-        let (attached, user_target) = (chat.attached(), chat.user_target());
         let mut out = Vec::with_capacity(chat.items.len());
         let mut index = 0;
         with_cx(ctx, locale, &self.fallback, |cx| {
@@ -220,13 +271,26 @@ impl Snapshot {
                         continue;
                     }
                 };
-                let with = With {
-                    user_block: Some(at) == user_target,
-                    rules: Some(at) == attached,
-                };
-                let plan = self.plan(id, entry, locale, (slot, content), with);
+                let plan =
+                    |slot| self.plan(id, entry, locale, (slot, content), With::message(chat, at));
                 let mut parts = Vec::new();
-                let content = compose::compose(id, &plan, cx, trace.then_some(&mut parts))?;
+                let body_slot = || match slot {
+                    Some(slot) => Ok(slot),
+                    None => self.body(id, entry, locale).map(|(slot, _)| slot),
+                };
+                let content = match prepared.and_then(|p| p.get(at)?.as_ref()) {
+                    Some(prepared) => {
+                        prepared
+                            .compose(cx)
+                            .map_err(|(part, failure)| match body_slot() {
+                                Ok(slot) => compose::failed_at(id, &plan(slot), part, cx, failure),
+                                Err(err) => err,
+                            })?
+                    }
+                    None => {
+                        compose::compose(id, &plan(body_slot()?), cx, trace.then_some(&mut parts))?
+                    }
+                };
                 // A message that renders blank is left out, as a blank part is.
                 if !content.is_empty() {
                     out.push(M::from(RenderedMessage {
@@ -240,6 +304,32 @@ impl Snapshot {
             }
             Ok(out)
         })
+    }
+
+    /// A text prompt rendered as messages: one `system` message, none if
+    /// it renders blank.
+    fn text_as_message<C: Serialize + Any, M: From<RenderedMessage>>(
+        &self,
+        id: &PromptId,
+        ctx: &C,
+        locale: &Locale,
+        history: &Histories<'_>,
+        trace: bool,
+    ) -> Result<Vec<M>, Error> {
+        check_history(id, None, history)?;
+        let mut parts = Vec::new();
+        let content = self.compose(id.as_str(), ctx, locale, trace.then_some(&mut parts))?;
+        let message = RenderedMessage {
+            role: Role::System,
+            content,
+            parts,
+            source: MessageSource::Prompt { index: 0 },
+        };
+        Ok([message]
+            .into_iter()
+            .filter(|m| !m.content.is_empty())
+            .map(M::from)
+            .collect())
     }
 
     /// Renders the messages of chat prompt `id` for the current locale,
@@ -480,4 +570,12 @@ impl With {
         user_block: true,
         rules: true,
     };
+
+    /// What message `at` of `chat` takes.
+    fn message(chat: &Chat, at: usize) -> With {
+        With {
+            user_block: Some(at) == chat.user_target(),
+            rules: Some(at) == chat.attached(),
+        }
+    }
 }

@@ -17,6 +17,7 @@ use crate::renderer::Renderer;
 
 use super::Snapshot;
 use super::entry::{Entry, ModelVariant, PinVariant, Variant};
+use super::memo::{Memo, Slots};
 
 impl Snapshot {
     pub(crate) fn new(locale: Locale) -> Self {
@@ -27,11 +28,18 @@ impl Snapshot {
             locale,
             next_seq: 0,
             layer: None,
+            slots: Slots::default(),
+            memo: Memo::default(),
         }
     }
 
     fn entry_mut(&mut self, id: PromptId) -> &mut Entry {
-        Arc::make_mut(self.entries.entry(id).or_default())
+        let slots = &mut self.slots;
+        let entry = self
+            .entries
+            .entry(id)
+            .or_insert_with(|| Arc::new(Entry::new(slots.take())));
+        Arc::make_mut(entry)
     }
 
     fn appender(&mut self, renderer: Renderer) -> Appender {
@@ -211,15 +219,24 @@ impl Snapshot {
         };
         let entry = Arc::make_mut(entry);
         entry.clear_variants();
-        if entry.default.is_none() {
-            self.entries.remove(id);
+        if entry.default.is_none()
+            && let Some(removed) = self.entries.remove(id)
+        {
+            self.slots.give_back(removed.slot);
         }
         Ok(())
     }
 
     /// Clears every override and appender, global rules included.
     pub(crate) fn reset_all(&mut self) {
-        self.entries.retain(|_, entry| entry.default.is_some());
+        let slots = &mut self.slots;
+        self.entries.retain(|_, entry| {
+            let keep = entry.default.is_some();
+            if !keep {
+                slots.give_back(entry.slot);
+            }
+            keep
+        });
         for entry in self.entries.values_mut() {
             Arc::make_mut(entry).clear_variants();
         }
@@ -248,6 +265,7 @@ impl Snapshot {
                 Arc::make_mut(entry).index_scripts();
             }
         }
+        self.memo = Memo::sealed();
     }
 }
 
