@@ -8,7 +8,12 @@
 //! The stream ([`TimedStream`]) and the requests ([`RequestGuard`]) record
 //! what happens in a few atomics; `listener.rs` watches the deadline that
 //! follows from them ([`Activity::deadline`]) and drops the connection
-//! when it passes.
+//! when it passes. Its task looks again when its timer fires
+//! ([`Activity::next_look`]), and is woken only when a deadline may have
+//! come before that timer: when the head of a request begins on an idle
+//! connection. A request's start and end, which move the deadline later or
+//! away, wake nobody: a kept-alive connection costs no wake-up and no timer
+//! change per request.
 
 use std::io;
 use std::pin::Pin;
@@ -50,8 +55,8 @@ pub(crate) struct Activity {
     events: AtomicBool,
     /// A write failed because the client read nothing for the write timeout.
     write_timed_out: AtomicBool,
-    /// Wakes the serving task when the deadline may have moved earlier or
-    /// gone away (a request began or ended, a head began).
+    /// Wakes the serving task when the deadline may have moved earlier: a
+    /// head began on an idle connection.
     changed: Notify,
 }
 
@@ -92,6 +97,22 @@ impl Activity {
         }
     }
 
+    /// When the serving task is to look at the deadline again, if nothing
+    /// wakes it before: at the deadline, and no later than one idle
+    /// timeout from now (a request that starts now and ends at once makes
+    /// the connection idle until then, and its start and end wake
+    /// nobody); never for the event stream, which is never idle.
+    pub(crate) fn next_look(&self, timeouts: &Timeouts) -> Option<Instant> {
+        if self.events.load(Ordering::Relaxed) {
+            return None;
+        }
+        let latest = Instant::now() + timeouts.idle;
+        Some(
+            self.deadline(timeouts)
+                .map_or(latest, |(at, _)| at.min(latest)),
+        )
+    }
+
     /// Whether the connection was closed because its client read nothing
     /// of a response for the write timeout.
     pub(crate) fn write_timed_out(&self) -> bool {
@@ -107,7 +128,6 @@ impl Activity {
     pub(crate) fn request_started(self: &Arc<Self>) -> RequestGuard {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         self.head_since.store(NONE, Ordering::Release);
-        self.changed.notify_one();
         RequestGuard(self.clone())
     }
 
@@ -139,9 +159,7 @@ impl Drop for RequestGuard {
     fn drop(&mut self) {
         let activity = &self.0;
         activity.idle_since.store(activity.now(), Ordering::Release);
-        if activity.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
-            activity.changed.notify_one();
-        }
+        activity.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

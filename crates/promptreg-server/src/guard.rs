@@ -20,12 +20,20 @@
 //!   once does not turn away its own fetches; and health checks and
 //!   metrics, so an overloaded server is seen as one.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use pin_project_lite::pin_project;
+use tokio::sync::OwnedSemaphorePermit;
+use tower_layer::Layer;
+use tower_service::Service;
 
 use crate::problem::{Problem, ProblemCode};
 use crate::serve::AppState;
@@ -46,23 +54,111 @@ const SECURITY_HEADERS: [(HeaderName, &str); 4] = [
 /// The longest host name echoed in an error.
 const ECHOED: usize = 100;
 
-/// Refuses what no handler should see, and adds the security headers.
-pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let refused = check_host(&state, request.headers())
-        .and_then(|()| check_origin(request.method(), request.headers()))
-        .and_then(|()| check_length(&state, request.headers()));
-    let limited = !outside_limit(request.method(), request.uri().path());
-    let mut response = match refused.and_then(|()| admit(&state, limited)) {
-        Ok(_permit) => next.run(request).await,
-        Err(problem) => problem.into_response(),
-    };
-    let headers = response.headers_mut();
-    for (name, value) in SECURITY_HEADERS {
-        headers
-            .entry(name)
-            .or_insert(HeaderValue::from_static(value));
+/// Wraps each route in [`Guard`]: a hand-written service, as
+/// `observe.rs` is, for the same reason (an `axum::middleware::from_fn`
+/// clones and boxes the inner service and its future on every request).
+#[derive(Clone)]
+pub(crate) struct GuardLayer {
+    state: AppState,
+}
+
+impl GuardLayer {
+    pub(crate) fn new(state: AppState) -> GuardLayer {
+        GuardLayer { state }
     }
-    response
+}
+
+impl<S> Layer<S> for GuardLayer {
+    type Service = Guard<S>;
+
+    fn layer(&self, inner: S) -> Guard<S> {
+        Guard {
+            inner,
+            state: self.state.clone(),
+        }
+    }
+}
+
+/// A route behind the checks, its responses with the security headers.
+#[derive(Clone)]
+pub(crate) struct Guard<S> {
+    inner: S,
+    state: AppState,
+}
+
+impl<S> Service<Request> for Guard<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Guarded<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    /// Refuses what no handler should see.
+    fn call(&mut self, request: Request) -> Guarded<S::Future> {
+        let state = &self.state;
+        let refused = check_host(state, request.headers())
+            .and_then(|()| check_origin(request.method(), request.headers()))
+            .and_then(|()| check_length(state, request.headers()));
+        let limited = !outside_limit(request.method(), request.uri().path());
+        match refused.and_then(|()| admit(state, limited)) {
+            Ok(permit) => Guarded {
+                inner: Some(self.inner.call(request)),
+                refused: None,
+                _permit: permit,
+            },
+            Err(problem) => Guarded {
+                inner: None,
+                refused: Some(problem.into_response()),
+                _permit: None,
+            },
+        }
+    }
+}
+
+pin_project! {
+    /// The route's answer, or the refusal; with the security headers
+    /// either way.
+    pub(crate) struct Guarded<F> {
+        #[pin]
+        inner: Option<F>,
+        refused: Option<Response>,
+        // A place among the requests being answered, held until the
+        // response is made.
+        _permit: Option<OwnedSemaphorePermit>,
+    }
+}
+
+impl<F> Future for Guarded<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = match (this.refused.take(), this.inner.as_pin_mut()) {
+            (Some(refused), _) => refused,
+            (None, Some(inner)) => match ready!(inner.poll(cx)) {
+                Ok(response) => response,
+                Err(never) => match never {},
+            },
+            // Polled again after it answered: a caller's error, answered
+            // as the server's own.
+            (None, None) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        };
+        let headers = response.headers_mut();
+        for (name, value) in SECURITY_HEADERS {
+            headers
+                .entry(name)
+                .or_insert(HeaderValue::from_static(value));
+        }
+        Poll::Ready(Ok(response))
+    }
 }
 
 /// Paths outside the limit of requests being answered.
@@ -76,16 +172,12 @@ fn outside_limit(method: &Method, path: &str) -> bool {
     fleet_report || UNLIMITED.contains(&path)
 }
 
-/// A place among the requests being answered when `limited`, held until
-/// the response is made.
-fn admit(
-    state: &AppState,
-    limited: bool,
-) -> Result<Option<tokio::sync::SemaphorePermit<'_>>, Problem> {
+/// A place among the requests being answered when `limited`.
+fn admit(state: &AppState, limited: bool) -> Result<Option<OwnedSemaphorePermit>, Problem> {
     if !limited {
         return Ok(None);
     }
-    match state.in_flight.try_acquire() {
+    match Arc::clone(&state.in_flight).try_acquire_owned() {
         Ok(permit) => Ok(Some(permit)),
         Err(_) => {
             state.metrics.overloaded("requests");

@@ -139,8 +139,21 @@ impl Serving {
         http.timer(TokioTimer::new()).header_read_timeout(None);
         let served = self.watcher.watch(http.serve_connection(io, service));
         tokio::pin!(served);
+        // One timer for the connection's life, moved only when a deadline
+        // comes before it: set later, it fires early and is set again.
+        let timer = tokio::time::sleep_until(tokio::time::Instant::now());
+        tokio::pin!(timer);
+        let mut armed = None;
         loop {
-            let deadline = activity.deadline(&self.timeouts);
+            let look = activity.next_look(&self.timeouts);
+            match look {
+                Some(at) if armed.is_none_or(|armed| at < armed) => {
+                    timer.as_mut().reset(at.into());
+                    armed = look;
+                }
+                Some(_) => {}
+                None => armed = None,
+            }
             tokio::select! {
                 _ = &mut served => {
                     if activity.write_timed_out() {
@@ -149,9 +162,10 @@ impl Serving {
                     return;
                 }
                 () = activity.changed() => {}
-                () = sleep_until(deadline.map(|(at, _)| at)) => {
+                () = &mut timer, if armed.is_some() => {
+                    armed = None;
                     if let Some((at, why)) = activity.deadline(&self.timeouts)
-                        && at <= tokio::time::Instant::now().into_std()
+                        && at <= std::time::Instant::now()
                     {
                         self.state.metrics.connection_timed_out(why);
                         return;
@@ -159,12 +173,5 @@ impl Serving {
                 }
             }
         }
-    }
-}
-
-async fn sleep_until(at: Option<std::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
     }
 }

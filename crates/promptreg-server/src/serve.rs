@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, HeaderValue};
-use axum::middleware;
 use axum::routing::get;
 use promptreg_store::Store;
 use tokio::net::{TcpListener, TcpSocket};
@@ -253,7 +252,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .fallback(web::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
-        .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
+        .layer(guard::GuardLayer::new(state.clone()))
         .route_layer(ObserveLayer::new(state.clone()))
         .with_state(state)
         .layer(

@@ -138,6 +138,30 @@ async fn a_kept_alive_connection_is_closed_once_idle_and_kept_while_used() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_idle_timeout_runs_from_the_end_of_the_last_request_whatever_the_header_timeout() {
+    // A request's start and end wake nobody; the connection's timer must
+    // still close it at the idle timeout after the request, not at the
+    // header timeout its head began (far later here) nor any later.
+    let db = common::sqlite();
+    let mut timeouts = config();
+    timeouts.idle_timeout = Duration::from_millis(300);
+    timeouts.header_timeout = Duration::from_secs(60);
+    let server = TestServer::start(published(&db).await, timeouts).await;
+    let host = server.addr.to_string();
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let response = get(&mut stream, &host, "/healthz").await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    // `read_until_closed` gives up after GUARD (20 s), well before the
+    // header timeout's 60 s.
+    assert!(read_until_closed(&mut stream).await.is_empty());
+    let metrics = server.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("promptreg_connections_timed_out_total{reason=\"idle\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn beyond_the_connection_cap_new_connections_get_503_and_established_ones_keep_working() {
     let db = common::sqlite();
     let mut capped = config();
