@@ -155,17 +155,17 @@ impl Snapshot {
                 Decision::Text(Prepared::of(&plan))
             }
             Ok((slot, Body::Chat(chat))) => {
+                let with = With::messages(chat);
                 let messages = chat.items.iter().enumerate().map(|(at, item)| {
                     let Item::Message(_, content) = item else {
                         return None;
                     };
-                    let with = With::message(chat, at);
                     Some(Prepared::of(&self.plan(
                         id,
                         entry,
                         locale,
                         (slot, content),
-                        with,
+                        with(at),
                     )))
                 });
                 Decision::Chat(Arc::clone(chat), messages.collect())
@@ -260,6 +260,7 @@ impl Snapshot {
         };
         check_history(id, Some(chat), history)?;
         check_history_roles(id, chat, history)?;
+        let with = With::messages(chat);
         let mut out = Vec::with_capacity(chat.items.len());
         let mut index = 0;
         with_cx(ctx, locale, &self.fallback, |cx| {
@@ -271,8 +272,7 @@ impl Snapshot {
                         continue;
                     }
                 };
-                let plan =
-                    |slot| self.plan(id, entry, locale, (slot, content), With::message(chat, at));
+                let plan = |slot| self.plan(id, entry, locale, (slot, content), with(at));
                 let mut parts = Vec::new();
                 let body_slot = || match slot {
                     Some(slot) => Ok(slot),
@@ -571,11 +571,12 @@ impl With {
         rules: true,
     };
 
-    /// What message `at` of `chat` takes.
-    fn message(chat: &Chat, at: usize) -> With {
-        With {
-            user_block: Some(at) == chat.user_target(),
-            rules: Some(at) == chat.attached(),
+    /// What each message of `chat` takes, by its position in the list.
+    fn messages(chat: &Chat) -> impl Fn(usize) -> With {
+        let (user_target, attached) = (chat.user_target(), chat.attached());
+        move |at| With {
+            user_block: Some(at) == user_target,
+            rules: Some(at) == attached,
         }
     }
 }
