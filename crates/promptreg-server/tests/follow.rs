@@ -354,12 +354,13 @@ fn seen_ids(seen: &Mutex<Vec<String>>) -> Vec<u64> {
         .collect()
 }
 
+/// A registry, its follower, and the ids of the events the follower
+/// reported.
+type Recording = (PromptRegistry, Follower, Arc<Mutex<Vec<String>>>);
+
 /// A registry with its own `farewell`, following `base`, and the ids of
 /// the events its follower reports (read them with [`seen_ids`]).
-fn recording_follower(
-    base: &str,
-    cache: &Path,
-) -> (PromptRegistry, Follower, Arc<Mutex<Vec<String>>>) {
+fn recording_follower(base: &str, cache: &Path) -> Recording {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let events = Arc::clone(&seen);
     let registry = PromptRegistry::new();
@@ -376,6 +377,73 @@ fn recording_follower(
     (registry, follower, seen)
 }
 
+/// Followers of one URL, each with its own registry, disk cache and
+/// record of the events it heard of: the small version of the fleets the
+/// scale examples run by thousands (`examples/fleet-failover.rs`).
+struct Fleet {
+    members: Vec<Recording>,
+    _caches: tempfile::TempDir,
+}
+
+/// How many followers the fleet tests run.
+const FLEET: usize = 100;
+
+impl Fleet {
+    fn follow(base: &str) -> Fleet {
+        let caches = tempfile::tempdir().unwrap();
+        let members = (0..FLEET)
+            .map(|n| {
+                let cache = caches.path().join(n.to_string());
+                recording_follower(base, &cache)
+            })
+            .collect();
+        Fleet {
+            members,
+            _caches: caches,
+        }
+    }
+
+    /// Waits until `ready` holds for every follower, every registry
+    /// rendering meanwhile: every render must work.
+    async fn until(&self, what: &str, ready: impl Fn(&PromptRegistry, &Follower) -> bool) {
+        let start = Instant::now();
+        loop {
+            let mut waiting = 0;
+            for (registry, follower, _) in &self.members {
+                farewell(registry);
+                waiting += usize::from(!ready(registry, follower));
+            }
+            if waiting == 0 {
+                return;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "not within {DEADLINE:?}: {what} ({waiting} of {FLEET} followers still waiting)"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Every follower heard of `expected`, each event once and in order.
+    fn assert_heard(&self, expected: &[u64], context: &str) {
+        for (n, (_, follower, seen)) in self.members.iter().enumerate() {
+            assert_eq!(seen_ids(seen), expected, "follower {n}: {context}");
+            assert_eq!(follower.status().versions.get("farewell"), Some(&4));
+        }
+    }
+}
+
+/// The lines of `server`'s request counts with a 5xx status other than
+/// the documented overload answer (503).
+async fn server_errors(server: &TestServer) -> Vec<String> {
+    let text = server.get("/metrics").await.text().await.unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("promptreg_http_requests_total"))
+        .filter(|l| l.contains("status=\"5") && !l.contains("status=\"503\""))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The ids of the events the store logged after `first`.
 async fn event_ids_after(store: &Store, first: u64) -> Vec<u64> {
     let events = store.events_since(first, 1000).await.unwrap();
@@ -383,32 +451,36 @@ async fn event_ids_after(store: &Store, first: u64) -> Vec<u64> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_restarted_server_is_resumed_from_the_last_event_without_missing_one() {
+async fn a_restarted_server_is_resumed_by_every_follower_from_the_last_event_without_missing_one() {
     for db in databases("follow_restart").await {
         let mut server = TestServer::start(published(&db).await, config()).await;
         let (addr, base, store) = (server.addr, server.base.clone(), server.store.clone());
         let first_event = store.last_event_id().await.unwrap();
-        let cache = tempfile::tempdir().unwrap();
-        let (registry, follower, seen) = recording_follower(&base, cache.path());
-        until(&registry, "stream connected", || {
-            follower.status().connected
-        })
-        .await;
+        let fleet = Fleet::follow(&base);
+        fleet
+            .until("every stream connected", |_, f| f.status().connected)
+            .await;
         ship_farewell(&store, "Before the restart.\n").await;
-        until(&registry, "the move before the restart", || {
-            rendered_is(&registry, "Before the restart.")
-        })
-        .await;
+        fleet
+            .until("the move before the restart", |r, _| {
+                rendered_is(r, "Before the restart.")
+            })
+            .await;
 
         server.stop().await;
-        // Two moves while the server is down: the follower cannot hear of
-        // them but from the replay when it resumes.
+        // Two moves while the server is down: the followers cannot hear of
+        // them but from the replay when they resume.
         ship_farewell(&store, "While it was down.\n").await;
         ship_farewell(&store, "The last move.\n").await;
-        assert_eq!(farewell(&registry), "Before the restart.", "{}", db.name);
+        fleet
+            .until("the last good bundle while the server is down", |r, _| {
+                farewell(r) == "Before the restart."
+            })
+            .await;
         let newest = store.last_event_id().await.unwrap();
 
-        let _server = TestServer::start(
+        // The whole fleet reconnects at once, with its back-off and jitter.
+        let server = TestServer::start(
             store.clone(),
             promptreg_server::Config {
                 listen: addr,
@@ -416,19 +488,24 @@ async fn a_restarted_server_is_resumed_from_the_last_event_without_missing_one()
             },
         )
         .await;
-        until(&registry, "the replay up to the newest event", || {
-            follower.status().last_event_id == Some(newest.to_string())
-        })
-        .await;
-        until(&registry, "the catch-up", || {
-            rendered_is(&registry, "The last move.")
-        })
-        .await;
+        fleet
+            .until("the replay up to the newest event", |_, f| {
+                f.status().last_event_id == Some(newest.to_string())
+            })
+            .await;
+        fleet
+            .until("the catch-up", |r, _| rendered_is(r, "The last move."))
+            .await;
         // Every event after the first one, each once and in order: the
         // moves made while the server was down came from the replay.
         let expected = event_ids_after(&store, first_event).await;
-        assert_eq!(seen_ids(&seen), expected, "{}", db.name);
-        assert_eq!(follower.status().versions.get("farewell"), Some(&4));
+        fleet.assert_heard(&expected, db.name);
+        assert_eq!(
+            server_errors(&server).await,
+            Vec::<String>::new(),
+            "{}",
+            db.name
+        );
     }
 }
 
@@ -525,7 +602,7 @@ async fn streams(server: &TestServer) -> Option<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn behind_a_load_balancer_a_follower_moves_to_another_server_when_its_own_fails_and_misses_nothing()
+async fn behind_a_load_balancer_followers_move_to_another_server_when_theirs_fails_and_miss_nothing()
  {
     let Some(db) = common::postgres_only("follow_failover").await else {
         return;
@@ -535,41 +612,41 @@ async fn behind_a_load_balancer_a_follower_moves_to_another_server_when_its_own_
     let balancer = Balancer::start(&[&a, &b]).await;
     let store = a.store.clone();
     let first_event = store.last_event_id().await.unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let (registry, follower, seen) = recording_follower(&balancer.base, cache.path());
-    until(&registry, "the stream through the balancer", || {
-        follower.status().connected
-    })
-    .await;
-    assert_eq!(streams(&a).await.as_deref(), Some("1"));
-    ship_farewell(&store, "Through a.\n").await;
-    until(&registry, "the move through a", || {
-        rendered_is(&registry, "Through a.")
-    })
-    .await;
+    let fleet = Fleet::follow(&balancer.base);
+    fleet
+        .until("every stream through the balancer", |_, f| {
+            f.status().connected
+        })
+        .await;
+    assert_eq!(streams(&a).await, Some(FLEET.to_string()));
+    // A move through the other server reaches the followers on this one.
+    ship_farewell(&b.store, "Through b.\n").await;
+    fleet
+        .until("the move through b", |r, _| rendered_is(r, "Through b."))
+        .await;
 
     balancer.fail(&a);
-    // Two moves while the follower moves over: it hears of them from the
-    // replay on b, or from the bundle it fetches there.
-    ship_farewell(&store, "While it moved.\n").await;
+    // Two moves while the followers move over: they hear of them from the
+    // replay on b, or from the bundle they fetch there.
+    ship_farewell(&store, "While they moved.\n").await;
     ship_farewell(&store, "The last move.\n").await;
     let newest = store.last_event_id().await.unwrap();
-    until(&registry, "the replay on b up to the newest event", || {
-        follower.status().last_event_id == Some(newest.to_string())
-    })
-    .await;
-    until(&registry, "the catch-up", || {
-        rendered_is(&registry, "The last move.")
-    })
-    .await;
+    fleet
+        .until("the replay on b up to the newest event", |_, f| {
+            f.status().last_event_id == Some(newest.to_string())
+        })
+        .await;
+    fleet
+        .until("the catch-up", |r, _| rendered_is(r, "The last move."))
+        .await;
     assert_eq!(
-        streams(&b).await.as_deref(),
-        Some("1"),
-        "the follower is on b"
+        streams(&b).await,
+        Some(FLEET.to_string()),
+        "the followers are on b"
     );
     let expected = event_ids_after(&store, first_event).await;
-    assert_eq!(seen_ids(&seen), expected, "every event once, in order");
-    assert_eq!(follower.status().versions.get("farewell"), Some(&4));
+    fleet.assert_heard(&expected, "every event once, in order");
+    assert_eq!(server_errors(&b).await, Vec::<String>::new());
 }
 
 /// A listener that accepts connections and never answers them (nor reads
