@@ -264,7 +264,7 @@ impl Slot<'_> {
         let recorded = match self {
             Slot::Head(_, _, p) | Slot::Tail(_, _, p) | Slot::Default(p) => p,
             Slot::Override(m) => m.provenance,
-            Slot::User(part, _) => Some(part.provenance),
+            Slot::User(part, _) => Some(&part.provenance),
             Slot::Appender(_) | Slot::Global(_) => None,
         };
         recorded.cloned()

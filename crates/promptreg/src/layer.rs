@@ -30,9 +30,12 @@ pub(crate) struct LayerChoice<'a> {
     pub(crate) parts: [Option<LayerPart<'a>>; 2],
 }
 
-/// One block of a layer, with where it came from.
-#[derive(Clone, Copy)]
+/// One block of a layer, with where it came from. A layer may make the
+/// provenance when it is asked for the block rather than keep one per
+/// block: renders ask once per snapshot, id and locale (the snapshot keeps
+/// what they decide), and traces and errors are not the hot path.
+#[derive(Clone)]
 pub(crate) struct LayerPart<'a> {
     pub(crate) renderer: &'a Renderer,
-    pub(crate) provenance: &'a Arc<Provenance>,
+    pub(crate) provenance: Arc<Provenance>,
 }

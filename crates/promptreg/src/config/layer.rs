@@ -44,9 +44,6 @@ pub(crate) struct UserFile {
     pub(crate) renderer: Renderer,
     /// A hash of the file's text, to tell which prompts a reload changed.
     pub(crate) digest: u64,
-    /// Where a render's trace says the block came from; completed with
-    /// the key's mode and settings once they are known.
-    pub(crate) provenance: Arc<Provenance>,
 }
 
 /// The prompt files of one key in one directory.
@@ -262,9 +259,12 @@ impl Layer for UserLayer {
         // In memory there are no read errors: every file was read at load.
         let choice = resolve::choose(cfg, &mut blocks).ok()??;
         let replaces_body = resolve::choice_replaces(cfg.mode.unwrap_or_default(), choice.source());
-        let file = |f: &'a UserFile| LayerPart {
+        // A file's provenance is made here, when a render or a trace asks,
+        // rather than kept for every file of a large configuration.
+        let block = config.settings.as_deref();
+        let file = |f: &'a UserFile, what: &str| LayerPart {
             renderer: &f.renderer,
-            provenance: &f.provenance,
+            provenance: Arc::new(f.provenance(what, block)),
         };
         let parts = match choice {
             Choice::Inline(_) => [
@@ -273,17 +273,34 @@ impl Layer for UserLayer {
                     .as_ref()
                     .map(|(renderer, provenance)| LayerPart {
                         renderer,
-                        provenance,
+                        provenance: Arc::clone(provenance),
                     }),
                 None,
             ],
-            Choice::File(f) | Choice::Dir(_, f) | Choice::Legacy(_, f) => [Some(file(f)), None],
-            Choice::Merged(g, l) => [Some(file(g)), Some(file(l))],
+            Choice::File(f) => [Some(file(f, "file named by the `file` setting")), None],
+            Choice::Dir(scope, f) => [Some(file(f, &format!("{} file", scope.name()))), None],
+            Choice::Legacy(scope, f) => {
+                let what = format!("{} legacy file", scope.name());
+                [Some(file(f, &what)), None]
+            }
+            Choice::Merged(g, l) => [Some(file(g, "global file")), Some(file(l, "local file"))],
         };
         Some(LayerChoice {
             replaces_body,
             parts,
         })
+    }
+}
+
+impl UserFile {
+    /// Where a render's trace says the file's block came from: `what` the
+    /// file is, and the mode and settings entry of its key (`block`).
+    fn provenance(&self, what: &str, block: Option<&SettingsBlock>) -> Provenance {
+        let mut provenance = super::load::user_provenance(what, block);
+        provenance.file = Some(self.path.to_path_buf());
+        provenance.target = self.target.as_deref().map(Path::to_path_buf);
+        provenance.locale = self.locale.clone();
+        provenance
     }
 }
 

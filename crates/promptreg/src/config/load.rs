@@ -157,15 +157,12 @@ fn by_key(
     for (key, files) in legacy {
         keys.entry(key).or_default().legacy = files;
     }
-    for config in keys.values_mut() {
-        describe_files(config);
-    }
     keys
 }
 
 /// A user block's provenance: `what` it is, and the mode and settings
 /// entry of its key.
-fn user_provenance(what: &str, block: Option<&SettingsBlock>) -> Provenance {
+pub(super) fn user_provenance(what: &str, block: Option<&SettingsBlock>) -> Provenance {
     let mut provenance = Provenance::new(SourceKind::User, what);
     let mode = block.and_then(|b| b.settings.mode).unwrap_or_default();
     provenance.mode = Some(mode.as_str().to_owned());
@@ -176,45 +173,6 @@ fn user_provenance(what: &str, block: Option<&SettingsBlock>) -> Provenance {
         column: b.source.position.column,
     });
     provenance
-}
-
-/// Records on every file of a key what it is, with the key's settings.
-fn describe_files(config: &mut KeyConfig) {
-    let block = config.settings.as_deref();
-    let describe = |file: &mut Arc<UserFile>, what: &str| {
-        let file = Arc::make_mut(file);
-        let mut provenance = user_provenance(what, block);
-        provenance.file = Some(file.path.to_path_buf());
-        provenance.target = file.target.as_deref().map(Path::to_path_buf);
-        provenance.locale = file.locale.clone();
-        file.provenance = Arc::new(provenance);
-    };
-    if let Some(file) = &mut config.explicit {
-        describe(file, "file named by the `file` setting");
-    }
-    for (scope, files) in [Scope::Global, Scope::Local]
-        .into_iter()
-        .zip(&mut config.dirs)
-    {
-        let what = format!("{} file", scope_name(scope));
-        for file in files
-            .plain
-            .iter_mut()
-            .chain(files.by_locale.iter_mut().map(|(_, f)| f))
-        {
-            describe(file, &what);
-        }
-    }
-    for (scope, file) in &mut config.legacy {
-        describe(file, &format!("{} legacy file", scope_name(*scope)));
-    }
-}
-
-fn scope_name(scope: Scope) -> &'static str {
-    match scope {
-        Scope::Global => "global",
-        Scope::Local => "local",
-    }
 }
 
 /// What reading one prompt file gave.
@@ -530,7 +488,6 @@ impl Loader<'_> {
             locale,
             renderer,
             digest: digest(&text),
-            provenance: Arc::new(Provenance::new(SourceKind::User, "file")),
         }))
     }
 

@@ -26,6 +26,16 @@ pub enum Scope {
     Local,
 }
 
+impl Scope {
+    /// `global` or `local`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::Local => "local",
+        }
+    }
+}
+
 /// Where the user's block of a resolution came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
