@@ -24,6 +24,15 @@ fn remote(base: &str, cache: &Path) -> Remote {
     common::follow_demo(base, cache)
 }
 
+/// A registry with its own `farewell`, which a followed label's replaces.
+fn farewell_registry() -> PromptRegistry {
+    let registry = PromptRegistry::new();
+    registry
+        .register_default("farewell", "Local farewell.")
+        .unwrap();
+    registry
+}
+
 fn farewell(registry: &PromptRegistry) -> String {
     registry.render_plain("farewell").unwrap()
 }
@@ -92,10 +101,7 @@ async fn a_label_move_reaches_the_registry_and_parts_name_the_server() {
     for db in databases("follow_move").await {
         let server = TestServer::start(published(&db).await, config()).await;
         let cache = tempfile::tempdir().unwrap();
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
+        let registry = farewell_registry();
         registry.append("farewell", "Host rule.").unwrap();
         let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
         // A render may see the bundle a moment before the status does.
@@ -144,10 +150,7 @@ async fn a_fetch_refused_as_overloaded_is_retried_after_retry_after_without_an_e
     common::eventually(|| async { (server.get("/v1/packs").await.status() == 503).then_some(()) })
         .await;
     let cache = tempfile::tempdir().unwrap();
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("farewell", "Local farewell.")
-        .unwrap();
+    let registry = farewell_registry();
     let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
     // The stream opens (it has its own limit); the bundle is refused.
     until(&registry, "the refusal", || {
@@ -227,10 +230,7 @@ async fn a_corrupt_cache_is_ignored_with_a_warning() {
     std::fs::write(&file, &whole[..whole.len() / 2]).unwrap();
     server.stop().await;
 
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("farewell", "Local farewell.")
-        .unwrap();
+    let registry = farewell_registry();
     // The server is down: the host\'s prompts stay in force.
     let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
     let status = follower.status();
@@ -320,10 +320,7 @@ async fn a_bundle_that_does_not_load_keeps_the_last_good_one_without_a_stream() 
     let served = Arc::new(Mutex::new(bundle(good, "Polled.\n")));
     let base = bundle_server(Arc::clone(&served));
     let cache = tempfile::tempdir().unwrap();
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("farewell", "Local farewell.")
-        .unwrap();
+    let registry = farewell_registry();
     let follower = registry.follow(remote(&base, cache.path())).unwrap();
     until(&registry, "a poll", || rendered_is(&registry, "Polled.")).await;
 
@@ -363,10 +360,7 @@ type Recording = (PromptRegistry, Follower, Arc<Mutex<Vec<String>>>);
 fn recording_follower(base: &str, cache: &Path) -> Recording {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let events = Arc::clone(&seen);
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("farewell", "Local farewell.")
-        .unwrap();
+    let registry = farewell_registry();
     let follower = registry
         .follow(remote(base, cache).on_change(move |change| {
             if let Change::Event { id: Some(id), .. } = change {
@@ -570,10 +564,7 @@ async fn a_follower_holds_one_connection_to_its_server_its_stream() {
     let db = common::sqlite();
     let server = TestServer::start(published(&db).await, config()).await;
     let cache = tempfile::tempdir().unwrap();
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("farewell", "Local farewell.")
-        .unwrap();
+    let registry = farewell_registry();
     let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
     until(&registry, "a sync, the stream and a report", || {
         let status = follower.status();
@@ -689,10 +680,7 @@ async fn a_server_that_never_answers_times_out_and_the_last_good_bundle_renders(
     );
     std::fs::write(cache.path().join(renamed), bytes).unwrap();
 
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("farewell", "Local farewell.")
-        .unwrap();
+    let registry = farewell_registry();
     let follower = registry
         .follow(remote(&silent, cache.path()).timeout(Duration::from_millis(300)))
         .unwrap();
@@ -758,10 +746,7 @@ async fn a_release_reaches_the_registry() {
     for db in databases("follow_release").await {
         let server = TestServer::start(published(&db).await, config()).await;
         let cache = tempfile::tempdir().unwrap();
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
+        let registry = farewell_registry();
         let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
         until(&registry, "first sync and the stream", || {
             let status = follower.status();
@@ -808,10 +793,7 @@ async fn a_follower_reports_what_it_serves_and_renders_carry_the_revision() {
         let server = TestServer::start(published(&db).await, config()).await;
         let production = Label::new("production").unwrap();
         let cache = tempfile::tempdir().unwrap();
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
+        let registry = farewell_registry();
         let follower = registry
             .follow(
                 remote(&server.base, cache.path())
@@ -998,10 +980,7 @@ async fn a_split_serves_its_candidate_to_its_share_of_subjects() {
         let server = TestServer::start(published(&db).await, config()).await;
         see_you_at_latest(&server.store).await;
         let cache = tempfile::tempdir().unwrap();
-        let registry = PromptRegistry::new();
-        registry
-            .register_default("farewell", "Local farewell.")
-            .unwrap();
+        let registry = farewell_registry();
         let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
         until(&registry, "first sync", || {
             follower.status().source == Source::Server
@@ -1164,10 +1143,7 @@ async fn a_split_is_sticky_across_a_restart_with_the_server_down() {
         let (stable, chosen) = (on(Arm::Stable), on(Arm::Candidate));
         let cache = tempfile::tempdir().unwrap();
         {
-            let registry = PromptRegistry::new();
-            registry
-                .register_default("farewell", "Local farewell.")
-                .unwrap();
+            let registry = farewell_registry();
             let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
             until(&registry, "the split", || {
                 follower.status().split == Some(rule)
@@ -1223,10 +1199,7 @@ async fn a_candidate_that_does_not_load_leaves_everyone_on_the_label() {
         .await
         .unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let registry = PromptRegistry::new();
-    registry
-        .register_default("farewell", "Local farewell.")
-        .unwrap();
+    let registry = farewell_registry();
     let follower = registry.follow(remote(&server.base, cache.path())).unwrap();
     until(&registry, "first sync", || {
         follower.status().source == Source::Server
