@@ -146,9 +146,7 @@ async fn a_fetch_refused_as_overloaded_is_retried_after_retry_after_without_an_e
     let mut limited = config();
     limited.max_requests = 1;
     let server = TestServer::start(published(&db).await, limited).await;
-    let stalled = common::stalled_write(&server).await;
-    common::eventually(|| async { (server.get("/v1/packs").await.status() == 503).then_some(()) })
-        .await;
+    let (stalled, _) = common::hold_the_only_place(&server).await;
     let cache = tempfile::tempdir().unwrap();
     let registry = farewell_registry();
     let follower = registry.follow(remote(&server.base, cache.path())).unwrap();

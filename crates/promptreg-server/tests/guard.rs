@@ -192,13 +192,8 @@ async fn past_its_limit_of_requests_the_server_answers_overloaded_at_once_and_he
     let mut limited = config();
     limited.max_requests = 1;
     let server = TestServer::start(published(&db).await, limited).await;
-    let stalled = common::stalled_write(&server).await;
-    // The stalled write holds the only place once the server reads it.
-    let refused = common::eventually(|| async {
-        let response = server.get("/v1/packs").await;
-        (response.status() == 503).then_some(response)
-    })
-    .await;
+    // A stalled write holds the only place once the server reads it.
+    let (stalled, refused) = common::hold_the_only_place(&server).await;
     assert_eq!(refused.headers()["retry-after"], "1");
     let refused = json(refused, 503).await;
     assert_eq!(refused["code"], "overloaded", "{refused}");

@@ -277,3 +277,31 @@ pub async fn stalled_write(server: &TestServer) -> tokio::net::TcpStream {
     stream.write_all(head.as_bytes()).await.unwrap();
     stream
 }
+
+/// A stalled write ([`stalled_write`]) holding the only place of a server
+/// started with `max_requests = 1`, and a request refused for it. A probe
+/// may hold the place at the moment the server reads the write, which is
+/// then refused instead: the write is made again.
+pub async fn hold_the_only_place(
+    server: &TestServer,
+) -> (tokio::net::TcpStream, reqwest::Response) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let stalled = stalled_write(server).await;
+        for _ in 0..25 {
+            let probe = server.get("/v1/packs").await;
+            if probe.status() == 503 {
+                return (stalled, probe);
+            }
+            // Refused: its answer (or its end) is there to read.
+            if stalled.try_read(&mut [0u8; 1]).is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no write held the only place within 10 s"
+        );
+    }
+}
