@@ -32,9 +32,9 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::net::SocketAddr;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -359,21 +359,15 @@ struct Balancer {
 
 impl Balancer {
     fn start(backends: &[String]) -> Balancer {
-        let mut child = Command::new(std::env::current_exe().expect("this binary"))
-            .arg("balance")
-            .args(backends)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("a balancer process");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("its output"))
-            .read_line(&mut line)
-            .expect("its address");
+        let args: Vec<&str> = std::iter::once("balance")
+            .chain(backends.iter().map(String::as_str))
+            .collect();
+        let mut child = support::spawn_self(&args, "a balancer process");
+        let base = support::first_line(&mut child);
         Balancer {
             input: child.stdin.take().expect("its input"),
             child,
-            base: line.trim().to_owned(),
+            base,
         }
     }
 

@@ -14,8 +14,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use promptreg_server::Config;
@@ -53,17 +52,11 @@ fn main() {
     let (mut health_idle, mut read_idle) = runtime.block_on(measure(&bench, requests));
 
     let addr = bench.base.trim_start_matches("http://").to_owned();
-    let mut holder = Command::new(std::env::current_exe().expect("this example"))
-        .args(["--hold", &addr, &connections.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the process holding the connections");
-    let mut line = String::new();
-    BufReader::new(holder.stdout.take().expect("its output"))
-        .read_line(&mut line)
-        .expect("its report");
-    println!("{}", line.trim());
+    let mut holder = support::spawn_self(
+        &["--hold", &addr, &connections.to_string()],
+        "the process holding the connections",
+    );
+    println!("{}", support::first_line(&mut holder));
 
     let (mut health_held, mut read_held) = runtime.block_on(measure(&bench, requests));
     println!("{}", summary("/healthz, idle server", &mut health_idle));

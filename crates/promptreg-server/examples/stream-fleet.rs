@@ -18,7 +18,7 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use promptreg_server::Config;
@@ -143,12 +143,8 @@ fn main() {
 /// Starts a process opening `count` streams; forwards each time one of
 /// them saw a move (nanoseconds since the epoch), and 0 once all are open.
 fn spawn_clients(addr: &str, count: usize, seen: mpsc::UnboundedSender<u128>) -> Child {
-    let mut child = Command::new(std::env::current_exe().expect("this example"))
-        .args(["--streams", addr, &count.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("a client process");
+    let mut child =
+        support::spawn_self(&["--streams", addr, &count.to_string()], "a client process");
     let out = BufReader::new(child.stdout.take().expect("its output"));
     std::thread::spawn(move || {
         for line in out.lines().map_while(Result::ok) {

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -28,16 +28,8 @@ pub struct Served {
 impl Served {
     /// A server over `database` listening on `addr` (port 0: any).
     pub fn start(database: &str, addr: &str) -> Served {
-        let mut child = Command::new(std::env::current_exe().expect("this binary"))
-            .args(["serve", database, addr])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("a server process");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("its output"))
-            .read_line(&mut line)
-            .expect("its address");
-        let base = line.trim().to_owned();
+        let mut child = super::spawn_self(&["serve", database, addr], "a server process");
+        let base = super::first_line(&mut child);
         let addr = base
             .trim_start_matches("http://")
             .parse()
@@ -112,14 +104,9 @@ impl Followers {
         let children = (0..processes)
             .map(|p| {
                 let share = followers / processes + usize::from(p < followers % processes);
-                let mut child = Command::new(std::env::current_exe().expect("this binary"))
-                    .arg("follow")
-                    .arg(share.to_string())
-                    .args(servers)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .spawn()
-                    .expect("a follower process");
+                let args = ["follow".to_owned(), share.to_string()];
+                let args: Vec<&str> = args.iter().chain(servers).map(String::as_str).collect();
+                let mut child = super::spawn_self(&args, "a follower process");
                 let out = BufReader::new(child.stdout.take().expect("its output"));
                 let (sender, renders) = (sender.clone(), Arc::clone(&renders));
                 readers.push(std::thread::spawn(move || {

@@ -5,7 +5,9 @@
 
 pub mod fleet;
 
+use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use promptreg_server::{Config, Server};
@@ -169,4 +171,26 @@ pub fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+/// Starts this example again with `args` as a helper process of its own
+/// (a server, a balancer, clients: each within its own file descriptor
+/// limit), its input and output piped; `what` names it if it cannot start.
+pub fn spawn_self<S: AsRef<std::ffi::OsStr>>(args: &[S], what: &str) -> Child {
+    Command::new(std::env::current_exe().expect("this example"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+/// The first line a helper process prints (its address, its report),
+/// trimmed; the rest of its output is left unread.
+pub fn first_line(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("its output"))
+        .read_line(&mut line)
+        .expect("its first line");
+    line.trim().to_owned()
 }
