@@ -109,6 +109,19 @@ impl Snapshot {
         trace: Option<&mut Vec<Part>>,
     ) -> Result<String, Error> {
         let (id, entry) = self.lookup(id)?;
+        self.compose_entry(id, entry, ctx, locale, trace)
+    }
+
+    /// [`compose`](Self::compose) of an entry already looked up.
+    #[inline]
+    fn compose_entry<C: Serialize + Any>(
+        &self,
+        id: &PromptId,
+        entry: &Entry,
+        ctx: &C,
+        locale: &Locale,
+        trace: Option<&mut Vec<Part>>,
+    ) -> Result<String, Error> {
         if trace.is_none()
             && let Some(Decision::Text(prepared)) = self.decision(id, entry, locale)
         {
@@ -251,11 +264,13 @@ impl Snapshot {
         let (chat, prepared, slot) = match decision {
             Some(Decision::Chat(chat, prepared)) => (&**chat, Some(prepared), None),
             Some(Decision::Text(_)) => {
-                return self.text_as_message(id, ctx, locale, history, false);
+                return self.text_as_message(id, entry, ctx, locale, history, false);
             }
             _ => match self.body(id, entry, locale)? {
                 (slot, Body::Chat(chat)) => (&**chat, None, Some(slot)),
-                (_, Body::Text(_)) => return self.text_as_message(id, ctx, locale, history, trace),
+                (_, Body::Text(_)) => {
+                    return self.text_as_message(id, entry, ctx, locale, history, trace);
+                }
             },
         };
         check_history(id, Some(chat), history)?;
@@ -311,6 +326,7 @@ impl Snapshot {
     fn text_as_message<C: Serialize + Any, M: From<RenderedMessage>>(
         &self,
         id: &PromptId,
+        entry: &Entry,
         ctx: &C,
         locale: &Locale,
         history: &Histories<'_>,
@@ -318,7 +334,7 @@ impl Snapshot {
     ) -> Result<Vec<M>, Error> {
         check_history(id, None, history)?;
         let mut parts = Vec::new();
-        let content = self.compose(id.as_str(), ctx, locale, trace.then_some(&mut parts))?;
+        let content = self.compose_entry(id, entry, ctx, locale, trace.then_some(&mut parts))?;
         let message = RenderedMessage {
             role: Role::System,
             content,
