@@ -11,5 +11,6 @@ export const {
   check,
   checkSettings,
   resolvePrompt,
+  resolvePromptBlock,
   promptRegistry,
 } = promptreg;

@@ -34,7 +34,7 @@ pub use config::{ConfigSpec, Diagnostic, LoadOptions, LoadReport, check, check_s
 pub use follow::{FirstSync, FollowChange, FollowOptions, FollowStatus, Follower};
 pub use pack::Pack;
 pub use registry::PromptRegistry;
-pub use resolve::{PromptConfig, ResolvePromptOptions, ResolvedPrompt, resolve_prompt};
+pub use resolve::{PromptBlock, PromptConfig, ResolvePromptOptions, resolve_prompt_block};
 pub use trace::{
     ChatTrace, LocaleMatch, LookupStep, MessageSource, PartOrigin, PartProvenance, SettingRef,
     Trace, TraceMessage, TracePart,

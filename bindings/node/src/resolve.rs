@@ -1,5 +1,6 @@
-//! `resolvePrompt`: the stateless resolution rule of the coding-agent
-//! extension, with its signature and result.
+//! `resolvePromptBlock`: the stateless resolution rule of the
+//! coding-agent extension, its user block alone (`index.js` puts it with
+//! the default as `resolvePrompt`).
 
 use std::path::Path;
 
@@ -41,38 +42,35 @@ pub struct ResolvePromptOptions {
     pub locale: Option<String>,
 }
 
-/// What `resolvePrompt` returns.
+/// The user's block of one key, without the default: what
+/// `resolvePromptBlock` returns.
 #[napi(object)]
-pub struct ResolvedPrompt {
-    /// The text to send: the default, the user's block, or both.
-    #[napi(js_name = "final")]
-    pub final_text: String,
-    /// The user's block, when there is one.
-    pub injected: Option<String>,
-    /// Where the block came from.
-    #[napi(ts_type = "'inline' | 'global' | 'local' | 'merged' | 'none'")]
+pub struct PromptBlock {
+    /// The block, trimmed and non-blank.
+    pub text: String,
+    /// Where it came from.
+    #[napi(ts_type = "'inline' | 'global' | 'local' | 'merged'")]
     pub source: String,
+    /// Whether the block takes the default's place (mode `override`, or
+    /// inline text) instead of following it after a blank line.
+    pub replaces_default: bool,
 }
 
-/// Resolves one prompt key from its settings and the user's files, reading
-/// the files at each call and keeping no state: inline text wins (and
-/// replaces the default) in every mode; `off` injects nothing; then the
-/// `file` setting; then the mode's files (local over global, `local` only,
-/// or both merged); `override` replaces the default, the other modes put
-/// the block after it, separated by a blank line.
+/// The user's block of one prompt key by the rule of `resolvePrompt`,
+/// without the default: `null` when nothing is injected. `resolvePrompt`
+/// is this and the default put together in JavaScript, so that the
+/// default never crosses into native code.
 #[napi]
-pub fn resolve_prompt(
+pub fn resolve_prompt_block(
     env: Env,
     #[napi(ts_arg_type = "string")] key: Unknown<'_>,
     #[napi(ts_arg_type = "PromptConfig | undefined")] cfg: Unknown<'_>,
     #[napi(ts_arg_type = "string")] cwd: Unknown<'_>,
-    #[napi(ts_arg_type = "string")] default_prompt: Unknown<'_>,
     #[napi(ts_arg_type = "ResolvePromptOptions")] options: Unknown<'_>,
-) -> Result<ResolvedPrompt> {
+) -> Result<Option<PromptBlock>> {
     let key = args::string(&env, key, "key")?;
     let settings = settings_arg(&env, cfg)?;
     let cwd = args::string(&env, cwd, "cwd")?;
-    let default_prompt = args::string(&env, default_prompt, "defaultPrompt")?;
     let options: ResolvePromptOptions = args::object(&env, options, "options")?;
     let mut resolve_options = ResolveOptions::new(options.prompts_dir, options.home);
     resolve_options.locale = options
@@ -81,22 +79,13 @@ pub fn resolve_prompt(
         .map(Locale::parse)
         .transpose()
         .or_throw(&env)?;
-    let resolved = config::resolve_prompt(
-        &key,
-        &settings,
-        Path::new(&cwd),
-        &default_prompt,
-        &resolve_options,
-    )
-    .or_throw(&env)?;
-    Ok(ResolvedPrompt {
-        final_text: resolved.final_text,
-        injected: resolved.injected,
-        source: serde_json::to_value(resolved.source)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
-    })
+    let block =
+        config::resolve_block(&key, &settings, Path::new(&cwd), &resolve_options).or_throw(&env)?;
+    Ok(block.map(|block| PromptBlock {
+        text: block.text,
+        source: block.source.as_str().to_owned(),
+        replaces_default: block.replaces_default,
+    }))
 }
 
 /// The `cfg` argument: a `PromptConfig`, or `undefined`/`null` for none.

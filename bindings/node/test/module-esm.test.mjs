@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 import * as promptreg from 'promptreg';
-import { Pack, PromptRegistry, promptRegistry, resolvePrompt, check } from 'promptreg';
+import { Pack, PromptRegistry, promptRegistry, resolvePrompt, resolvePromptBlock, check } from 'promptreg';
 
 const require = createRequire(import.meta.url);
 const goalAgent = fileURLToPath(new URL('../../../examples/goal-agent', import.meta.url));
@@ -15,6 +15,7 @@ const goalAgent = fileURLToPath(new URL('../../../examples/goal-agent', import.m
 test('named imports are the package', () => {
   assert.equal(typeof Pack.load, 'function');
   assert.equal(typeof resolvePrompt, 'function');
+  assert.equal(typeof resolvePromptBlock, 'function');
   assert.equal(typeof check, 'function');
   assert.ok(promptRegistry instanceof PromptRegistry);
 
@@ -33,6 +34,7 @@ test('import and require give the same objects and one process-wide registry', (
 test('every export of the native module is a named export', () => {
   const binding = require('../binding.js');
   const expected = Object.keys(binding).filter((name) => !name.startsWith('__'));
-  expected.push('promptRegistry');
+  // Written in JavaScript: the process-wide registry and `resolvePrompt`.
+  expected.push('promptRegistry', 'resolvePrompt');
   assert.deepEqual(Object.keys(promptreg).sort(), expected.sort());
 });

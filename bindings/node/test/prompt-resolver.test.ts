@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { resolvePrompt, type PromptConfig, type ResolvedPrompt } from 'promptreg';
+import { resolvePrompt, resolvePromptBlock, type PromptConfig, type ResolvedPrompt } from 'promptreg';
 
 const PROMPTS_DIR = '.pi/pi-goal-xx/prompts/';
 const DEFAULT = 'You are working on an active goal.';
@@ -157,6 +157,22 @@ describe('files', () => {
   });
 });
 
+describe('the block alone', () => {
+  test('resolvePromptBlock is the block resolvePrompt puts with the default', (t) => {
+    const { home, cwd, resolve } = setup(t, { local: 'Local.\n' });
+    const options = { home, promptsDir: PROMPTS_DIR };
+    for (const mode of ['override', 'append', 'global-local', 'local', 'global-local-merge'] as const) {
+      const block = resolvePromptBlock('goal-running', { mode }, cwd, options);
+      assert.deepEqual({ ...block }, { text: 'Local.', source: 'local', replacesDefault: mode === 'override' }, mode);
+      assert.equal(resolve({ mode }).final, mode === 'override' ? 'Local.' : `${DEFAULT}\n\nLocal.`, mode);
+    }
+    const inline = resolvePromptBlock('goal-running', { mode: 'append', inline: ' Inline. ' }, cwd, options);
+    assert.deepEqual({ ...inline }, { text: 'Inline.', source: 'inline', replacesDefault: true });
+    assert.equal(resolvePromptBlock('goal-running', { mode: 'off' }, cwd, options), null);
+    assert.equal(resolvePromptBlock('other-key', undefined, cwd, options), null);
+  });
+});
+
 describe('bad input', () => {
   test('an unknown mode is an error listing the valid ones', (t) => {
     const { resolve } = setup(t);
@@ -182,5 +198,9 @@ describe('bad input', () => {
     assert.throws(() => call('auditor', {}, null, DEFAULT, { home, promptsDir: PROMPTS_DIR }), typeError('cwd'));
     assert.throws(() => call('auditor', {}, '', 42, { home, promptsDir: PROMPTS_DIR }), typeError('defaultPrompt'));
     assert.throws(() => call('auditor', {}, '', DEFAULT, { home }), typeError('options'));
+    assert.throws(() => call('auditor', {}, '', null, { home, promptsDir: PROMPTS_DIR }), typeError('defaultPrompt'));
+    const block = resolvePromptBlock as (...args: unknown[]) => unknown;
+    assert.throws(() => block(1, {}, '', { home, promptsDir: PROMPTS_DIR }), typeError('key'));
+    assert.throws(() => block('auditor', {}, '', DEFAULT), typeError('options'));
   });
 });

@@ -54,10 +54,7 @@ pub fn resolve_prompt(
     Ok(ResolvedPrompt {
         final_text: resolved.final_text,
         injected: resolved.injected,
-        source: serde_json::to_value(resolved.source)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        source: resolved.source.as_str().to_owned(),
     })
 }
 

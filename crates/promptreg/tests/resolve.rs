@@ -6,7 +6,10 @@ mod support;
 
 use std::path::Path;
 
-use promptreg::config::{Mode, PromptSettings, ResolveOptions, Resolved, Source, resolve_prompt};
+use promptreg::config::{
+    Mode, PromptSettings, ResolveOptions, Resolved, Source, UserBlock, resolve_block,
+    resolve_prompt,
+};
 use promptreg::{ErrorKind, Locale};
 use support::Sandbox;
 
@@ -89,6 +92,53 @@ fn each_mode_with_each_combination_of_files() {
         global(&sandbox, g);
         local(&sandbox, l);
         assert_eq!(resolve(&sandbox, &cfg), both, "{mode:?}, both");
+    }
+}
+
+/// The block alone says what `resolve_prompt` does with the default: in
+/// every mode, with each file, and inline.
+#[test]
+fn the_block_alone_says_whether_it_replaces_the_default() {
+    let sandbox = Sandbox::new();
+    let cwd = sandbox.cwd();
+    let block = |cfg: &PromptSettings| resolve_block(KEY, cfg, &cwd, &options(&sandbox)).unwrap();
+    assert_eq!(block(&settings(None)), None);
+    local(&sandbox, "Local block.\n");
+    for mode in [
+        Mode::Override,
+        Mode::Append,
+        Mode::GlobalLocal,
+        Mode::Local,
+        Mode::GlobalLocalMerge,
+        Mode::Off,
+    ] {
+        let inline = PromptSettings {
+            mode: Some(mode),
+            inline: Some(" Inline. ".into()),
+            ..Default::default()
+        };
+        let expected = UserBlock {
+            text: "Inline.".into(),
+            source: Source::Inline,
+            replaces_default: true,
+        };
+        assert_eq!(block(&inline).as_ref(), Some(&expected), "{mode:?}, inline");
+        assert_eq!(expected.apply_to(DEFAULT), "Inline.");
+
+        let from_file = block(&settings(Some(mode)));
+        let resolved = resolve(&sandbox, &settings(Some(mode)));
+        if mode == Mode::Off {
+            assert_eq!(from_file, None);
+            continue;
+        }
+        let from_file = from_file.unwrap();
+        assert_eq!(from_file.source, Source::Local, "{mode:?}");
+        assert_eq!(
+            from_file.replaces_default,
+            mode == Mode::Override,
+            "{mode:?}"
+        );
+        assert_eq!(from_file.apply_to(DEFAULT), resolved.final_text, "{mode:?}");
     }
 }
 

@@ -156,7 +156,9 @@ pub use files::prompt_dirs;
 pub use layer::{ConfigPaths, LoadReport, LoadedConfig, UserFileInfo};
 pub use mode::{Mode, UnknownMode};
 pub use options::LoadOptions;
-pub use resolve::{ResolveOptions, Resolved, Scope, Source, resolve_prompt};
+pub use resolve::{
+    ResolveOptions, Resolved, Scope, Source, UserBlock, resolve_block, resolve_prompt,
+};
 #[cfg(feature = "schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub use schema::settings_schema;

@@ -52,6 +52,20 @@ pub enum Source {
     None,
 }
 
+impl Source {
+    /// Its name, as serialised: `inline`, `global`, `local`, `merged` or
+    /// `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Inline => "inline",
+            Source::Global => "global",
+            Source::Local => "local",
+            Source::Merged => "merged",
+            Source::None => "none",
+        }
+    }
+}
+
 /// What [`resolve_prompt`] returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resolved {
@@ -62,6 +76,31 @@ pub struct Resolved {
     pub injected: Option<String>,
     /// Where the block came from.
     pub source: Source,
+}
+
+/// The user's block of one key, without the default: what
+/// [`resolve_block`] returns and [`resolve_prompt`] puts with the default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserBlock {
+    /// The block, trimmed and non-blank.
+    pub text: String,
+    /// Where it came from (never [`Source::None`]).
+    pub source: Source,
+    /// Whether it takes the default's place (mode `override`, or inline
+    /// text) instead of following it after a blank line.
+    pub replaces_default: bool,
+}
+
+impl UserBlock {
+    /// The text to send with `default`: the block alone, or
+    /// `default + "\n\n" + block`.
+    pub fn apply_to(&self, default: &str) -> String {
+        if self.replaces_default {
+            self.text.clone()
+        } else {
+            format!("{default}\n\n{}", self.text)
+        }
+    }
 }
 
 /// The options of [`resolve_prompt`].
@@ -158,6 +197,35 @@ pub fn resolve_prompt(
     default: &str,
     options: &ResolveOptions,
 ) -> Result<Resolved, Error> {
+    Ok(match resolve_block(key, cfg, cwd, options)? {
+        Some(block) => Resolved {
+            final_text: block.apply_to(default),
+            source: block.source,
+            injected: Some(block.text),
+        },
+        None => Resolved {
+            final_text: default.to_owned(),
+            injected: None,
+            source: Source::None,
+        },
+    })
+}
+
+/// The user's block of one key by the rule of [`resolve_prompt`], without
+/// the default: `None` when nothing is injected. For a caller that keeps
+/// the default itself and puts the two together with
+/// [`UserBlock::apply_to`] (the Node.js package does, so that the default
+/// never crosses into native code).
+///
+/// # Errors
+///
+/// As [`resolve_prompt`].
+pub fn resolve_block(
+    key: &str,
+    cfg: &PromptSettings,
+    cwd: &Path,
+    options: &ResolveOptions,
+) -> Result<Option<UserBlock>, Error> {
     id::validate(key)?;
     let mut disk = Disk {
         key,
@@ -166,33 +234,20 @@ pub fn resolve_prompt(
         options,
     };
     let choice = choose(cfg, &mut disk).map_err(|d| Error::from_diagnostics(vec![d]))?;
-    Ok(finish(default, cfg.mode.unwrap_or_default(), choice))
-}
-
-fn finish(default: &str, mode: Mode, choice: Option<Choice<'_, String>>) -> Resolved {
-    let Some(choice) = choice else {
-        return Resolved {
-            final_text: default.to_owned(),
-            injected: None,
-            source: Source::None,
+    let mode = cfg.mode.unwrap_or_default();
+    Ok(choice.map(|choice| {
+        let source = choice.source();
+        let text = match choice {
+            Choice::Inline(text) => text.to_owned(),
+            Choice::File(b) | Choice::Dir(_, b) | Choice::Legacy(_, b) => b,
+            Choice::Merged(global, local) => format!("{global}\n\n{local}"),
         };
-    };
-    let source = choice.source();
-    let block = match choice {
-        Choice::Inline(text) => text.to_owned(),
-        Choice::File(b) | Choice::Dir(_, b) | Choice::Legacy(_, b) => b,
-        Choice::Merged(global, local) => format!("{global}\n\n{local}"),
-    };
-    let final_text = if choice_replaces(mode, source) {
-        block.clone()
-    } else {
-        format!("{default}\n\n{block}")
-    };
-    Resolved {
-        final_text,
-        injected: Some(block),
-        source,
-    }
+        UserBlock {
+            text,
+            source,
+            replaces_default: choice_replaces(mode, source),
+        }
+    }))
 }
 
 /// Whether the block replaces the default instead of following it.
