@@ -9,7 +9,6 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -20,7 +19,7 @@ use tower_service::Service;
 
 use crate::connection::{Activity, Connection, TimedStream, Timeouts};
 use crate::metrics::Metrics;
-use crate::serve::AppState;
+use crate::serve::{App, AppState};
 
 /// What a connection beyond the cap is told before it is closed.
 const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
@@ -34,11 +33,11 @@ const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
 /// file descriptors (or the kernel of memory).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-/// Serves `router` on `listener` until `stop` completes, then lets the
+/// Serves `app` on `listener` until `stop` completes, then lets the
 /// requests in flight finish.
 pub(crate) async fn serve(
     listener: TcpListener,
-    router: Router,
+    app: App,
     state: AppState,
     stop: impl Future<Output = ()>,
 ) {
@@ -61,7 +60,7 @@ pub(crate) async fn serve(
         match permits.clone().try_acquire_owned() {
             Ok(permit) => {
                 let serving = Serving {
-                    router: router.clone(),
+                    app: app.clone(),
                     timeouts,
                     watcher: graceful.watcher(),
                     state: state.clone(),
@@ -100,7 +99,7 @@ fn refuse(stream: &TcpStream, metrics: &Metrics) {
 
 /// One accepted connection and what it needs to be served.
 struct Serving {
-    router: Router,
+    app: App,
     timeouts: Timeouts,
     watcher: Watcher,
     state: AppState,
@@ -119,14 +118,14 @@ impl Serving {
             self.timeouts.write,
         ));
         let connection = Connection::new(activity.clone());
-        let router = self.router;
+        let app = self.app;
         let requests = activity.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request
                 .extensions_mut()
                 .insert(ConnectInfo(connection.clone()));
             let running = requests.request_started();
-            let response = router.clone().call(request.map(axum::body::Body::new));
+            let response = app.clone().call(request.map(axum::body::Body::new));
             async move {
                 let response = response.await;
                 drop(running);

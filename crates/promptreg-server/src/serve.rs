@@ -3,6 +3,7 @@
 //! graceful shutdown.
 
 use std::future::Future;
+use std::io::Write as _;
 use std::net::SocketAddr;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -15,10 +16,13 @@ use axum::routing::get;
 use promptreg_store::Store;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
+use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::request_id::{
-    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+    MakeRequestId, PropagateRequestId, PropagateRequestIdLayer, RequestId, SetRequestId,
+    SetRequestIdLayer,
 };
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, Trace, TraceLayer};
+use tower_layer::Layer;
 
 use crate::auth::Auth;
 use crate::cache::Cache;
@@ -100,7 +104,7 @@ impl Deref for AppState {
 /// A bound server, ready to [`run`](Server::run).
 pub struct Server {
     listener: TcpListener,
-    router: Router,
+    app: App,
     state: AppState,
 }
 
@@ -144,7 +148,7 @@ impl Server {
         tokio::spawn(events::recheck_readers(state.clone()));
         Ok(Server {
             listener,
-            router: router(state.clone()),
+            app: app(state.clone()),
             state,
         })
     }
@@ -159,7 +163,7 @@ impl Server {
     /// The router, with every route and layer, to serve some other way
     /// (or call in-process).
     pub fn router(&self) -> Router {
-        self.router.clone()
+        Router::new().fallback_service(self.app.clone())
     }
 
     /// Serves until `shutdown` completes; then event streams get a final
@@ -180,7 +184,7 @@ impl Server {
             tracing::info!("shutting down: finishing requests in flight");
             state.shutdown.send_replace(true);
         };
-        listener::serve(self.listener, self.router, self.state.clone(), stop).await;
+        listener::serve(self.listener, self.app, self.state.clone(), stop).await;
         // The follower stops too, when the server stops without a signal.
         self.state.shutdown.send_replace(true);
         Ok(())
@@ -236,8 +240,41 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// The router with every route and layer.
-pub(crate) fn router(state: AppState) -> Router {
+/// What every request goes through: the router with its routes and their
+/// layers, inside the request ids and the request log.
+pub(crate) type App =
+    SetRequestId<PropagateRequestId<Trace<Router, HttpClassifier, MakeSpan>>, RequestIds>;
+
+type HttpClassifier = SharedClassifier<ServerErrorsAsFailures>;
+type MakeSpan = fn(&Request) -> tracing::Span;
+
+/// The router and the layers every request goes through.
+///
+/// The request ids and the request log wrap the router as one service
+/// rather than through `Router::layer`, which wraps each route again and so
+/// clones and boxes the service and its future once more per request for
+/// each layer. The layers that need the matched route (metrics) or apply
+/// to routed requests only stay on the router.
+pub(crate) fn app(state: AppState) -> App {
+    let log = TraceLayer::new_for_http()
+        .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
+        .make_span_with(request_span as MakeSpan);
+    let app = PropagateRequestIdLayer::new(REQUEST_ID).layer(log.layer(router(state)));
+    SetRequestIdLayer::new(REQUEST_ID, RequestIds::new()).layer(app)
+}
+
+/// The request log's span: method, path and request id.
+fn request_span(request: &Request) -> tracing::Span {
+    let id = request
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
+}
+
+/// The routes, with the layers that apply to each.
+fn router(state: AppState) -> Router {
     let (routes, doc) = openapi::routes().split_for_parts();
     let doc = Arc::new(doc);
     routes
@@ -255,28 +292,14 @@ pub(crate) fn router(state: AppState) -> Router {
         .layer(guard::GuardLayer::new(state.clone()))
         .route_layer(ObserveLayer::new(state.clone()))
         .with_state(state)
-        .layer(
-            TraceLayer::new_for_http()
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
-                .make_span_with(|request: &Request| {
-                let id = request
-                    .headers()
-                    .get(REQUEST_ID)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default();
-                tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
-            }),
-        )
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(SetRequestIdLayer::new(REQUEST_ID, RequestIds::new()))
 }
 
 /// Request ids: a random prefix drawn once per process, then a counter, so
 /// an id is unique across restarts and servers without a system call per
 /// request (a UUID per request costs a `getrandom` call each).
 #[derive(Clone)]
-struct RequestIds {
-    prefix: Arc<str>,
+pub(crate) struct RequestIds {
+    prefix: u64,
     next: Arc<AtomicU64>,
 }
 
@@ -286,7 +309,7 @@ impl RequestIds {
         // Without randomness the ids are still unique within the process.
         let _ = getrandom::fill(&mut bytes);
         RequestIds {
-            prefix: format!("{:016x}", u64::from_le_bytes(bytes)).into(),
+            prefix: u64::from_le_bytes(bytes),
             next: Arc::new(AtomicU64::new(1)),
         }
     }
@@ -295,7 +318,13 @@ impl RequestIds {
 impl MakeRequestId for RequestIds {
     fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let id = format!("{}-{n:x}", self.prefix);
-        HeaderValue::from_str(&id).ok().map(RequestId::new)
+        // `{prefix:016x}-{n:x}` written in place: the header value is then
+        // the id's only allocation.
+        let mut id = std::io::Cursor::new([0u8; 16 + 1 + 16]);
+        write!(id, "{:016x}-{n:x}", self.prefix).ok()?;
+        let len = usize::try_from(id.position()).ok()?;
+        HeaderValue::from_bytes(&id.get_ref()[..len])
+            .ok()
+            .map(RequestId::new)
     }
 }

@@ -947,8 +947,22 @@ async fn health_readiness_and_metrics() {
     ] {
         assert!(text.contains(line), "{line} missing from\n{text}");
     }
-    let request_id = server.get("/healthz").await.headers()["x-request-id"].clone();
-    assert!(!request_id.is_empty());
+    // Request ids: this process's random prefix, then a counter in hex.
+    let id = async || {
+        let response = server.get("/healthz").await;
+        let id = response.headers()["x-request-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let (prefix, n) = id.split_once('-').unwrap_or_else(|| panic!("`{id}`"));
+        assert_eq!(prefix.len(), 16, "`{id}`");
+        let hex = |s: &str| u64::from_str_radix(s, 16).unwrap_or_else(|e| panic!("`{id}`: {e}"));
+        (hex(prefix), hex(n))
+    };
+    let (first_prefix, first) = id().await;
+    let (prefix, next) = id().await;
+    assert_eq!(prefix, first_prefix);
+    assert!(next > first, "{next:x} after {first:x}");
 }
 
 /// Twenty new versions of one prompt at once: each is created, numbered
