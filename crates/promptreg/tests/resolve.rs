@@ -104,14 +104,7 @@ fn the_block_alone_says_whether_it_replaces_the_default() {
     let block = |cfg: &PromptSettings| resolve_block(KEY, cfg, &cwd, &options(&sandbox)).unwrap();
     assert_eq!(block(&settings(None)), None);
     local(&sandbox, "Local block.\n");
-    for mode in [
-        Mode::Override,
-        Mode::Append,
-        Mode::GlobalLocal,
-        Mode::Local,
-        Mode::GlobalLocalMerge,
-        Mode::Off,
-    ] {
+    for mode in Mode::ALL {
         let inline = PromptSettings {
             mode: Some(mode),
             inline: Some(" Inline. ".into()),
