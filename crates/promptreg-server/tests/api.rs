@@ -919,6 +919,46 @@ async fn bad_input_is_refused_as_problem_details_before_any_lookup() {
     assert_eq!(server.store.log("demo", "farewell").await.unwrap().len(), 1);
 }
 
+/// `Server::router` is the whole application, called in-process: the
+/// routes and every layer (request ids, the security headers, metrics).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_router_answers_in_process_with_every_layer() {
+    use tower_service::Service as _;
+
+    let db = common::sqlite();
+    let server = promptreg_server::Server::bind(published(&db).await, config())
+        .await
+        .unwrap();
+    let router = server.router();
+    let call = async |path: &str| {
+        let request = axum::http::Request::get(path)
+            .header("host", "localhost")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        router.clone().call(request).await.unwrap()
+    };
+    let response = call("/v1/packs/demo/prompts/greeting?label=production").await;
+    assert_eq!(response.status(), 200);
+    for header in [
+        "x-request-id",
+        "etag",
+        "x-content-type-options",
+        "content-security-policy",
+    ] {
+        assert!(response.headers().contains_key(header), "{header} missing");
+    }
+    assert_eq!(call("/v1/packs/demo/prompts/nope").await.status(), 404);
+    let metrics = call("/metrics").await;
+    let text = axum::body::to_bytes(metrics.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&text);
+    assert!(
+        text.contains(r#"route="/v1/packs/{pack}/prompts/{id}""#),
+        "no request counted by route in\n{text}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_readiness_and_metrics() {
     let db = common::sqlite();
