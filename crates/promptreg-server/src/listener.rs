@@ -125,11 +125,16 @@ impl Serving {
                 .extensions_mut()
                 .insert(ConnectInfo(connection.clone()));
             let running = requests.request_started();
-            let response = app.clone().call(request.map(axum::body::Body::new));
+            // hyper keeps a request's future and a response's body in
+            // places sized for their types for the connection's life; the
+            // layers' own types are some hundreds of bytes, so each is
+            // boxed here for the time it lives, and a connection that
+            // waits (an event stream, keep-alive) holds two pointers.
+            let response = Box::pin(app.clone().call(request.map(axum::body::Body::new)));
             async move {
                 let response = response.await;
                 drop(running);
-                response
+                response.map(|response| response.map(axum::body::Body::new))
             }
         });
         let mut http = hyper::server::conn::http1::Builder::new();
