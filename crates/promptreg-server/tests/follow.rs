@@ -416,6 +416,17 @@ impl Fleet {
         }
     }
 
+    /// Waits until every follower has heard of the events up to `newest`
+    /// (from a replay) and renders `text` (the bundle it then fetched).
+    async fn until_caught_up(&self, newest: u64, text: &str) {
+        self.until("the replay up to the newest event", |_, f| {
+            f.status().last_event_id == Some(newest.to_string())
+        })
+        .await;
+        self.until("the catch-up", |r, _| rendered_is(r, text))
+            .await;
+    }
+
     /// Every follower heard of `expected`, each event once and in order.
     fn assert_heard(&self, expected: &[u64], context: &str) {
         for (n, (_, follower, seen)) in self.members.iter().enumerate() {
@@ -480,14 +491,7 @@ async fn a_restarted_server_is_resumed_by_every_follower_from_the_last_event_wit
             },
         )
         .await;
-        fleet
-            .until("the replay up to the newest event", |_, f| {
-                f.status().last_event_id == Some(newest.to_string())
-            })
-            .await;
-        fleet
-            .until("the catch-up", |r, _| rendered_is(r, "The last move."))
-            .await;
+        fleet.until_caught_up(newest, "The last move.").await;
         // Every event after the first one, each once and in order: the
         // moves made while the server was down came from the replay.
         let expected = event_ids_after(&store, first_event).await;
@@ -620,14 +624,7 @@ async fn behind_a_load_balancer_followers_move_to_another_server_when_theirs_fai
     ship_farewell(&store, "While they moved.\n").await;
     ship_farewell(&store, "The last move.\n").await;
     let newest = store.last_event_id().await.unwrap();
-    fleet
-        .until("the replay on b up to the newest event", |_, f| {
-            f.status().last_event_id == Some(newest.to_string())
-        })
-        .await;
-    fleet
-        .until("the catch-up", |r, _| rendered_is(r, "The last move."))
-        .await;
+    fleet.until_caught_up(newest, "The last move.").await;
     assert_eq!(
         streams(&b).await,
         Some(FLEET.to_string()),
