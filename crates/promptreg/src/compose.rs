@@ -550,7 +550,7 @@ impl Prepared {
         let mut out = String::with_capacity(self.capacity);
         for step in &self.steps {
             if let Step::Text(text) = step {
-                push_static(&mut out, text);
+                push(&mut out, text);
             }
         }
         Some(out)
@@ -562,7 +562,9 @@ impl Prepared {
         let mut out = String::with_capacity(self.capacity);
         for step in &self.steps {
             match step {
-                Step::Text(text) => push_static(&mut out, text),
+                Step::Text(text) => {
+                    push(&mut out, text);
+                }
                 Step::Computed(index, renderer) => {
                     let text = renderer.render(cx).map_err(|failure| (*index, failure))?;
                     append(&mut out, text);
@@ -571,15 +573,6 @@ impl Prepared {
         }
         Ok(out)
     }
-}
-
-/// Appends static text, known not to be blank, after a separator.
-#[inline]
-fn push_static(out: &mut String, text: &str) {
-    if !out.is_empty() {
-        out.push_str(SEPARATOR);
-    }
-    out.push_str(text);
 }
 
 /// The error for part `index` of `plan` failing: what [`compose`] says
