@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -505,11 +506,14 @@ fn push(out: &mut String, part: &str) -> Option<usize> {
 /// starting capacity: what a published snapshot keeps for an id and a
 /// locale, so that a render only runs the computed parts and copies the
 /// others.
+///
+/// Adjacent static parts are joined once, with their separators, into one
+/// text, so that a composition with no computed part is one copy; a
+/// [`JoinBudget`] bounds what the joined texts of one snapshot hold. A
+/// single static part stays shared with the prompt it comes from.
 pub(crate) struct Prepared {
     steps: Box<[Step]>,
     capacity: usize,
-    /// Whether every step is [`Step::Text`].
-    is_static: bool,
 }
 
 /// One part of a [`Prepared`] composition.
@@ -521,39 +525,39 @@ enum Step {
 }
 
 impl Prepared {
-    pub(crate) fn of(plan: &Plan<'_>) -> Self {
-        let mut steps = Vec::new();
+    pub(crate) fn of(plan: &Plan<'_>, budget: &JoinBudget) -> Self {
+        let mut steps: Vec<Step> = Vec::new();
+        // Adjacent static parts not yet in `steps`.
+        let mut run: Vec<Arc<str>> = Vec::new();
         let mut index = 0;
         let _ = plan.for_each(|_, renderer| {
             match renderer.shared_text() {
                 Some(text) if text.is_empty() => {}
-                Some(text) => steps.push(Step::Text(text)),
-                None => steps.push(Step::Computed(index, renderer.clone())),
+                Some(text) => run.push(text),
+                None => {
+                    join(&mut run, budget, &mut steps);
+                    steps.push(Step::Computed(index, renderer.clone()));
+                }
             }
             index += 1;
             Ok::<_, std::convert::Infallible>(())
         });
+        join(&mut run, budget, &mut steps);
         Prepared {
-            is_static: steps.iter().all(|step| matches!(step, Step::Text(_))),
             steps: steps.into_boxed_slice(),
             capacity: plan.capacity_hint(),
         }
     }
 
-    /// The text, when every part is static: the composition is the copy
-    /// of its parts.
+    /// The text, when the composition is one static text (or none): a
+    /// copy.
     #[inline]
     pub(crate) fn copy_static(&self) -> Option<String> {
-        if !self.is_static {
-            return None;
+        match &*self.steps {
+            [] => Some(String::new()),
+            [Step::Text(text)] => Some(String::from(&**text)),
+            _ => None,
         }
-        let mut out = String::with_capacity(self.capacity);
-        for step in &self.steps {
-            if let Step::Text(text) = step {
-                push(&mut out, text);
-            }
-        }
-        Some(out)
     }
 
     /// Renders the parts into one string, as [`compose`] does untraced;
@@ -572,6 +576,47 @@ impl Prepared {
             }
         }
         Ok(out)
+    }
+}
+
+/// Moves the adjacent static parts of `run` to `steps`: as one text, what
+/// [`push`] makes of them, when `budget` allows it; else each as it is.
+fn join(run: &mut Vec<Arc<str>>, budget: &JoinBudget, steps: &mut Vec<Step>) {
+    let len = run.iter().map(|text| text.len()).sum::<usize>()
+        + SEPARATOR.len() * run.len().saturating_sub(1);
+    if run.len() < 2 || !budget.take(len) {
+        steps.extend(run.drain(..).map(Step::Text));
+        return;
+    }
+    let mut joined = String::with_capacity(len);
+    for text in run.drain(..) {
+        push(&mut joined, &text);
+    }
+    steps.push(Step::Text(joined.into()));
+}
+
+/// The bytes of joined static text one snapshot's [`Prepared`]
+/// compositions may still hold; beyond them, static parts are kept apart
+/// and copied one by one (the same text, a little slower).
+pub(crate) struct JoinBudget(AtomicUsize);
+
+impl JoinBudget {
+    /// What a snapshot starts with: 8 MiB.
+    const BYTES: usize = 8 << 20;
+
+    /// Takes `bytes` from the budget, if it has them.
+    fn take(&self, bytes: usize) -> bool {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(bytes)
+            })
+            .is_ok()
+    }
+}
+
+impl Default for JoinBudget {
+    fn default() -> Self {
+        JoinBudget(AtomicUsize::new(Self::BYTES))
     }
 }
 

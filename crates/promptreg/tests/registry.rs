@@ -129,6 +129,43 @@ fn appenders_stack_in_registration_order() {
     );
 }
 
+/// A snapshot joins adjacent static parts once, up to a budget of 8 MiB
+/// of joined text; past it, parts are copied one by one. Both give the
+/// same text, with computed parts among them or not, in every render.
+#[test]
+fn renders_are_the_same_within_and_beyond_what_a_snapshot_joins() {
+    let registry = PromptRegistry::new();
+    let large = "x".repeat(3 << 20);
+    let ids = ["large.1", "large.2", "large.3", "large.static", "small"];
+    for id in ids {
+        let body = match id {
+            "small" => "Body.".to_owned(),
+            _ => large.clone(),
+        };
+        registry.register_default(id, body).unwrap();
+        registry.append(id, "One.").unwrap();
+        if id != "large.static" {
+            registry
+                .append(id, |l: &Locale| format!("In {l}."))
+                .unwrap();
+        }
+        registry.append(id, "Two.").unwrap();
+    }
+    let expected = |id: &str| match id {
+        "small" => "Body.\n\nOne.\n\nIn en.\n\nTwo.".to_owned(),
+        "large.static" => format!("{large}\n\nOne.\n\nTwo."),
+        _ => format!("{large}\n\nOne.\n\nIn en.\n\nTwo."),
+    };
+    // The first two large prompts use most of the budget up: the others
+    // decide with too little left to join their body.
+    for round in 0..2 {
+        for id in ids {
+            let text = registry.render_plain(id).unwrap();
+            assert!(text == expected(id), "{id}, round {round}");
+        }
+    }
+}
+
 #[test]
 fn append_all_reaches_prompts_registered_later_and_interleaves_by_order() {
     let registry = registry_with("a", "A.");

@@ -14,7 +14,7 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::chat::Chat;
-use crate::compose::Prepared;
+use crate::compose::{JoinBudget, Prepared};
 use crate::locale::Locale;
 
 /// How many locales a snapshot keeps decisions for; a render in a locale
@@ -29,6 +29,8 @@ pub(super) struct Memo {
     sealed: bool,
     /// Filled in order, each by the first render in its locale.
     locales: [OnceLock<LocaleTable>; LOCALES],
+    /// What the decisions may still hold of joined static text.
+    joined: JoinBudget,
 }
 
 /// The decisions for one locale, by entry slot.
@@ -65,16 +67,16 @@ impl Memo {
     }
 
     /// The decision for the entry in `slot` (of `slots`) in `locale`,
-    /// made by `decide` the first time it is asked for; `None` when the
-    /// snapshot is not sealed or holds decisions for as many locales as it
-    /// can.
+    /// made by `decide` the first time it is asked for, with what joined
+    /// text the snapshot may still hold; `None` when the snapshot is not
+    /// sealed or holds decisions for as many locales as it can.
     #[inline]
     pub(super) fn decision(
         &self,
         locale: &Locale,
         slot: u32,
         slots: u32,
-        decide: impl FnOnce() -> Decision,
+        decide: impl FnOnce(&JoinBudget) -> Decision,
     ) -> Option<&Decision> {
         if !self.sealed {
             return None;
@@ -86,7 +88,8 @@ impl Memo {
             });
             (table.locale == *locale).then_some(table)
         })?;
-        Some(table.decisions.get(slot as usize)?.get_or_init(decide))
+        let decision = table.decisions.get(slot as usize)?;
+        Some(decision.get_or_init(|| decide(&self.joined)))
     }
 }
 

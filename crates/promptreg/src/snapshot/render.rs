@@ -162,10 +162,10 @@ impl Snapshot {
     /// (see [`Memo`](super::memo::Memo)).
     #[inline]
     fn decision(&self, id: &PromptId, entry: &Entry, locale: &Locale) -> Option<&Decision> {
-        let decide = || match self.body(id, entry, locale) {
+        let decide = |budget: &_| match self.body(id, entry, locale) {
             Ok((slot, Body::Text(body))) => {
                 let plan = self.plan(id, entry, locale, (slot, body), With::EVERYTHING);
-                Decision::Text(Prepared::of(&plan))
+                Decision::Text(Prepared::of(&plan, budget))
             }
             Ok((slot, Body::Chat(chat))) => {
                 let with = With::messages(chat);
@@ -173,13 +173,8 @@ impl Snapshot {
                     let Item::Message(_, content) = item else {
                         return None;
                     };
-                    Some(Prepared::of(&self.plan(
-                        id,
-                        entry,
-                        locale,
-                        (slot, content),
-                        with(at),
-                    )))
+                    let plan = self.plan(id, entry, locale, (slot, content), with(at));
+                    Some(Prepared::of(&plan, budget))
                 });
                 Decision::Chat(Arc::clone(chat), messages.collect())
             }
