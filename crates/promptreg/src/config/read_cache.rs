@@ -13,12 +13,13 @@
 //! The TypeScript resolver this replaces keeps the same kind of memory,
 //! checked by modification time alone.
 
-use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, SystemTime};
 
+use crate::Map;
 use crate::diagnostic::Diagnostic;
 use crate::prompt_file::{self, non_blank};
 
@@ -76,7 +77,9 @@ struct Remembered {
     block: Option<String>,
 }
 
-static BLOCKS: LazyLock<Mutex<HashMap<PathBuf, Remembered>>> = LazyLock::new(Default::default);
+/// Remembered blocks by the path as given, byte for byte: two spellings
+/// of one path are two entries, never one entry for two files.
+static BLOCKS: LazyLock<Mutex<Map<OsString, Remembered>>> = LazyLock::new(Default::default);
 
 /// The non-blank, trimmed text of the file at `path`, `None` when it is
 /// missing or blank: what [`prompt_file::read_text`] and
@@ -92,7 +95,7 @@ pub(crate) fn read_block(path: &Path, max_bytes: u64) -> Result<Option<String>, 
         let blocks = BLOCKS
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(known) = blocks.get(path)
+        if let Some(known) = blocks.get(path.as_os_str())
             && known.stamp == stamp
         {
             return Ok(known.block.clone());
@@ -114,7 +117,7 @@ pub(crate) fn read_block(path: &Path, max_bytes: u64) -> Result<Option<String>, 
             stamp,
             block: block.clone(),
         };
-        blocks.insert(path.to_path_buf(), remembered);
+        blocks.insert(path.as_os_str().to_owned(), remembered);
     }
     Ok(block)
 }

@@ -98,9 +98,19 @@ impl UserBlock {
         if self.replaces_default {
             self.text.clone()
         } else {
-            format!("{default}\n\n{}", self.text)
+            joined(default, &self.text)
         }
     }
+}
+
+/// `first + "\n\n" + second`, allocated once at its size (`format!`
+/// would grow its buffer as it writes a default of kilobytes).
+fn joined(first: &str, second: &str) -> String {
+    let mut text = String::with_capacity(first.len() + 2 + second.len());
+    text.push_str(first);
+    text.push_str("\n\n");
+    text.push_str(second);
+    text
 }
 
 /// The options of [`resolve_prompt`].
@@ -240,7 +250,7 @@ pub fn resolve_block(
         let text = match choice {
             Choice::Inline(text) => text.to_owned(),
             Choice::File(b) | Choice::Dir(_, b) | Choice::Legacy(_, b) => b,
-            Choice::Merged(global, local) => format!("{global}\n\n{local}"),
+            Choice::Merged(global, local) => joined(&global, &local),
         };
         UserBlock {
             text,
