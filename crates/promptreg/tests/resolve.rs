@@ -53,6 +53,21 @@ fn appended(block: &str) -> String {
 }
 
 /// Every mode against no file, global only, local only, and both.
+/// A source is written as its name, the one bindings and `--json` show.
+#[test]
+fn a_source_serialises_as_its_name() {
+    for (source, name) in [
+        (Source::Inline, "inline"),
+        (Source::Global, "global"),
+        (Source::Local, "local"),
+        (Source::Merged, "merged"),
+        (Source::None, "none"),
+    ] {
+        assert_eq!(source.as_str(), name);
+        assert_eq!(serde_json::to_value(source).unwrap(), name);
+    }
+}
+
 #[test]
 fn each_mode_with_each_combination_of_files() {
     let none = expect(DEFAULT, None, Source::None);

@@ -36,9 +36,9 @@ impl Scope {
     }
 }
 
-/// Where the user's block of a resolution came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// Where the user's block of a resolution came from; serialised as its
+/// [`as_str`](Source::as_str) name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Source {
     /// The `inline` setting.
     Inline,
@@ -63,6 +63,12 @@ impl Source {
             Source::Merged => "merged",
             Source::None => "none",
         }
+    }
+}
+
+impl Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 
