@@ -375,11 +375,28 @@ impl PromptTests {
     /// names, which fails when that translation is missing, stale or
     /// records no source. Nothing is written.
     pub fn run(&self, registry: &PromptRegistry) -> Vec<CaseResult> {
-        self.cases
-            .iter()
-            .map(|case| self.run_case(registry, case))
-            .chain(self.translations.iter().cloned())
-            .collect()
+        self.run_while(registry, || true)
+            .expect("a run that never stops gives every result")
+    }
+
+    /// [`run`](Self::run), asking `go_on` before each case: the first
+    /// time it answers `false` the run stops and gives `None`. A host
+    /// bounds a run this way (a deadline, a CPU budget, a request that
+    /// ended) without a thread left running after it gave up.
+    pub fn run_while(
+        &self,
+        registry: &PromptRegistry,
+        mut go_on: impl FnMut() -> bool,
+    ) -> Option<Vec<CaseResult>> {
+        let mut results = Vec::with_capacity(self.cases.len() + self.translations.len());
+        for case in &self.cases {
+            if !go_on() {
+                return None;
+            }
+            results.push(self.run_case(registry, case));
+        }
+        results.extend(self.translations.iter().cloned());
+        Some(results)
     }
 
     /// [`run`](Self::run), writing the snapshot of every case whose text
