@@ -13,7 +13,10 @@
 //! 5. `gates/*`: a release and a pack rollback of each example pack on
 //!    SQLite, `production` gated and not, against the pack's tests run
 //!    twice as `promptreg test` runs them (and as the gate runs them,
-//!    `test_state`).
+//!    `test_state`);
+//! 6. `beside_a_gate/*`: a release to another label and a fleet report on
+//!    SQLite while a gated release of the same pack runs its tests (a
+//!    run of several seconds), against the same with no gate running.
 //!
 //! PostgreSQL runs when `PROMPTREG_TEST_DATABASE_URL` is set (see
 //! `scripts/postgres-for-tests.sh`). Run with
@@ -471,7 +474,7 @@ mod gates {
     fn test_state(bencher: Bencher, name: &str) {
         let rt = runtime();
         let files = PackFiles::read(Path::new(EXAMPLES).join(name)).unwrap();
-        let limit = promptreg_store::GATE_TIME;
+        let limit = promptreg_store::TestLimits::GATE;
         bencher.bench_local(|| {
             rt.block_on(async {
                 for _ in 0..2 {
@@ -480,5 +483,117 @@ mod gates {
                 }
             })
         });
+    }
+}
+
+mod beside_a_gate {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use promptreg_store::{Error, InstanceReport, Served, TestTurns, Timestamp, Turn};
+    use tokio::sync::Notify;
+
+    use super::*;
+
+    /// Cases in the gated pack's tests: a run of several seconds.
+    const CASES: usize = 100_000;
+
+    /// Says when a gate's run has started.
+    struct Started(Arc<Notify>);
+
+    impl TestTurns for Started {
+        fn turn(&self) -> Pin<Box<dyn Future<Output = Result<Turn, Error>> + Send + '_>> {
+            self.0.notify_one();
+            Box::pin(async { Ok(Box::new(()) as Turn) })
+        }
+    }
+
+    fn pack(edit: &str) -> PackFiles {
+        let mut files = PackFiles::default();
+        files.insert(
+            "promptreg.toml",
+            "name = \"demo\"\nkeys = [\"greeting\"]\n[user]\nprompts_dir = \".demo/prompts\"\n[release]\ngated = [\"production\"]\n",
+        );
+        files.insert("defaults/greeting.md", format!("Hello, {edit}.\n"));
+        let cases: String = (0..CASES)
+            .map(|i| format!("[[case]]\nname = \"c{i}\"\ncontains = \"Hello\"\n"))
+            .collect();
+        files.insert(
+            "tests/greeting.toml",
+            format!("prompt = \"greeting\"\n{cases}"),
+        );
+        files
+    }
+
+    /// A release of `latest` to `staging` and a fleet report of it, each
+    /// its own write, with a gated release running its tests or not.
+    #[divan::bench(args = [false, true], sample_count = 20)]
+    fn release_and_report(bencher: Bencher, gate_running: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = dir.path().join("promptreg.db");
+        let started = Arc::new(Notify::new());
+        // The gate runs on a runtime of its own, as another request would.
+        let gate_rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let rt = runtime();
+        let store = rt
+            .block_on(Store::open(url.to_str().unwrap()))
+            .unwrap()
+            .with_test_turns(Arc::new(Started(Arc::clone(&started))));
+        let staging = Label::new("staging").unwrap();
+        let (one, two) = (Label::new("one").unwrap(), Label::new("two").unwrap());
+        rt.block_on(async {
+            for (edit, label) in [("one", &one), ("two", &two)] {
+                store.push(&pack(edit), &writer(), "").await.unwrap();
+                store
+                    .release("demo", &Label::latest(), label, None, &writer(), "")
+                    .await
+                    .unwrap();
+            }
+        });
+        if gate_running {
+            let store = store.clone();
+            gate_rt.spawn(async move {
+                let production = Label::new("production").unwrap();
+                let _ = store
+                    .release("demo", &Label::latest(), &production, None, &writer(), "")
+                    .await;
+            });
+            rt.block_on(started.notified());
+        }
+        let report = InstanceReport {
+            instance: "bench-1".into(),
+            name: None,
+            library: "promptreg-rust/bench".into(),
+            source: Served::Server,
+            revision: Some(1),
+            digest: None,
+            last_error: None,
+            interval: Duration::from_secs(10),
+            split: None,
+        };
+        let releases = AtomicU64::new(0);
+        bencher.bench_local(|| {
+            rt.block_on(async {
+                let from = match releases.fetch_add(1, Ordering::Relaxed) % 2 {
+                    0 => &one,
+                    _ => &two,
+                };
+                store
+                    .release("demo", from, &staging, None, &writer(), "")
+                    .await
+                    .unwrap();
+                store
+                    .report_instance("demo", &staging, &report, "bench", Timestamp::now())
+                    .await
+                    .unwrap();
+            })
+        });
+        gate_rt.shutdown_background();
     }
 }

@@ -69,6 +69,10 @@ pub enum ErrorKind {
     /// A label the manifest requires signatures for (`[release] signed`)
     /// would move without one, or a signature does not verify.
     SignatureRequired,
+    /// The host runs as much heavy work as it may (a server's bound of
+    /// builds, renders and test runs), or is shutting down: a gated move
+    /// whose tests found no turn moved nothing; retry shortly.
+    Busy,
 }
 
 impl ErrorKind {
@@ -97,6 +101,7 @@ impl ErrorKind {
             ErrorKind::TestsFailed => "tests failed",
             ErrorKind::TooManyInstances => "too many instances",
             ErrorKind::SignatureRequired => "signature required",
+            ErrorKind::Busy => "busy",
         }
     }
 }

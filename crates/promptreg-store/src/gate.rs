@@ -3,18 +3,96 @@
 //! state exactly as it would be served: its files loaded as a pack (from
 //! memory, as from a folder holding them) and installed in a fresh
 //! registry.
+//!
+//! No test run holds a transaction. A write that would move a gated label
+//! to a state not yet tested gives up its transaction with that state
+//! (`OpError::Untested`); the store runs the tests outside any lock and
+//! writes again with the result ([`Tested`]). The second write commits
+//! only if the label would reach the very state tested (the state's
+//! digest, compared in the writing transaction): if another change moved
+//! the label meanwhile, the new candidate is tested in turn, up to
+//! [`MAX_TEST_RUNS`] times, then the write is refused naming the change
+//! that won. What is committed is always exactly what was tested.
+//!
+//! A run is bounded by the thread's CPU time and by wall time
+//! ([`TestLimits`]), stops between cases once its caller has gone (a
+//! request that ended), and takes its turn among the host's other heavy
+//! work ([`TestTurns`]).
 
-use std::time::Duration;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use promptreg::PromptRegistry;
 
 use promptreg::testing::{CaseResult, PromptTests};
 
+use crate::backend::OpError;
 use crate::error::{Error, ErrorKind};
 use crate::files::PackFiles;
+use crate::model::Revision;
 
-/// The longest a gate's test run may take; past it the gate fails.
+/// The longest a gate's test run may compute (its thread's CPU time);
+/// past it the gate fails.
 pub const GATE_TIME: Duration = Duration::from_secs(60);
+
+/// How many times one write tests a gated label's candidate state before
+/// it gives up on a label others keep moving.
+pub(crate) const MAX_TEST_RUNS: usize = 3;
+
+/// How long a test run may take: the CPU time of the thread running it
+/// (what the run costs the host) and the wall time (what its caller
+/// waits once the run started). Past either the run stops between two
+/// cases and fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TestLimits {
+    /// The CPU time of the running thread.
+    pub cpu: Duration,
+    /// The wall time from the call.
+    pub wall: Duration,
+}
+
+impl TestLimits {
+    /// A gate's: [`GATE_TIME`] of CPU, three times that of wall time (a
+    /// busy host slows a run without making it costlier).
+    pub const GATE: TestLimits = TestLimits {
+        cpu: GATE_TIME,
+        wall: Duration::from_secs(GATE_TIME.as_secs() * 3),
+    };
+
+    /// At most `time`, of CPU and of wall time alike.
+    pub fn within(time: Duration) -> TestLimits {
+        TestLimits::new(time, time)
+    }
+
+    /// At most `cpu` of the running thread's CPU time and `wall` of wall
+    /// time.
+    pub fn new(cpu: Duration, wall: Duration) -> TestLimits {
+        TestLimits { cpu, wall }
+    }
+}
+
+/// Where test runs take turns with the host's other heavy work. A server
+/// hands the store its own bound of heavy jobs
+/// ([`Store::with_test_turns`](crate::Store::with_test_turns)), so a
+/// gate's tests count as a render or a build does; a store without one
+/// runs them at once.
+pub trait TestTurns: Send + Sync {
+    /// Waits for a turn, held until the returned value is dropped.
+    ///
+    /// # Errors
+    ///
+    /// Whatever refuses the turn (the host is busy or shutting down): the
+    /// write that asked for the tests is refused with it, nothing moved.
+    fn turn(&self) -> Pin<Box<dyn Future<Output = Result<Turn, Error>> + Send + '_>>;
+}
+
+/// A turn among the host's heavy work ([`TestTurns::turn`]), held until
+/// dropped.
+pub type Turn = Box<dyn Send>;
 
 /// Whether the manifest `manifest` (its bytes) gates `label`.
 pub(crate) fn gates(manifest: &[u8], label: &str) -> bool {
@@ -92,17 +170,20 @@ impl TestReport {
 
 /// Runs the prompt tests of the pack state `files` exactly as a gate
 /// does (its files loaded as a pack and installed in a fresh registry,
-/// with nothing written), off the async workers and within
-/// `limit`: what a page shows before a move, or a script checks.
+/// with nothing written), on a blocking thread and within `limits`: what a
+/// page shows before a move, or a script checks. Dropping the future stops
+/// the run before its next case.
 ///
 /// # Errors
 ///
 /// [`ErrorKind::InvalidPack`] with the diagnostics when the pack or its
 /// tests cannot be read; [`ErrorKind::TestsFailed`] when the run goes
-/// past `limit` or stops.
-pub async fn test_state(files: PackFiles, limit: Duration) -> Result<TestReport, Error> {
-    let run = tokio::task::spawn_blocking(move || run_tests(&files));
-    let results = match tokio::time::timeout(limit, run).await {
+/// past `limits` or stops.
+pub async fn test_state(files: PackFiles, limits: TestLimits) -> Result<TestReport, Error> {
+    let budget = Budget::start(limits);
+    let stop = budget.stop_on_drop();
+    let run = tokio::task::spawn_blocking(move || run_tests(&files, budget));
+    let results = match tokio::time::timeout(limits.wall, run).await {
         Ok(Ok(results)) => results?,
         Ok(Err(panicked)) => {
             return Err(Error::new(
@@ -110,16 +191,9 @@ pub async fn test_state(files: PackFiles, limit: Duration) -> Result<TestReport,
                 format!("the tests stopped: {panicked}"),
             ));
         }
-        Err(_) => {
-            return Err(Error::new(
-                ErrorKind::TestsFailed,
-                format!(
-                    "the tests ran past {} s; make them faster",
-                    limit.as_secs_f64()
-                ),
-            ));
-        }
+        Err(_) => return Err(Spent::Wall.error(limits)),
     };
+    drop(stop);
     Ok(TestReport {
         cases: results.len(),
         failed: results
@@ -130,45 +204,137 @@ pub async fn test_state(files: PackFiles, limit: Duration) -> Result<TestReport,
     })
 }
 
-/// Runs the tests of `files`, the candidate state of gated `label` (see
-/// [`test_state`]). With `forced`, failing cases are admitted (counted);
-/// tests that cannot be read, or a run past the limit, never are.
-///
-/// # Errors
-///
-/// [`ErrorKind::TestsFailed`] with every failing case (or the diagnostics
-/// of tests that do not load), naming the label.
-pub(crate) async fn admit(
-    files: PackFiles,
-    label: &str,
-    forced: bool,
-    limit: Duration,
-) -> Result<Admission, Error> {
-    let report = test_state(files, limit)
-        .await
-        .map_err(|e| refuse_unrun(label, e))?;
-    let admission = Admission {
-        cases: report.cases,
-        failed: report.failed.len(),
-        forced,
-    };
-    if report.passed() || forced {
-        return Ok(admission);
+/// A gated label's candidate state that no test run has admitted yet:
+/// what a write gives up its transaction with, for the store to test.
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    pub(crate) label: String,
+    /// The state's digest, as its revision would record it.
+    pub(crate) digest: String,
+    pub(crate) files: PackFiles,
+    pub(crate) forced: bool,
+}
+
+/// The candidate states tested outside the writing transaction, by label
+/// and digest: a write admits a gated move only to one of them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tested {
+    states: Vec<(String, String, Admission)>,
+}
+
+impl Tested {
+    /// What the tests of `label` at the state `digest` admitted, if they
+    /// ran on that very state.
+    pub(crate) fn admission(&self, label: &str, digest: &str) -> Option<Admission> {
+        self.states
+            .iter()
+            .find(|(l, d, _)| l == label && d == digest)
+            .map(|(.., admission)| *admission)
     }
-    Err(Error::tests_failed(
-        format!(
-            "label `{label}` is gated: {} of {} test cases fail against the state it would serve; nothing moved (an admin may force the move, giving a reason)",
-            report.failed.len(),
-            report.cases
-        ),
-        report.failed,
-    ))
+
+    fn runs(&self) -> usize {
+        self.states.len()
+    }
+}
+
+impl crate::Store {
+    /// Runs `write`, a transaction that may move gated labels, until it
+    /// commits or fails: each time it gives up on an untested candidate,
+    /// the candidate's tests run here, outside any transaction, and the
+    /// write runs again knowing what they admitted.
+    ///
+    /// # Errors
+    ///
+    /// The write's own; [`ErrorKind::TestsFailed`] when the tests refuse
+    /// the candidate; [`ErrorKind::Conflict`] naming the newest revision
+    /// when the label moved under every one of [`MAX_TEST_RUNS`] runs.
+    pub(crate) async fn through_gates<T, Write>(
+        &self,
+        pack: &str,
+        mut write: impl FnMut(Tested) -> Write,
+    ) -> Result<T, OpError>
+    where
+        Write: Future<Output = Result<T, OpError>>,
+    {
+        let mut tested = Tested::default();
+        loop {
+            let candidate = match write(tested.clone()).await {
+                Err(OpError::Untested(candidate)) => *candidate,
+                done => return done,
+            };
+            if tested.runs() == MAX_TEST_RUNS {
+                return Err(self.moved_under_tests(pack, &candidate.label).await);
+            }
+            let admission = self.admit(&candidate).await?;
+            tested
+                .states
+                .push((candidate.label, candidate.digest, admission));
+        }
+    }
+
+    /// Runs the tests of `candidate` in a turn of the host's heavy work.
+    /// With `forced`, failing cases are admitted (counted); tests that
+    /// cannot be read, or a run past its limits, never are.
+    async fn admit(&self, candidate: &Candidate) -> Result<Admission, Error> {
+        let label = &candidate.label;
+        let _turn = self.test_turn().await?;
+        let report = test_state(candidate.files.clone(), TestLimits::GATE)
+            .await
+            .map_err(|e| refuse_unrun(label, e))?;
+        let admission = Admission {
+            cases: report.cases,
+            failed: report.failed.len(),
+            forced: candidate.forced,
+        };
+        if report.passed() || candidate.forced {
+            return Ok(admission);
+        }
+        Err(Error::tests_failed(
+            format!(
+                "label `{label}` is gated: {} of {} test cases fail against the state it would serve; nothing moved (an admin may force the move, giving a reason)",
+                report.failed.len(),
+                report.cases
+            ),
+            report.failed,
+        ))
+    }
+
+    /// The refusal of a write whose gated candidate kept changing while
+    /// its tests ran, naming the change that won: the pack's newest
+    /// revision.
+    async fn moved_under_tests(&self, pack: &str, label: &str) -> OpError {
+        let winner = match self.newest_pack_revision(pack).await {
+            Ok(winner) => winner,
+            Err(e) => return OpError::Store(e),
+        };
+        let by = winner.map_or(String::new(), |r| {
+            format!(
+                "; the newest change is revision {} of `{}`, by {} ({})",
+                r.number, r.label, r.actor, r.reason
+            )
+        });
+        OpError::Store(Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "the state label `{label}` would move to changed while its tests ran, {MAX_TEST_RUNS} times{by}: nothing moved; retry once the pack is quiet"
+            ),
+        ))
+    }
+
+    async fn newest_pack_revision(&self, pack: &str) -> Result<Option<Revision>, Error> {
+        let pack_id = self.pack_id(pack).await?;
+        let Some((label, number)) = on_backend!(self, newest_pack_revision(pack_id))? else {
+            return Ok(None);
+        };
+        let revisions = on_backend!(self, revisions(pack_id, &label, number..=number))?;
+        Ok(revisions.into_iter().next())
+    }
 }
 
 /// The pack's tests run against `files`, as `promptreg test` runs them
 /// in a folder holding those files, from memory: files are named by their
-/// path in the pack.
-fn run_tests(files: &PackFiles) -> Result<Vec<CaseResult>, Error> {
+/// path in the pack. Stops between cases once `budget` is spent.
+fn run_tests(files: &PackFiles, mut budget: Budget) -> Result<Vec<CaseResult>, Error> {
     let pack = files.to_pack("")?;
     let texts = files
         .iter()
@@ -176,7 +342,107 @@ fn run_tests(files: &PackFiles) -> Result<Vec<CaseResult>, Error> {
     let tests = PromptTests::from_files(&pack, texts).map_err(Error::invalid_pack)?;
     let registry = PromptRegistry::new();
     pack.install(&registry).map_err(Error::invalid_pack)?;
-    Ok(tests.run(&registry))
+    let mut spent = None;
+    let results = tests.run_while(&registry, || {
+        spent = budget.spent();
+        spent.is_none()
+    });
+    results.ok_or_else(|| spent.unwrap_or(Spent::Stopped).error(budget.limits))
+}
+
+/// What a run may still spend, checked between its cases.
+struct Budget {
+    limits: TestLimits,
+    started: Instant,
+    /// The running thread's CPU time when the run started on it (a
+    /// blocking thread serves many jobs), once known.
+    cpu_at_start: Option<Option<Duration>>,
+    /// Set when the caller has gone.
+    stopped: Arc<AtomicBool>,
+}
+
+/// Why a run stopped before its last case.
+#[derive(Debug, Clone, Copy)]
+enum Spent {
+    Cpu,
+    Wall,
+    Stopped,
+}
+
+impl Budget {
+    fn start(limits: TestLimits) -> Budget {
+        Budget {
+            limits,
+            started: Instant::now(),
+            cpu_at_start: None,
+            stopped: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A guard that stops the run when dropped: the caller's future holds
+    /// it, so a request that ends stops its run.
+    fn stop_on_drop(&self) -> StopOnDrop {
+        StopOnDrop(Arc::clone(&self.stopped))
+    }
+
+    fn spent(&mut self) -> Option<Spent> {
+        if self.stopped.load(Ordering::Relaxed) {
+            return Some(Spent::Stopped);
+        }
+        if self.started.elapsed() > self.limits.wall {
+            return Some(Spent::Wall);
+        }
+        let at_start = *self.cpu_at_start.get_or_insert_with(thread_cpu_time);
+        match (at_start, thread_cpu_time()) {
+            (Some(start), Some(now)) if now.saturating_sub(start) > self.limits.cpu => {
+                Some(Spent::Cpu)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Spent {
+    fn error(self, limits: TestLimits) -> Error {
+        let detail = match self {
+            Spent::Cpu => format!(
+                "the tests used more than {} s of CPU time; make them faster",
+                limits.cpu.as_secs_f64()
+            ),
+            Spent::Wall => format!(
+                "the tests ran past {} s; make them faster",
+                limits.wall.as_secs_f64()
+            ),
+            Spent::Stopped => "the tests were stopped: the request that ran them ended".to_owned(),
+        };
+        Error::new(ErrorKind::TestsFailed, detail)
+    }
+}
+
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The CPU time the calling thread has used, where the platform says.
+#[cfg(unix)]
+fn thread_cpu_time() -> Option<Duration> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec for the call's duration.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    (status == 0).then(|| Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
+}
+
+/// Elsewhere a run is bounded by wall time alone.
+#[cfg(not(unix))]
+fn thread_cpu_time() -> Option<Duration> {
+    None
 }
 
 fn failed_case(result: &CaseResult) -> FailedCase {
@@ -206,4 +472,57 @@ fn refuse_unrun(label: &str, e: Error) -> Error {
     );
     refused.set_diagnostics(e.diagnostics().to_vec());
     refused
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pack whose one prompt has `n` test cases.
+    fn many_cases(n: usize) -> PackFiles {
+        let mut files = PackFiles::default();
+        files.insert(
+            "promptreg.toml",
+            "name = \"demo\"\nkeys = [\"greeting\"]\n[user]\nprompts_dir = \".demo/prompts\"\n",
+        );
+        files.insert("defaults/greeting.md", "Hello.\n");
+        let cases: String = (0..n)
+            .map(|i| format!("[[case]]\nname = \"c{i}\"\ncontains = \"Hello\"\n"))
+            .collect();
+        files.insert(
+            "tests/greeting.toml",
+            format!("prompt = \"greeting\"\n{cases}"),
+        );
+        files
+    }
+
+    #[test]
+    fn a_run_whose_caller_left_stops_before_its_next_case() {
+        let budget = Budget::start(TestLimits::GATE);
+        drop(budget.stop_on_drop());
+        let err = run_tests(&many_cases(3), budget).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TestsFailed);
+        assert_eq!(
+            err.to_string(),
+            "the tests were stopped: the request that ran them ended"
+        );
+    }
+
+    #[test]
+    fn a_run_within_its_budget_gives_every_case() {
+        let results = run_tests(&many_cases(3), Budget::start(TestLimits::GATE)).unwrap();
+        assert_eq!(results.len(), 3);
+        assert!(results.iter().all(CaseResult::passed));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_run_past_its_cpu_time_stops_saying_so() {
+        let limits = TestLimits::new(Duration::from_millis(1), Duration::from_secs(600));
+        let err = run_tests(&many_cases(5000), Budget::start(limits)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the tests used more than 0.001 s of CPU time; make them faster"
+        );
+    }
 }

@@ -91,7 +91,7 @@ pub use fleet::{
     MAX_INSTANCE_NAME, MAX_LAST_ERROR, MAX_LIBRARY, MAX_PAGE, REPORT_INTERVALS, ReportOf,
     RevisionServed, Served,
 };
-pub use gate::{FailedCase, GATE_TIME, TestReport, test_state};
+pub use gate::{FailedCase, GATE_TIME, TestLimits, TestReport, TestTurns, Turn, test_state};
 pub use keys::{ApiKey, Scope};
 pub use limits::FileLimits;
 pub use location::DEFAULT_DATABASE;

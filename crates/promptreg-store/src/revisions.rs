@@ -144,7 +144,14 @@ impl Store {
         }
         text::check_message("reason", reason)?;
         let id = self.pack_id(pack).await?;
-        let done = raw!(self, restore(id, label, revision, expect, actor, reason));
+        let done = self
+            .through_gates(pack, |tested| async move {
+                raw!(
+                    self,
+                    restore(id, label, revision, expect, actor, reason, &tested)
+                )
+            })
+            .await;
         let (restores, revision, moves) = self.published(self.explain_conflict(done, id).await?);
         Ok(Restored {
             restores,

@@ -249,7 +249,15 @@ impl Store {
             actor,
             reason,
         };
-        let done = on_backend!(self, start_split(pack_id, label, source, wanted, step))?;
+        let done = self
+            .through_gates(pack, |tested| async move {
+                raw!(
+                    self,
+                    start_split(pack_id, label, source, wanted, step, &tested)
+                )
+            })
+            .await
+            .map_err(|e| self.error(e))?;
         let id = self.published(done);
         self.split_by_id(pack_id, id).await
     }
@@ -390,7 +398,12 @@ impl Store {
             actor,
             reason,
         };
-        let done = on_backend!(self, step_split(pack_id, label, step, expect))?;
+        let done = self
+            .through_gates(pack, |tested| async move {
+                raw!(self, step_split(pack_id, label, step, expect, &tested))
+            })
+            .await
+            .map_err(|e| self.error(e))?;
         let (id, revision) = self.published(done);
         Ok((self.split_by_id(pack_id, id).await?, revision))
     }

@@ -16,6 +16,7 @@ use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Feed, Written};
 use crate::files::{self, PACK_ENTRY, PackFiles};
 use crate::fleet::DEFAULT_FLEET_CAPACITY;
+use crate::gate::{TestTurns, Turn};
 use crate::limits::FileLimits;
 use crate::location::Location;
 use crate::model::{
@@ -42,6 +43,8 @@ pub struct Store {
     /// When instances unseen for a day were last dropped, shared by the
     /// clones (milliseconds since the epoch).
     fleet_pruned: Arc<AtomicI64>,
+    /// Where gates' test runs take turns with the host's heavy work.
+    test_turns: Option<Arc<dyn TestTurns>>,
 }
 
 impl Store {
@@ -66,6 +69,7 @@ impl Store {
                 limits: FileLimits::default(),
                 fleet_capacity: DEFAULT_FLEET_CAPACITY,
                 fleet_pruned: Arc::new(AtomicI64::new(0)),
+                test_turns: None,
             },
             Err(e) => return Err(backend::in_user_words(&location, OpError::Db(e))),
         };
@@ -97,6 +101,23 @@ impl Store {
     pub fn with_fleet_capacity(mut self, instances: usize) -> Store {
         self.fleet_capacity = instances;
         self
+    }
+
+    /// Where the test runs of gated moves take their turns (this value;
+    /// other clones keep theirs): a server hands its bound of heavy jobs,
+    /// so a gate's tests count as a render does. Until set they run at
+    /// once.
+    pub fn with_test_turns(mut self, turns: Arc<dyn TestTurns>) -> Store {
+        self.test_turns = Some(turns);
+        self
+    }
+
+    /// A turn for a gate's test run, held until dropped.
+    pub(crate) async fn test_turn(&self) -> Result<Option<Turn>, Error> {
+        match &self.test_turns {
+            Some(turns) => turns.turn().await.map(Some),
+            None => Ok(None),
+        }
     }
 
     pub(crate) fn fleet_capacity(&self) -> usize {
@@ -193,7 +214,13 @@ impl Store {
         let pack = files.to_pack(root)?;
         self.limits.check_prompts(&pack)?;
         let entries = files.entries(&pack);
-        let written = on_backend!(self, push(pack.name(), &entries, true, actor, message))?;
+        let (name, held) = (pack.name(), &entries);
+        let written = self
+            .through_gates(name, |tested| async move {
+                raw!(self, push(name, held, true, actor, message, &tested))
+            })
+            .await
+            .map_err(|e| self.error(e))?;
         let mut report = self.published(written);
         report.not_stored = files.unheld(&entries);
         report.not_stored.extend_from_slice(files.not_stored());
@@ -227,7 +254,13 @@ impl Store {
         actor.require(Permission::Write, "push")?;
         text::check_message("message", message)?;
         let entry = self.merged_prompt(pack, prompt, files).await?;
-        let written = on_backend!(self, push(pack, &[entry], false, actor, message))?;
+        let entries = &[entry];
+        let written = self
+            .through_gates(pack, |tested| async move {
+                raw!(self, push(pack, entries, false, actor, message, &tested))
+            })
+            .await
+            .map_err(|e| self.error(e))?;
         Ok(self.published(written))
     }
 
@@ -462,10 +495,14 @@ impl Store {
         text::check_message("reason", reason)?;
         let to = self.resolve(pack, prompt, &VersionRef::Number(to)).await?;
         let id = self.pack_id(pack).await?;
-        let moved = raw!(
-            self,
-            move_label(id, prompt, label, to, expect, actor, reason)
-        );
+        let moved = self
+            .through_gates(pack, |tested| async move {
+                raw!(
+                    self,
+                    move_label(id, prompt, label, to, expect, actor, reason, &tested)
+                )
+            })
+            .await;
         Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
@@ -491,7 +528,11 @@ impl Store {
         refuse_latest(label)?;
         text::check_message("reason", reason)?;
         let id = self.prompt_of(pack, prompt).await?;
-        let moved = raw!(self, rollback(id, prompt, label, actor, reason));
+        let moved = self
+            .through_gates(pack, |tested| async move {
+                raw!(self, rollback(id, prompt, label, actor, reason, &tested))
+            })
+            .await;
         Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 
@@ -537,7 +578,11 @@ impl Store {
         refuse_latest(to)?;
         text::check_message("reason", reason)?;
         let id = self.pack_id(pack).await?;
-        let moved = raw!(self, release(id, from, to, expect, actor, reason));
+        let moved = self
+            .through_gates(pack, |tested| async move {
+                raw!(self, release(id, from, to, expect, actor, reason, &tested))
+            })
+            .await;
         Ok(self.published(self.explain_conflict(moved, id).await?))
     }
 

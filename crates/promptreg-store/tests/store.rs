@@ -775,12 +775,15 @@ async fn a_test_run_past_its_bound_fails_with_the_reason() {
         })
         .collect();
     files.insert("tests/many.toml", format!("prompt = \"greeting\"\n{cases}"));
-    let err = promptreg_store::test_state(files.clone(), std::time::Duration::ZERO)
-        .await
-        .unwrap_err();
+    let err = promptreg_store::test_state(
+        files.clone(),
+        promptreg_store::TestLimits::within(std::time::Duration::ZERO),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TestsFailed, "{err}");
     assert_eq!(err.to_string(), "the tests ran past 0 s; make them faster");
-    let report = promptreg_store::test_state(files, promptreg_store::GATE_TIME)
+    let report = promptreg_store::test_state(files, promptreg_store::TestLimits::GATE)
         .await
         .unwrap();
     assert!(report.cases > 2000, "{}", report.summary());

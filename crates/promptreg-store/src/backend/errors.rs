@@ -15,6 +15,9 @@ pub(crate) enum OpError {
         label: String,
         expected: Option<i64>,
     },
+    /// A gated label would move to a state no test run admitted yet: the
+    /// transaction gave up so that the tests run outside it (`gate.rs`).
+    Untested(Box<crate::gate::Candidate>),
 }
 
 impl From<sqlx::Error> for OpError {
@@ -40,6 +43,15 @@ pub(crate) fn in_user_words(location: &Location, e: OpError) -> Error {
             ),
         ),
         OpError::Db(e) => database_error(location, e),
+        // `Store::through_gates` tests every candidate; a write run
+        // outside it never meets a gate.
+        OpError::Untested(candidate) => Error::new(
+            ErrorKind::TestsFailed,
+            format!(
+                "label `{}` is gated and its candidate state was not tested: nothing moved",
+                candidate.label
+            ),
+        ),
     }
 }
 

@@ -138,6 +138,7 @@ pub(crate) async fn move_label(
     expect: Option<u64>,
     actor: &Actor,
     reason: &str,
+    tested: &crate::gate::Tested,
 ) -> Result<Written<LabelMove>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
@@ -154,7 +155,7 @@ pub(crate) async fn move_label(
         Timestamp::now(),
     )
     .await?;
-    commit_move(tx, pack_id, moved, RevisionCause::Move, actor).await
+    commit_move(tx, pack_id, moved, RevisionCause::Move, actor, tested).await
 }
 
 /// Commits one label move with its event.
@@ -164,8 +165,9 @@ async fn commit_move(
     moved: LabelMove,
     cause: RevisionCause,
     actor: &Actor,
+    tested: &crate::gate::Tested,
 ) -> Result<Written<LabelMove>, OpError> {
-    let made = Made::by(cause, actor, &moved.reason, moved.at);
+    let made = Made::by(cause, actor, &moved.reason, moved.at, tested);
     let (number, created) = record_revision(&mut tx, pack_id, &moved.label, made).await?;
     let moved = LabelMove {
         revision: Some(number),
@@ -207,6 +209,7 @@ pub(crate) async fn rollback(
     label: &Label,
     actor: &Actor,
     why: &str,
+    tested: &crate::gate::Tested,
 ) -> Result<Written<LabelMove>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
@@ -244,7 +247,7 @@ pub(crate) async fn rollback(
     .bind(label.as_str())
     .execute(&mut *tx)
     .await?;
-    commit_move(tx, pack_id, moved, RevisionCause::Rollback, actor).await
+    commit_move(tx, pack_id, moved, RevisionCause::Rollback, actor, tested).await
 }
 
 /// Where a rollback of `label` of `entry` would take it, without moving it.
@@ -334,6 +337,7 @@ fn recorded_reason(what: String, why: &str) -> String {
 }
 
 /// Points `to` at what `from` points at, on every entry, in one transaction.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn release(
     pool: &Pool<Db>,
     pack_id: i64,
@@ -342,6 +346,7 @@ pub(crate) async fn release(
     expect: Option<u64>,
     actor: &Actor,
     why: &str,
+    tested: &crate::gate::Tested,
 ) -> Result<Written<Vec<LabelMove>>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
@@ -375,7 +380,7 @@ pub(crate) async fn release(
     // keep up with a release of any size.
     let mut events = Vec::new();
     if !moves.is_empty() {
-        let made = Made::by(RevisionCause::Release, actor, &reason, now);
+        let made = Made::by(RevisionCause::Release, actor, &reason, now, tested);
         let (number, created) = record_revision(&mut tx, pack_id, to.as_str(), made).await?;
         for m in &mut moves {
             m.revision = Some(number);

@@ -12,13 +12,23 @@ struct Made<'a> {
     signer: Option<&'a promptreg::signing::SigningKey>,
     /// The actor moves gated labels past failing tests.
     forced: bool,
+    /// The candidate states tested outside the transaction; `None`
+    /// records the state as it stands, gated or not (a migration).
+    tested: Option<&'a crate::gate::Tested>,
     reason: &'a str,
     now: Timestamp,
 }
 
 impl<'a> Made<'a> {
-    fn by(cause: RevisionCause, actor: &'a Actor, reason: &'a str, now: Timestamp) -> Self {
+    fn by(
+        cause: RevisionCause,
+        actor: &'a Actor,
+        reason: &'a str,
+        now: Timestamp,
+        tested: &'a crate::gate::Tested,
+    ) -> Self {
         Made {
+            tested: Some(tested),
             cause,
             restores: None,
             actor: &actor.name,
@@ -51,7 +61,7 @@ async fn record_revision(
     .await?;
     let digest = crate::files::state_digest(state.iter().map(|(e, d)| (e.as_str(), d.as_str())));
     let manifests = label_manifests(tx, pack_id, label).await?;
-    let admitted = admit_if_gated(tx, pack_id, label, &manifests, &made).await?;
+    let admitted = admit_if_gated(tx, pack_id, label, &manifests, &made, &digest).await?;
     let (newest,): (Option<i64>,) =
         sqlx::query_as("SELECT MAX(number) FROM revisions WHERE pack_id = $1 AND label = $2")
             .bind(pack_id)
@@ -135,19 +145,26 @@ async fn label_manifests(tx: &mut Tx, pack_id: i64, label: &str) -> Result<Vec<V
     Ok(manifests.into_iter().map(|(m,)| m).collect())
 }
 
-/// For a label its manifests gate, runs the tests of the state this
-/// transaction would leave it in; `None` for a label no manifest gates.
-/// The pack stays locked meanwhile, so the state tested is the state
-/// committed.
+/// For a label its manifests gate, what the tests of the state this
+/// transaction would leave it in (`digest`) admitted; `None` for a label
+/// no manifest gates. A state not tested yet gives up the transaction
+/// with its files (`OpError::Untested`): tests never run under its lock.
 async fn admit_if_gated(
     tx: &mut Tx,
     pack_id: i64,
     label: &str,
     manifests: &[Vec<u8>],
     made: &Made<'_>,
+    digest: &str,
 ) -> Result<Option<crate::gate::Admission>, OpError> {
+    let Some(tested) = made.tested else {
+        return Ok(None);
+    };
     if !manifests.iter().any(|m| crate::gate::gates(m, label)) {
         return Ok(None);
+    }
+    if let Some(admission) = tested.admission(label, digest) {
+        return Ok(Some(admission));
     }
     let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(LABEL_FILES)
     .bind(pack_id)
@@ -155,8 +172,17 @@ async fn admit_if_gated(
     .fetch_all(&mut **tx)
     .await?;
     let files: crate::files::PackFiles = rows.into_iter().map(|(_, path, bytes)| (path, bytes)).collect();
-    let admission = crate::gate::admit(files, label, made.forced, crate::gate::GATE_TIME).await?;
-    Ok(Some(admission))
+    Err(untested(label, digest, files, made.forced))
+}
+
+/// Gives up a transaction on a gated candidate state no run has tested.
+fn untested(label: &str, digest: &str, files: crate::files::PackFiles, forced: bool) -> OpError {
+    OpError::Untested(Box::new(crate::gate::Candidate {
+        label: label.to_owned(),
+        digest: digest.to_owned(),
+        files,
+        forced,
+    }))
 }
 
 /// Gives every label of the store its revision 1, its state now: run once,
@@ -174,6 +200,7 @@ async fn record_first_revisions(tx: &mut Tx) -> Result<(), OpError> {
             actor: "promptreg",
             signer: None,
             forced: false,
+            tested: None,
             reason: "the label as it stood when the store was migrated to revisions",
             now,
         };
@@ -294,6 +321,7 @@ fn revision_changes(
 /// revision the label stands on, so rollbacks walk back). Returns the new
 /// revision's number (none when the label already held that state) and
 /// the moves, after the revision restored.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn restore(
     pool: &Pool<Db>,
     pack_id: i64,
@@ -302,6 +330,7 @@ pub(crate) async fn restore(
     expect: Option<u64>,
     actor: &Actor,
     why: &str,
+    tested: &crate::gate::Tested,
 ) -> Result<Written<(u64, Option<u64>, Vec<LabelMove>)>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     lock_pack(&mut tx, pack_id).await?;
@@ -345,7 +374,7 @@ pub(crate) async fn restore(
     let now = Timestamp::now();
     let made = Made {
         restores: Some(target),
-        ..Made::by(RevisionCause::Restore, actor, &reason, now)
+        ..Made::by(RevisionCause::Restore, actor, &reason, now, tested)
     };
     let (number, moves, events) = point_at(&mut tx, pack_id, label, &wanted, actor, made).await?;
     let last_event = commit(tx, pack_id, &events, now).await?;
@@ -522,4 +551,19 @@ pub(crate) async fn checkout_revision(
     .fetch_all(pool)
     .await?;
     Ok((number, rows))
+}
+
+/// The label and number of the pack's newest revision, of any label: the
+/// last change that moved anything in it.
+pub(crate) async fn newest_pack_revision(
+    pool: &Pool<Db>,
+    pack_id: i64,
+) -> Result<Option<(String, u64)>, OpError> {
+    let newest: Option<(String, i64)> = sqlx::query_as(
+        "SELECT label, number FROM revisions WHERE pack_id = $1 ORDER BY revision_id DESC LIMIT 1",
+    )
+    .bind(pack_id)
+    .fetch_optional(pool)
+    .await?;
+    Ok(newest.map(|(label, number)| (label, number as u64)))
 }

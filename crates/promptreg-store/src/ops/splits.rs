@@ -12,6 +12,7 @@ pub(crate) async fn start_split(
     source: &Label,
     wanted: Option<&RevisionRef>,
     start: crate::splits::Step<'_>,
+    tested: &crate::gate::Tested,
 ) -> Result<Written<u64>, OpError> {
     let (share, actor, reason) = (start.share, start.actor, start.reason);
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
@@ -35,7 +36,8 @@ pub(crate) async fn start_split(
     .bind(revision as i64)
     .fetch_one(&mut *tx)
     .await?;
-    let admitted = admit_candidate(&mut tx, pack_id, label, source, revision, actor.forces_gates()).await?;
+    let proposed = Proposed { label, source, revision, digest: &digest };
+    let admitted = admit_candidate(&mut tx, pack_id, proposed, actor.forces_gates(), tested).await?;
     let now = Timestamp::now();
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO splits (pack_id, label, source_label, source_revision, digest, basis_points, \
@@ -85,6 +87,7 @@ pub(crate) async fn step_split(
     label: &Label,
     asked: crate::splits::Step<'_>,
     expect: Option<u64>,
+    tested: &crate::gate::Tested,
 ) -> Result<Written<(u64, Option<u64>)>, OpError> {
     use crate::splits::SplitStep;
     let (step, share, actor, reason) = (asked.step, asked.share, asked.actor, asked.reason);
@@ -134,7 +137,7 @@ pub(crate) async fn step_split(
                 let wanted: BTreeMap<String, i64> = wanted.into_iter().collect();
                 let what = format!("promote split {id}");
                 let why = recorded_reason(what, reason);
-                let made = Made::by(RevisionCause::Promote, actor, &why, now);
+                let made = Made::by(RevisionCause::Promote, actor, &why, now, tested);
                 let (number, _, moved) = point_at(&mut tx, pack_id, label, &wanted, actor, made).await?;
                 revision = number;
                 events.extend(moved);
@@ -158,28 +161,40 @@ pub(crate) async fn step_split(
     })
 }
 
-/// For a gated label, the candidate's tests (revision `revision` of
-/// `source`), as a move to it would run them.
+/// The state a split would serve on `label`: revision `revision` of
+/// `source`, whose digest is `digest`.
+struct Proposed<'a> {
+    label: &'a Label,
+    source: &'a Label,
+    revision: u64,
+    digest: &'a str,
+}
+
+/// For a gated label, what the candidate's tests admitted, as for a move
+/// to it; an untested candidate gives up the transaction, to be tested
+/// outside it.
 async fn admit_candidate(
     tx: &mut Tx,
     pack_id: i64,
-    label: &Label,
-    source: &Label,
-    revision: u64,
+    candidate: Proposed<'_>,
     forced: bool,
+    tested: &crate::gate::Tested,
 ) -> Result<Option<crate::gate::Admission>, OpError> {
-    let files = revision_files(tx, pack_id, source.as_str(), revision).await?;
+    let label = candidate.label.as_str();
+    let files = revision_files(tx, pack_id, candidate.source.as_str(), candidate.revision).await?;
     let gated = |files: &crate::files::PackFiles| {
         files
             .get(promptreg::pack::MANIFEST)
-            .is_some_and(|m| crate::gate::gates(m, label.as_str()))
+            .is_some_and(|m| crate::gate::gates(m, label))
     };
-    let current = label_files(tx, pack_id, label.as_str()).await?;
+    let current = label_files(tx, pack_id, label).await?;
     if !gated(&files) && !gated(&current) {
         return Ok(None);
     }
-    let admission = crate::gate::admit(files, label.as_str(), forced, crate::gate::GATE_TIME).await?;
-    Ok(Some(admission))
+    match tested.admission(label, candidate.digest) {
+        Some(admission) => Ok(Some(admission)),
+        None => Err(untested(label, candidate.digest, files, forced)),
+    }
 }
 
 async fn revision_files(

@@ -14,6 +14,7 @@ pub(crate) async fn push(
     whole: bool,
     actor: &Actor,
     message: &str,
+    tested: &crate::gate::Tested,
 ) -> Result<Written<PushReport>, OpError> {
     let now = Timestamp::now();
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
@@ -119,7 +120,7 @@ pub(crate) async fn push(
         moved_latest = true;
     }
     if moved_latest {
-        let made = Made::by(RevisionCause::Push, actor, &reason, now);
+        let made = Made::by(RevisionCause::Push, actor, &reason, now, tested);
         let (_, created) = record_revision(&mut tx, pack_id, "latest", made).await?;
         events.push(created);
     }
