@@ -9,9 +9,12 @@
 //! the server shuts down, work still waiting is refused (`shutting-down`),
 //! so only jobs already running are finished.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::http::StatusCode;
+use promptreg_store::{Error as StoreError, ErrorKind, TestTurns, Turn};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::problem::{Problem, ProblemCode};
@@ -88,6 +91,22 @@ impl HeavyWork {
                 "the server is building or rendering as much as it may ({jobs} at once, {queue} waiting): retry shortly"
             ),
         )
+    }
+}
+
+/// A gate's test run (inside a store write) takes its turn as any heavy
+/// job does: a place among the running jobs, or `busy` at once.
+impl TestTurns for HeavyWork {
+    fn turn(&self) -> Pin<Box<dyn Future<Output = Result<Turn, StoreError>> + Send + '_>> {
+        Box::pin(async move {
+            match self.slot().await {
+                Ok(slot) => Ok(Box::new(slot) as Turn),
+                Err(refused) => Err(StoreError::new(
+                    ErrorKind::Busy,
+                    refused.details().detail.clone(),
+                )),
+            }
+        })
     }
 }
 

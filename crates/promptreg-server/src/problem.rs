@@ -340,6 +340,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, ProblemCode) {
         ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, ProblemCode::UnknownKey),
         ErrorKind::TestsFailed => (StatusCode::UNPROCESSABLE_ENTITY, ProblemCode::TestsFailed),
         ErrorKind::SignatureRequired => (StatusCode::FORBIDDEN, ProblemCode::SignatureRequired),
+        ErrorKind::Busy => (StatusCode::SERVICE_UNAVAILABLE, ProblemCode::Busy),
         ErrorKind::TooManyInstances => (
             StatusCode::INSUFFICIENT_STORAGE,
             ProblemCode::TooManyInstances,

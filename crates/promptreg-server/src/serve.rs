@@ -13,7 +13,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, HeaderValue};
 use axum::routing::get;
-use promptreg_store::Store;
+use promptreg_store::{Store, TestTurns};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
@@ -123,13 +123,17 @@ impl Server {
         }
         let last = store.last_event_id().await?;
         let listener = listen(&config).map_err(|e| ServeError::Bind(config.listen, e))?;
-        let store = store.with_file_limits(config.file_limits);
         let shutdown = watch::channel(false).0;
         let heavy = Arc::new(HeavyWork::new(
             config.heavy_jobs,
             config.heavy_queue,
             shutdown.subscribe(),
         ));
+        // A gate's tests count against the same bound as renders and
+        // builds.
+        let store = store
+            .with_file_limits(config.file_limits)
+            .with_test_turns(Arc::clone(&heavy) as Arc<dyn TestTurns>);
         let state = AppState(Arc::new(Shared {
             cache: Cache::new(store.clone(), Arc::clone(&heavy)),
             heavy,

@@ -113,7 +113,7 @@ impl Candidate {
             .as_ref()
             .is_ok_and(|f| super::revisions::gated_by(f, name));
         Candidate {
-            tests: TestResults::of(files).await,
+            tests: TestResults::of(&state.heavy, files).await,
             gated,
             may_force: super::revisions::is_admin(pack),
         }

@@ -166,7 +166,7 @@ pub(crate) async fn confirm(
         .unwrap_or_default();
     let files = changes(&now, &then);
     let gated = gated_by(&now, &name) || gated_by(&then, &name);
-    let tests = TestResults::of(Ok(then)).await;
+    let tests = TestResults::of(&state.heavy, Ok(then)).await;
     render(
         "restore.html",
         context! {

@@ -7,13 +7,14 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::response::Html;
 use minijinja::context;
-use promptreg_store::{Label, PackFiles, VersionRef};
+use promptreg_store::{Label, PackFiles, TestLimits, VersionRef};
 use serde::{Deserialize, Serialize};
 
 use super::compare::version_ref;
 use super::packs::require_read;
 use super::page::{PageError, Path, render};
 use crate::extract::{PackName, PromptName, Query};
+use crate::heavy::HeavyWork;
 use crate::problem::FailedCase;
 use crate::serve::AppState;
 
@@ -34,10 +35,20 @@ pub(crate) struct TestResults {
 }
 
 impl TestResults {
-    /// Runs the tests of `state`, a pack state or the error of building it.
-    pub(crate) async fn of(state: Result<PackFiles, promptreg_store::Error>) -> TestResults {
+    /// Runs the tests of `state`, a pack state or the error of building
+    /// it, in a place among the server's heavy jobs. A visitor who leaves
+    /// stops the run before its next case.
+    pub(crate) async fn of(
+        heavy: &HeavyWork,
+        state: Result<PackFiles, promptreg_store::Error>,
+    ) -> TestResults {
         let report = match state {
-            Ok(files) => promptreg_store::test_state(files, PAGE_TEST_TIME).await,
+            Ok(files) => match heavy.slot().await {
+                Ok(_slot) => {
+                    promptreg_store::test_state(files, TestLimits::within(PAGE_TEST_TIME)).await
+                }
+                Err(busy) => return TestResults::not_run(busy.details().detail.clone()),
+            },
             Err(e) => Err(e),
         };
         match report {
@@ -47,12 +58,16 @@ impl TestResults {
                 failed: report.failed.iter().map(FailedCase::from).collect(),
                 error: None,
             },
-            Err(e) => TestResults {
-                summary: None,
-                passed: false,
-                failed: Vec::new(),
-                error: Some(e.to_string()),
-            },
+            Err(e) => TestResults::not_run(e.to_string()),
+        }
+    }
+
+    fn not_run(why: String) -> TestResults {
+        TestResults {
+            summary: None,
+            passed: false,
+            failed: Vec::new(),
+            error: Some(why),
         }
     }
 }
@@ -84,7 +99,7 @@ pub(crate) async fn show(
             state.store.state_with(pack, &Label::latest(), id, n).await,
         ),
     };
-    let tests = TestResults::of(files).await;
+    let tests = TestResults::of(&state.heavy, files).await;
     render(
         "tests.html",
         context! { pack, id, at, what, tests => super::page::data(&tests) },
