@@ -144,6 +144,12 @@ impl<'a> Document<'a> {
     /// Splits `text`. A file whose first line is `---` has front matter,
     /// which ends at the next `---` line.
     pub(crate) fn parse(text: &'a str, path: &Path) -> Result<Self, Diagnostic> {
+        Document::parse_all(text, path).map_err(|mut problems| problems.swap_remove(0))
+    }
+
+    /// [`parse`](Self::parse), with every problem it finds (each unknown
+    /// key of the front matter, not only the first): never an empty list.
+    pub(crate) fn parse_all(text: &'a str, path: &Path) -> Result<Self, Vec<Diagnostic>> {
         let mut lines = text.split_inclusive('\n');
         let starts_with_fence = lines.next().is_some_and(is_fence);
         if !starts_with_fence {
@@ -169,17 +175,19 @@ impl<'a> Document<'a> {
                     body_line_offset: line_count,
                     snippets: None,
                 };
-                document.check_defaults(path)?;
+                document.check_defaults(path).map_err(|d| vec![d])?;
                 return Ok(document);
             }
             offset += line.len();
         }
-        Err(Diagnostic::error(
-            DiagnosticCode::FrontMatter,
-            "front matter is not closed: add a `---` line after it",
-        )
-        .in_file(path)
-        .at(&LineIndex::new(text), 0..3))
+        Err(vec![
+            Diagnostic::error(
+                DiagnosticCode::FrontMatter,
+                "front matter is not closed: add a `---` line after it",
+            )
+            .in_file(path)
+            .at(&LineIndex::new(text), 0..3),
+        ])
     }
 
     /// Lets the file's templates include `snippets` (a pack's).
@@ -551,26 +559,102 @@ fn not_an_object(key: &str, value: &Value) -> Option<model_check::SettingProblem
     })
 }
 
-fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Diagnostic> {
+fn parse_yaml(yaml: &str, path: &Path) -> Result<FrontMatter, Vec<Diagnostic>> {
     if non_blank(yaml).is_none() {
         return Ok(FrontMatter::default());
     }
+    let at = |d: Diagnostic, location: Option<serde_saphyr::Location>| {
+        let mut d = d.in_file(path);
+        if let Some(location) = location {
+            // The YAML starts on the line after the opening fence.
+            d.position = Some(Position {
+                line: location.line() as usize + 1,
+                column: location.column() as usize,
+            });
+        }
+        d.with_excerpt(&LineIndex::new(yaml), 1)
+    };
     serde_saphyr::from_str::<Option<FrontMatter>>(yaml)
         .map(Option::unwrap_or_default)
         .map_err(|e| {
-            let (message, suggestion) = explain(&e);
-            let mut d = Diagnostic::error(DiagnosticCode::FrontMatter, message)
-                .in_file(path)
-                .suggest(Some(suggestion));
-            if let Some(location) = e.location() {
-                // The YAML starts on the line after the opening fence.
-                d.position = Some(Position {
-                    line: location.line() as usize + 1,
-                    column: location.column() as usize,
-                });
+            let unknown = unknown_top_level_keys(yaml, &e);
+            if !unknown.is_empty() {
+                return unknown
+                    .into_iter()
+                    .map(|(d, location)| at(d, Some(location)))
+                    .collect();
             }
-            d.with_excerpt(&LineIndex::new(yaml), 1)
+            let (message, suggestion) = explain(&e);
+            let d =
+                Diagnostic::error(DiagnosticCode::FrontMatter, message).suggest(Some(suggestion));
+            vec![at(d, e.location())]
         })
+}
+
+/// For an unknown key of the front matter's top level, every unknown key
+/// there, each with where it is: `check` reports them all at once. Empty
+/// for any other error.
+fn unknown_top_level_keys(
+    yaml: &str,
+    e: &serde_saphyr::Error,
+) -> Vec<(Diagnostic, serde_saphyr::Location)> {
+    let serde_saphyr::Error::SerdeUnknownField { expected, .. } = e.without_snippet() else {
+        return Vec::new();
+    };
+    if !expected.contains(&PIN_HEAD) {
+        return Vec::new();
+    }
+    let Ok(keys) = serde_saphyr::from_str::<TopLevelKeys>(yaml) else {
+        return Vec::new();
+    };
+    keys.0
+        .into_iter()
+        .filter(|key| !expected.contains(&key.value.as_str()))
+        .map(|key| {
+            let (message, hint) = unknown_key(&key.value, expected);
+            let d = Diagnostic::error(DiagnosticCode::FrontMatter, message).suggest(Some(hint));
+            (d, key.referenced)
+        })
+        .collect()
+}
+
+/// The keys of a YAML mapping, each with its place, values skipped.
+struct TopLevelKeys(Vec<serde_saphyr::Spanned<String>>);
+
+impl<'de> Deserialize<'de> for TopLevelKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = TopLevelKeys;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a mapping")
+            }
+
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<TopLevelKeys, M::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    keys.push(key);
+                }
+                Ok(TopLevelKeys(keys))
+            }
+        }
+        deserializer.deserialize_map(Keys)
+    }
+}
+
+/// "unknown front matter key", and "did you mean" among `expected`.
+fn unknown_key(field: &str, expected: &[&str]) -> (String, String) {
+    let known = || {
+        let names: Vec<String> = expected.iter().map(|k| format!("`{k}`")).collect();
+        format!("the keys here are {}", names.join(", "))
+    };
+    let hint = suggest::did_you_mean(field, expected.iter().copied()).unwrap_or_else(known);
+    (format!("unknown front matter key `{field}`"), hint)
 }
 
 /// The message and suggestion for a front matter error: a misspelt key
@@ -580,12 +664,7 @@ fn explain(e: &serde_saphyr::Error) -> (String, String) {
         field, expected, ..
     } = e.without_snippet()
     {
-        let known = || {
-            let names: Vec<String> = expected.iter().map(|k| format!("`{k}`")).collect();
-            format!("the keys here are {}", names.join(", "))
-        };
-        let hint = suggest::did_you_mean(field, expected.iter().copied()).unwrap_or_else(known);
-        return (format!("unknown front matter key `{field}`"), hint);
+        return unknown_key(field, expected);
     }
     let summary = summary(e);
     let hint = suggest::for_serde_message(&summary).unwrap_or_else(|| {
@@ -681,6 +760,27 @@ mod tests {
         assert_eq!(err.code, DiagnosticCode::FrontMatter);
         assert_eq!(err.position.map(|p| p.line), Some(3), "{err}");
         assert_eq!(err.suggestion.as_deref(), Some("did you mean `template`?"));
+        // Every unknown key at once, each at its line.
+        let all = Document::parse_all(
+            "---\ndescripton: x\ntemplat: true\nkind: text\n---\nB",
+            Path::new("p.md"),
+        )
+        .unwrap_err();
+        let found: Vec<_> = all
+            .iter()
+            .map(|d| (d.message.as_str(), d.position.map(|p| p.line)))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("unknown front matter key `descripton`", Some(2)),
+                ("unknown front matter key `templat`", Some(3))
+            ]
+        );
+        assert_eq!(
+            all[0].suggestion.as_deref(),
+            Some("did you mean `description`?")
+        );
         let err = parse("---\nvariables:\n  a: { requird: true }\n---\nB").unwrap_err();
         assert_eq!(err.suggestion.as_deref(), Some("did you mean `required`?"));
         let err = parse("---\ndescription: [unclosed\n---\nB").unwrap_err();

@@ -114,9 +114,13 @@ fn parse_file<'a>(
     read_with: &PackWide<'_>,
     diagnostics: &mut Diagnostics,
 ) -> Option<ParsedFile<'a>> {
-    let doc = diagnostics
-        .ok(Document::parse(file.text, file.path))?
-        .with_snippets(read_with.snippets);
+    let doc = match Document::parse_all(file.text, file.path) {
+        Ok(doc) => doc.with_snippets(read_with.snippets),
+        Err(problems) => {
+            diagnostics.extend(problems);
+            return None;
+        }
+    };
     let settings_problems = doc.settings_problems(file.path);
     if !settings_problems.is_empty() {
         diagnostics.extend(settings_problems);
