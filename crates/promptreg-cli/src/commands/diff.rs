@@ -30,7 +30,7 @@ pub fn run(session: &Session, args: &DiffArgs) -> Result<Output, Failure> {
         )
         .to_string();
     // As diff(1): 0 when the texts are the same, 1 when they differ.
-    let code = if host == user { 0 } else { DIFFERENT };
+    let code = exit_code(host != user);
     let mut output = if session.args.json {
         Output::json(&json!({
             "id": args.id,
@@ -55,8 +55,11 @@ pub fn run(session: &Session, args: &DiffArgs) -> Result<Output, Failure> {
     Ok(output)
 }
 
-/// The exit code when the user's configuration changes the text.
-const DIFFERENT: u8 = 1;
+/// The exit code of a comparison, as diff(1)'s: 0 when the texts are the
+/// same, 1 when they differ (2, an error, is any failure's).
+pub(crate) fn exit_code(differ: bool) -> u8 {
+    u8::from(differ)
+}
 
 /// Compares whole lines, the last one included.
 fn with_newline(text: &str) -> String {

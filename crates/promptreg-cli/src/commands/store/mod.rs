@@ -256,7 +256,12 @@ pub(super) fn failure(err: Error) -> Failure {
             );
             std::iter::once(head).chain(case.problems.iter().map(|p| format!("     {p}")))
         });
+        let force = "an admin forces the move with --force --admin --reason TEXT".to_owned();
+        let lines = lines.chain(std::iter::once(force));
         return Failure::usage(err.to_string()).with_details("tests-failed", lines);
+    }
+    if err.kind() == ErrorKind::Forbidden && err.to_string().contains("admin permission") {
+        return Failure::usage(format!("{err}: run it with --admin"));
     }
     Failure::usage(err.to_string())
 }
@@ -675,28 +680,27 @@ impl<'a> Command<'a> {
                 "`{id}` has no file for locale `{tag}` in v{a_num} or v{b_num}"
             )));
         }
-        if self.session.args.json {
+        let mut output = if self.session.args.json {
             let files: Vec<Value> = diff
                 .files
                 .iter()
                 .map(|f| json!({ "path": f.path, "changed": f.changed, "diff": f.diff }))
                 .collect();
-            return Ok(Output::json(&json!({
+            Output::json(&json!({
                 "id": id, "from": a_num, "to": b_num, "files": files,
-            })));
-        }
-        if !diff.changed() {
+            }))
+        } else if !diff.changed() {
             let compared = match (&locale, diff.files.as_slice()) {
                 (Some(_), [one]) => format!("the same {}", one.path),
                 _ => "the same files".to_owned(),
             };
-            return Ok(Output::text(format!(
-                "{id}: v{a_num} and v{b_num} have {compared}\n"
-            )));
-        }
-        let paint = self.paint();
-        let out = diff.files.iter().map(|f| paint.diff(&f.diff)).collect();
-        Ok(Output::text(out))
+            Output::text(format!("{id}: v{a_num} and v{b_num} have {compared}\n"))
+        } else {
+            let paint = self.paint();
+            Output::text(diff.files.iter().map(|f| paint.diff(&f.diff)).collect())
+        };
+        output.code = crate::commands::diff::exit_code(diff.changed());
+        Ok(output)
     }
 }
 

@@ -110,7 +110,10 @@ impl Command<'_> {
             ));
         };
         let mut out = self.moves(&restored.moves);
-        let head = format!("{label} is at revision {number}, restoring revision {restores}\n");
+        // The new revision follows the one the label stood on: writers of
+        // a pack take turns.
+        let was = number - 1;
+        let head = format!("{label}: r{was} -> r{number}, restoring r{restores}\n");
         out.stdout.insert_str(0, &head);
         out
     }
@@ -130,26 +133,26 @@ impl Command<'_> {
             .diff_revisions(&pack, &label, a, b)
             .await
             .map_err(failure)?;
-        if self.session.args.json {
+        let mut output = if self.session.args.json {
             let files: Vec<Value> = diff
                 .files
                 .iter()
                 .map(|f| json!({ "path": f.path, "diff": f.diff }))
                 .collect();
-            return Ok(Output::json(&json!({
+            Output::json(&json!({
                 "label": label.as_str(), "from": diff.from, "to": diff.to, "files": files,
-            })));
-        }
-        if diff.files.is_empty() {
-            return Ok(Output::text(format!(
+            }))
+        } else if diff.files.is_empty() {
+            Output::text(format!(
                 "{label}: r{} and r{} hold the same files\n",
                 diff.from, diff.to
-            )));
-        }
-        let paint = self.paint();
-        Ok(Output::text(
-            diff.files.iter().map(|f| paint.diff(&f.diff)).collect(),
-        ))
+            ))
+        } else {
+            let paint = self.paint();
+            Output::text(diff.files.iter().map(|f| paint.diff(&f.diff)).collect())
+        };
+        output.code = crate::commands::diff::exit_code(!diff.files.is_empty());
+        Ok(output)
     }
 }
 
