@@ -83,6 +83,12 @@ fn a_signed_release_is_read_with_trusted_keys_baked_and_rendered_with_no_server(
     ));
     let why = refused(read(&["--trust-key", "releaser.pub"], &["list"]));
     assert!(why.contains("is not signed"), "{why}");
+    // A one-off read holds no earlier bundle: it says so, not that one
+    // stays in force.
+    assert!(
+        why.contains("refused, and no earlier bundle is held to keep"),
+        "{why}"
+    );
 
     // Signed with the encrypted key: accepted; by another key: refused.
     ok(promptreg(

@@ -773,12 +773,11 @@ impl Run {
         let Some(trusted) = &self.remote.trusted_keys else {
             return Ok(());
         };
-        let refused = |why: String| {
-            format!(
-                "{}: refused, the last good bundle stays in force: {why}",
-                self.origin
-            )
+        let kept = match self.current {
+            Some(_) => "the last good bundle stays in force",
+            None => "and no earlier bundle is held to keep",
         };
+        let refused = |why: String| format!("{}: refused, {kept}: {why}", self.origin);
         let key = bundle
             .verify(trusted, &self.remote.pack, &self.remote.label)
             .map_err(refused)?;
