@@ -59,13 +59,11 @@ pub(crate) struct Delivered {
 
 impl Delivered {
     fn of(event: &Event) -> Delivered {
-        let value = serde_json::to_value(event).unwrap_or_default();
-        let kind = value["type"].as_str().unwrap_or("change").to_owned();
         Delivered {
             id: event.id,
             pack: event.pack.clone(),
-            kind,
-            data: value.to_string(),
+            kind: event.change.name().to_owned(),
+            data: serde_json::to_string(event).unwrap_or_default(),
         }
     }
 
@@ -257,6 +255,8 @@ pub(crate) struct EventsQuery {
             a single move, by hand, by a rollback or by a push (`latest`), is a `label_moved`. \
             Each change to what a label resolves to ends with one `revision_created` \
             (`label`, `revision`, `digest`: the label's bundle ETag, `cause`, `actor`, `reason`). \
+            A split's step is its own event, `split_start`, `split_share`, `split_promote` or `split_abort`, \
+            whose data is a `split_changed` (`label`, `split`, `step`, `share`, `digest`, `actor`, `reason`). \
             A final `reconnect` event (no id) asks the client to reconnect with `Last-Event-ID`: \
             it fell too far behind, or the server is shutting down.", content_type = "text/event-stream", body = String),
         (status = 400, description = "Invalid Last-Event-ID", body = ProblemDetails, content_type = "application/problem+json"),

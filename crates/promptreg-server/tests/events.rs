@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Sse, SseClient, TestServer, config, databases, json, published, writer};
-use promptreg_store::{Label, PackFiles};
+use promptreg_store::{Candidate, Label, PackFiles, Share};
 use serde_json::json;
 
 async fn publish(server: &TestServer, text: &str) {
@@ -121,6 +121,61 @@ async fn changes_arrive_in_order_with_ids_and_last_event_id_replays_what_was_mis
         let live = again.next().await.unwrap();
         assert!(live.id.unwrap() > got[3]);
         assert_eq!(live.data["prompt"], "farewell");
+    }
+}
+
+/// A split's steps reach the stream under the names the README gives,
+/// each a `split_changed` with its `step`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_splits_steps_are_streamed_under_their_own_names() {
+    let db = common::sqlite();
+    let server = TestServer::start(published(&db).await, config()).await;
+    publish(&server, "Bye.\n").await;
+    let mut client = SseClient::connect(&server, None).await;
+    let (store, production) = (&server.store, Label::new("production").unwrap());
+    let share = |p: &str| p.parse::<Share>().unwrap();
+    let candidate = Candidate::newest_of(Label::latest());
+    let (w, no) = (&writer(), None);
+    store
+        .start_split("demo", &production, &candidate, share("10"), w, "")
+        .await
+        .unwrap();
+    store
+        .set_split_share("demo", &production, share("50"), no, w, "")
+        .await
+        .unwrap();
+    store
+        .abort_split("demo", &production, no, w, "")
+        .await
+        .unwrap();
+    store
+        .start_split("demo", &production, &candidate, share("10"), w, "")
+        .await
+        .unwrap();
+    store
+        .promote_split("demo", &production, no, w, "")
+        .await
+        .unwrap();
+    let events = client.take(7).await;
+    let kinds: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "split_start",
+            "split_share",
+            "split_abort",
+            "split_start",
+            "released",
+            "revision_created",
+            "split_promote"
+        ]
+    );
+    for event in events.iter().filter(|e| e.event.starts_with("split_")) {
+        assert_eq!(event.data["type"], "split_changed", "{event:?}");
+        assert_eq!(
+            format!("split_{}", event.data["step"].as_str().unwrap()),
+            event.event
+        );
     }
 }
 

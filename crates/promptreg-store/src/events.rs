@@ -204,9 +204,12 @@ impl From<&LabelMove> for EventKind {
     }
 }
 
-/// The kind's name in the `events` table.
 impl EventKind {
-    pub(crate) fn table_name(&self) -> &'static str {
+    /// The kind's name: in the `events` table, and as the event stream's
+    /// `event` field. A split's step is named for itself (`split_start`,
+    /// `split_share`, `split_promote`, `split_abort`), its data being a
+    /// `split_changed` with its `step`.
+    pub fn name(&self) -> &'static str {
         match self {
             EventKind::VersionCreated { .. } => "version_created",
             EventKind::LabelMoved { .. } => "label_moved",

@@ -123,7 +123,7 @@ async fn insert_event(
     )
     .bind(pack_id)
     .bind(at.0)
-    .bind(event.table_name())
+    .bind(event.name())
     .bind(prompt)
     .bind(label)
     .bind(from)
