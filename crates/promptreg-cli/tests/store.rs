@@ -64,6 +64,19 @@ impl Sandbox {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// A comparison that finds differences: exit code 1, as diff(1)'s;
+    /// what it printed.
+    fn differs(&self, args: &[&str]) -> String {
+        let out = self.store(args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}: store {args:?}: {out:?}",
+            self.name
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// Fails with exit code 2; the message.
     fn fails(&self, args: &[&str]) -> String {
         let out = self.store(args);
@@ -272,7 +285,7 @@ fn a_whole_pack_rolls_back_is_pinned_pulled_and_compared_by_revision() {
         assert_eq!(lines.next(), Some("  goal-stale: v1 -> v2"), "{history}");
         let out = sb.ok(&["rollback", "--label", "production", "--reason", "bad day"]);
         assert!(
-            out.starts_with("production is at revision 3, restoring revision 1\n"),
+            out.starts_with("production: r2 -> r3, restoring r1\n"),
             "{}: {out}",
             sb.name
         );
@@ -287,7 +300,7 @@ fn a_whole_pack_rolls_back_is_pinned_pulled_and_compared_by_revision() {
 
         let out = sb.ok(&["label", "production", "--revision", "2", "--expect", "3"]);
         assert!(
-            out.starts_with("production is at revision 4, restoring revision 2\n"),
+            out.starts_with("production: r3 -> r4, restoring r2\n"),
             "{out}"
         );
         let err = sb.fails(&["label", "production", "--revision", "1", "--expect", "3"]);
@@ -309,7 +322,7 @@ fn a_whole_pack_rolls_back_is_pinned_pulled_and_compared_by_revision() {
             fs::read_to_string(sb.path("old/defaults/goal-running.md")).unwrap(),
             first
         );
-        let diff = sb.ok(&["diff", "--revision", "r1", "2", "--label", "production"]);
+        let diff = sb.differs(&["diff", "--revision", "r1", "2", "--label", "production"]);
         assert!(
             diff.contains("--- defaults/goal-running.md (r1)\n+++ defaults/goal-running.md (r2)\n"),
             "{diff}"
@@ -398,6 +411,10 @@ fn a_gated_label_refuses_a_failing_state_unless_an_admin_forces_it() {
             "{err}"
         );
         assert!(err.contains("contains"), "{err}");
+        assert!(
+            err.contains("an admin forces the move with --force --admin --reason TEXT"),
+            "{err}"
+        );
         let err = sb.fails(&["release", "latest", "production", "--force", "--admin"]);
         assert!(err.contains("needs a reason"), "{err}");
         let err = sb.fails(&[
@@ -408,7 +425,10 @@ fn a_gated_label_refuses_a_failing_state_unless_an_admin_forces_it() {
             "--reason",
             "hotfix",
         ]);
-        assert!(err.contains("needs the admin permission"), "{err}");
+        assert!(
+            err.contains("needs the admin permission: run it with --admin"),
+            "{err}"
+        );
         sb.ok(&[
             "release",
             "latest",
@@ -514,7 +534,9 @@ fn labels_conflicts_rollback_diff_and_history() {
             "{log}"
         );
 
-        let diff = sb.ok(&["diff", id, "1", "production", "--locale", "ja"]);
+        let json = sb.differs(&["diff", id, "1", "production", "--json"]);
+        assert!(json.contains("\"changed\": true"), "{json}");
+        let diff = sb.differs(&["diff", id, "1", "production", "--locale", "ja"]);
         assert!(
             diff.contains("--- defaults/webagent-narrator.system.ja.md (v1)"),
             "{diff}"
@@ -531,8 +553,8 @@ fn labels_conflicts_rollback_diff_and_history() {
         );
         // Versions as `store log` prints them.
         assert_eq!(
-            sb.ok(&["diff", id, "v1", "v2"]),
-            sb.ok(&["diff", id, "1", "2"])
+            sb.differs(&["diff", id, "v1", "v2"]),
+            sb.differs(&["diff", id, "1", "2"])
         );
 
         let back = sb.ok(&["rollback", id, "production", "--reason", "too long"]);
@@ -582,7 +604,7 @@ fn protected_labels_need_admin_and_releases_move_everything() {
         sb.ok(&["protect", "production", "--admin"]);
         let err = sb.fails(&["release", "latest", "production"]);
         assert!(
-            err.contains("ada may not move the protected label `production`"),
+            err.contains("ada may not move the protected label `production`: it needs the admin permission: run it with --admin"),
             "{err}"
         );
         let out = sb.ok(&["release", "latest", "production", "--admin"]);
@@ -602,7 +624,7 @@ fn a_label_on_one_prompt_is_read_on_that_prompt_and_a_pull_at_it_says_why_not() 
         let log = sb.ok(&["log", "goal-running"]);
         assert!(log.contains("staging"), "{log}");
         let diff = sb.ok(&["diff", "goal-running", "staging", "latest"]);
-        assert!(!diff.is_empty());
+        assert_eq!(diff, "goal-running: v1 and v1 have the same files\n");
         let err = sb.fails(&["pull", "copy", "--label", "staging"]);
         assert!(
             err.contains("only `goal-running` carries")
