@@ -16,6 +16,17 @@ use tempfile::TempDir;
 
 const DATABASE_URL_VAR: &str = "PROMPTREG_TEST_DATABASE_URL";
 
+/// Stands for the PostgreSQL half of these tests: ignored, with how to run
+/// them, where this crate was built without the variable (`build.rs`).
+#[test]
+#[cfg_attr(
+    not(promptreg_postgres),
+    ignore = "the PostgreSQL half of these tests is skipped: run scripts/postgres-for-tests.sh start and set PROMPTREG_TEST_DATABASE_URL"
+)]
+fn postgresql_half_of_these_tests() {
+    assert!(std::env::var(DATABASE_URL_VAR).is_ok_and(|url| !url.is_empty()));
+}
+
 struct Sandbox {
     root: TempDir,
     /// `--database`: the default file, or a PostgreSQL schema of its own.

@@ -81,6 +81,28 @@ pub async fn postgres_only(test: &str) -> Option<TestDb> {
     db
 }
 
+/// The test that stands for the PostgreSQL half of a test file's tests,
+/// for its `common` module: where the crate was built without
+/// [`DATABASE_URL_VAR`] (its build script says), cargo's summary counts it
+/// ignored and prints how to run them.
+#[macro_export]
+macro_rules! postgres_half {
+    () => {
+        #[test]
+        #[cfg_attr(
+            not(promptreg_postgres),
+            ignore = "the PostgreSQL half of these tests is skipped: run scripts/postgres-for-tests.sh start and set PROMPTREG_TEST_DATABASE_URL"
+        )]
+        fn postgresql_half_of_these_tests() {
+            let var = $crate::test_support::DATABASE_URL_VAR;
+            assert!(
+                std::env::var(var).is_ok_and(|url| !url.is_empty()),
+                "{var} is not set, yet these tests were built with it"
+            );
+        }
+    };
+}
+
 /// A SQLite store in a temporary folder of its own.
 pub fn sqlite() -> TestDb {
     let dir = tempfile::tempdir().unwrap();

@@ -13,6 +13,8 @@ use promptreg_store::{Label, Store};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+promptreg_store::postgres_half!();
+
 /// The configuration tests use: any free port, keys checked every time.
 pub fn config() -> Config {
     Config {

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 pub use promptreg_store::test_support::*;
 
+promptreg_store::postgres_half!();
+
 /// The example pack folders of the repository.
 pub fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
