@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use promptreg::pack::{DEFAULTS_DIR, MANIFEST, Pack, SNIPPETS_DIR};
-use promptreg::testing::{SNAPSHOTS_DIR, TESTS_DIR, context_files};
+use promptreg::testing::{PromptTests, SNAPSHOTS_DIR, TESTS_DIR, context_files};
 
 use crate::error::{Error, ErrorKind};
 
@@ -257,6 +257,20 @@ impl PackFiles {
             texts.push((path.as_str(), text));
         }
         Pack::from_files(root, texts).map_err(Error::invalid_pack)
+    }
+
+    /// The prompt tests among these files, of `pack` (built from them),
+    /// read exactly as `check` and `promptreg test` read them in a folder
+    /// holding the files.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidPack`] with every diagnostic of the test files.
+    pub fn tests(&self, pack: &Pack) -> Result<PromptTests, Error> {
+        let texts = self
+            .iter()
+            .filter_map(|(path, bytes)| Some((path, std::str::from_utf8(bytes).ok()?)));
+        PromptTests::from_files(pack, texts).map_err(Error::invalid_pack)
     }
 
     /// Splits the files into the store's entries: [`PACK_ENTRY`] (the

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use promptreg::PromptRegistry;
 
-use promptreg::testing::{CaseResult, PromptTests};
+use promptreg::testing::CaseResult;
 
 use crate::backend::OpError;
 use crate::error::{Error, ErrorKind};
@@ -336,10 +336,7 @@ impl crate::Store {
 /// path in the pack. Stops between cases once `budget` is spent.
 fn run_tests(files: &PackFiles, mut budget: Budget) -> Result<Vec<CaseResult>, Error> {
     let pack = files.to_pack("")?;
-    let texts = files
-        .iter()
-        .filter_map(|(path, bytes)| Some((path, std::str::from_utf8(bytes).ok()?)));
-    let tests = PromptTests::from_files(&pack, texts).map_err(Error::invalid_pack)?;
+    let tests = files.tests(&pack)?;
     let registry = PromptRegistry::new();
     pack.install(&registry).map_err(Error::invalid_pack)?;
     let mut spent = None;

@@ -212,6 +212,8 @@ impl Store {
             .root()
             .map_or_else(|| PathBuf::from("pack"), Into::into);
         let pack = files.to_pack(root)?;
+        // Every file pushed is checked as `check` checks it, tests too.
+        files.tests(&pack)?;
         self.limits.check_prompts(&pack)?;
         let entries = files.entries(&pack);
         let (name, held) = (pack.name(), &entries);

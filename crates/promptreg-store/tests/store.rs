@@ -1494,3 +1494,18 @@ async fn a_push_over_the_file_limits_is_refused_and_writes_nothing() {
         assert_eq!(store.log("demo", "greeting").await.unwrap().len(), 1);
     }
 }
+
+/// A push checks every file as `check` does: a test file that does not
+/// parse refuses the push, naming it, and nothing is written.
+#[tokio::test]
+async fn a_push_with_a_test_file_check_rejects_is_refused() {
+    for db in databases("push_checks_tests").await {
+        let store = db.open().await;
+        let mut files = demo();
+        files.insert("tests/greeting.toml", "prompt = \"greeting\"\nx\n");
+        let err = store.push(&files, &writer(), "bad test").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidPack, "{}: {err}", db.name);
+        assert!(err.to_string().contains("tests/greeting.toml:2"), "{err}");
+        assert!(store.packs().await.unwrap().is_empty(), "{}", db.name);
+    }
+}
