@@ -527,6 +527,20 @@ fn pack_fixtures() {
     });
 }
 
+/// A pack without end-user configuration (no `[user]`) loads; its users'
+/// prompt files, should the application read any, are in
+/// `.<name>/prompts/`.
+#[test]
+fn a_manifest_without_user_configuration_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("defaults")).unwrap();
+    std::fs::write(dir.path().join("defaults/a.md"), "Hello.\n").unwrap();
+    std::fs::write(dir.path().join("promptreg.toml"), "name = \"quiet\"\nkeys = [\"a\"]\n").unwrap();
+    let pack = Pack::load(dir.path()).unwrap();
+    assert_eq!(pack.spec().prompts_dir(), ".quiet/prompts/");
+    assert_eq!(pack.spec().global_settings_file(), None);
+}
+
 #[test]
 fn default_files_are_read_with_the_manifests_max_file_size() {
     let dir = tempfile::tempdir().unwrap();

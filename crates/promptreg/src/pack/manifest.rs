@@ -58,7 +58,9 @@ struct RawManifest {
     fallback_locale: Option<Spanned<String>>,
     #[serde(default)]
     extra_model_keys: Vec<String>,
-    user: UserSection,
+    /// Where end users configure the prompts; without it, prompt files in
+    /// `.<name>/prompts/` and no settings file.
+    user: Option<UserSection>,
     #[serde(default)]
     legacy: LegacySection,
     #[serde(default)]
@@ -360,20 +362,10 @@ fn key_spans(keys: &[Spanned<String>]) -> BTreeMap<PromptId, std::ops::Range<usi
 }
 
 fn builder(raw: &RawManifest) -> ConfigSpecBuilder {
-    let user = &raw.user;
-    let mut b = ConfigSpec::builder(raw.name.clone())
-        // Invalid keys were reported with their position already.
-        .keys(
-            raw.keys
-                .iter()
-                .map(|k| k.get_ref())
-                .filter(|k| PromptId::new(k).is_ok())
-                .cloned(),
-        )
-        .prompts_dir(user.prompts_dir.clone());
-    for pattern in &raw.key_patterns {
-        b = b.key_pattern(pattern.clone());
-    }
+    let Some(user) = &raw.user else {
+        return declared_keys(raw).prompts_dir(format!(".{}/prompts/", raw.name));
+    };
+    let mut b = declared_keys(raw).prompts_dir(user.prompts_dir.clone());
     if let Some(file) = &user.settings_file {
         b = b.settings_file(file.clone());
     }
@@ -388,6 +380,23 @@ fn builder(raw: &RawManifest) -> ConfigSpecBuilder {
     }
     if let Some(bytes) = user.max_file_size {
         b = b.max_file_size(bytes);
+    }
+    b
+}
+
+/// The keys, patterns and legacy names the manifest declares.
+fn declared_keys(raw: &RawManifest) -> ConfigSpecBuilder {
+    let mut b = ConfigSpec::builder(raw.name.clone())
+        // Invalid keys were reported with their position already.
+        .keys(
+            raw.keys
+                .iter()
+                .map(|k| k.get_ref())
+                .filter(|k| PromptId::new(k).is_ok())
+                .cloned(),
+        );
+    for pattern in &raw.key_patterns {
+        b = b.key_pattern(pattern.clone());
     }
     for (name, target) in &raw.legacy.aliases {
         b = b.legacy_alias(name.clone(), target.clone());
