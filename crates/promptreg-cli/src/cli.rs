@@ -496,6 +496,10 @@ pub enum StoreCommand {
         /// Why, recorded with each new version
         #[arg(long, short, value_name = "TEXT", default_value = "")]
         message: String,
+        /// Push even where `latest` moved since the folder was pulled (or
+        /// last pushed), overwriting those changes
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         limits: FileLimitArgs,
         #[command(flatten)]

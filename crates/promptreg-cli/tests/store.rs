@@ -218,6 +218,55 @@ fn push_pull_is_byte_exact_and_idempotent() {
     }
 }
 
+/// A folder pulled earlier does not undo what someone pushed since: its
+/// push is refused naming each prompt that moved and by whom, unless
+/// `--force`; a folder never taken from the store may only add prompts.
+#[test]
+fn a_push_from_a_stale_folder_is_refused_naming_what_moved() {
+    for sb in sandboxes("stale_push") {
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["pull", "mine"]);
+        sb.ok(&["pull", "theirs"]);
+        fs::write(sb.path("theirs/defaults/goal-stale.md"), "Theirs.\n").unwrap();
+        sb.ok(&["push", "theirs", "--author", "bob"]);
+        append(&sb.path("mine/defaults/goal-drafting.md"), "Mine.\n");
+        let err = sb.fails(&["push", "mine"]);
+        assert!(
+            err.contains("`goal-stale` is at v2 by bob (the files hold v1)"),
+            "{}: {err}",
+            sb.name
+        );
+        assert!(err.contains("--force"), "{err}");
+        let latest = sb.ok(&["log", "goal-stale"]);
+        assert!(
+            latest.contains("v2 ") && latest.contains("[latest]"),
+            "{latest}"
+        );
+        let drafting = sb.ok(&["log", "goal-drafting"]);
+        assert!(!drafting.contains("v2 "), "nothing was written: {drafting}");
+        // A folder never taken from this store changes nothing it has.
+        copy_dir(&example("goal-agent"), &sb.path("fresh"));
+        append(&sb.path("fresh/defaults/goal-drafting.md"), "Fresh.\n");
+        let err = sb.fails(&["push", "fresh"]);
+        assert!(
+            err.contains("`goal-drafting` is at v1 by ada (the files hold none taken from it)"),
+            "{err}"
+        );
+        // Forced, the folder wins; it then records what it pushed, so the
+        // next push from it goes through.
+        let out = sb.ok(&["push", "mine", "--force"]);
+        assert!(out.contains("restored  goal-stale v1"), "{out}");
+        append(&sb.path("mine/defaults/goal-drafting.md"), "Mine again.\n");
+        sb.ok(&["push", "mine"]);
+    }
+}
+
+fn append(file: &Path, text: &str) {
+    let mut all = fs::read_to_string(file).unwrap();
+    all.push_str(text);
+    fs::write(file, all).unwrap();
+}
+
 #[test]
 fn revisions_list_each_change_to_a_label_with_what_it_changed() {
     for sb in sandboxes("revisions") {

@@ -200,6 +200,37 @@ impl Store {
         actor: &Actor,
         message: &str,
     ) -> Result<PushReport, Error> {
+        self.push_onto(files, None, actor, message).await
+    }
+
+    /// [`push`](Self::push) of files taken from the store at `base`
+    /// (entry -> version: what a pull wrote, or a push recorded), refusing
+    /// to change an entry whose `latest` moved since: the push would undo
+    /// someone else's change. A base without an entry says the files were
+    /// taken where the store had none of it.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push); [`ErrorKind::Conflict`] naming each entry
+    /// that moved since `base`, its version now and its author: nothing is
+    /// written.
+    pub async fn push_from(
+        &self,
+        files: &PackFiles,
+        base: &BTreeMap<String, u64>,
+        actor: &Actor,
+        message: &str,
+    ) -> Result<PushReport, Error> {
+        self.push_onto(files, Some(base), actor, message).await
+    }
+
+    async fn push_onto(
+        &self,
+        files: &PackFiles,
+        base: Option<&BTreeMap<String, u64>>,
+        actor: &Actor,
+        message: &str,
+    ) -> Result<PushReport, Error> {
         actor.require(Permission::Write, "push")?;
         text::check_message("message", message)?;
         text::check_files(files)?;
@@ -219,7 +250,7 @@ impl Store {
         let (name, held) = (pack.name(), &entries);
         let written = self
             .through_gates(name, |tested| async move {
-                raw!(self, push(name, held, true, actor, message, &tested))
+                raw!(self, push(name, held, true, base, actor, message, &tested))
             })
             .await
             .map_err(|e| self.error(e))?;
@@ -259,7 +290,10 @@ impl Store {
         let entries = &[entry];
         let written = self
             .through_gates(pack, |tested| async move {
-                raw!(self, push(pack, entries, false, actor, message, &tested))
+                raw!(
+                    self,
+                    push(pack, entries, false, None, actor, message, &tested)
+                )
             })
             .await
             .map_err(|e| self.error(e))?;
@@ -640,6 +674,39 @@ impl Store {
             .into_iter()
             .map(|(_, path, bytes)| (path, bytes))
             .collect())
+    }
+
+    /// [`checkout`](Self::checkout), with the version of each entry the
+    /// files come from, from one consistent read: what a pull records so
+    /// that a push from its folder knows what it was taken at
+    /// ([`push_from`](Self::push_from)).
+    ///
+    /// # Errors
+    ///
+    /// As [`checkout`](Self::checkout).
+    pub async fn checkout_versions(
+        &self,
+        pack: &str,
+        label: &Label,
+    ) -> Result<(PackFiles, BTreeMap<String, u64>), Error> {
+        let entries = self.entries_at(pack, label).await?;
+        if !entries.iter().any(|e| e.prompt == PACK_ENTRY) {
+            let carried: BTreeSet<&str> = entries.iter().map(|e| e.prompt.as_str()).collect();
+            return Err(no_manifest_at(pack, label, &carried));
+        }
+        let versions = entries
+            .iter()
+            .map(|e| (e.prompt.clone(), e.number))
+            .collect();
+        let files = entries
+            .iter()
+            .flat_map(|e| {
+                e.files
+                    .iter()
+                    .map(|(path, bytes)| (path.to_owned(), bytes.to_vec()))
+            })
+            .collect();
+        Ok((files, versions))
     }
 
     /// The files `label` of `pack` would serve were `prompt` moved to

@@ -6,12 +6,17 @@
 /// `latest`, in one transaction.
 ///
 /// `whole`: the entries are the whole pack, so an entry missing from them
-/// loses `latest`; otherwise only the entries given are touched.
+/// loses `latest`; otherwise only the entries given are touched. With a
+/// `base` (entry -> the version the files were pulled or pushed at), an
+/// entry whose `latest` moved since is not changed: the push is refused,
+/// naming each.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn push(
     pool: &Pool<Db>,
     pack: &str,
     entries: &[Entry],
     whole: bool,
+    base: Option<&BTreeMap<String, u64>>,
     actor: &Actor,
     message: &str,
     tested: &crate::gate::Tested,
@@ -43,6 +48,31 @@ pub(crate) async fn push(
         by_digest.insert((entry, digest), number);
     }
     let mut latest = labels_named(&mut tx, pack_id, "latest").await?;
+    if let Some(base) = base {
+        let changed = entries
+            .iter()
+            .filter(|e| by_digest.get(&(e.name.clone(), e.digest.clone())) != latest.get(&e.name))
+            .map(|e| e.name.as_str());
+        let names: BTreeSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        let removed = latest.keys().map(String::as_str).filter(|n| whole && !names.contains(n));
+        let mut moved = Vec::new();
+        for entry in changed.chain(removed) {
+            let now_at = latest.get(entry).map(|&n| n as u64);
+            if now_at != base.get(entry).copied() {
+                moved.push(moved_since(&mut tx, pack_id, entry, now_at, base.get(entry)).await?);
+            }
+        }
+        if !moved.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!(
+                    "`latest` moved since these files were taken from the store: {}; pushing would undo that: nothing was written (pull again and redo your change, or push with --force to overwrite)",
+                    moved.join("; ")
+                ),
+            )
+            .into());
+        }
+    }
     let mut report = PushReport {
         pack: pack.to_owned(),
         prompts: Vec::new(),
@@ -410,4 +440,30 @@ pub(crate) async fn resolve(
             Ok(row.map(|(n,)| n as u64))
         }
     }
+}
+
+/// How `entry` moved since the base a push names: its version now, by
+/// whom, against the version the files were taken at.
+async fn moved_since(
+    tx: &mut Tx,
+    pack_id: i64,
+    entry: &str,
+    now_at: Option<u64>,
+    base: Option<&u64>,
+) -> Result<String, OpError> {
+    let was = base.map_or("the files hold none taken from it".to_owned(), |v| {
+        format!("the files hold v{v}")
+    });
+    let Some(number) = now_at else {
+        return Ok(format!("`{entry}` was removed ({was})"));
+    };
+    let (author,): (String,) = sqlx::query_as(
+        "SELECT author FROM versions WHERE pack_id = $1 AND entry = $2 AND number = $3",
+    )
+    .bind(pack_id)
+    .bind(entry)
+    .bind(number as i64)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(format!("`{entry}` is at v{number} by {author} ({was})"))
 }

@@ -14,8 +14,10 @@ use promptreg_store::{
 };
 use serde_json::{Value, json};
 
+use self::base::Base;
 use super::Output;
 
+mod base;
 mod canary;
 mod fleet;
 mod revisions;
@@ -43,11 +45,14 @@ async fn execute(session: &Session, args: &StoreArgs) -> Result<Output, Failure>
         StoreCommand::Push {
             dir,
             message,
+            force,
             limits,
             author,
         } => {
             let who = Some(Who::pushing(author));
-            cmd(None, who).push(dir, message, limits.limits()).await
+            cmd(None, who)
+                .push(dir, message, *force, limits.limits())
+                .await
         }
         StoreCommand::Pull {
             dir,
@@ -317,24 +322,45 @@ impl<'a> Command<'a> {
         }
     }
 
+    /// `store push DIR`: refused where `latest` moved since the folder's
+    /// base (what it was pulled or last pushed at; nothing for a folder
+    /// never taken from this store), unless `force`; records the new base.
     async fn push(
         &self,
         dir: &std::path::Path,
         message: &str,
+        force: bool,
         limits: promptreg_store::FileLimits,
     ) -> Result<Output, Failure> {
         let files = promptreg_store::PackFiles::read(dir).map_err(failure)?;
-        let report = self
-            .store
-            .clone()
-            .with_file_limits(limits)
-            .push(&files, &self.actor()?, message)
-            .await
-            .map_err(failure)?;
+        let store = self.store.clone().with_file_limits(limits);
+        let (actor, location) = (self.actor()?, self.store.location());
+        let report = if force {
+            store.push(&files, &actor, message).await
+        } else {
+            let pack = files.to_pack(dir).map_err(failure)?;
+            let base = Base::read(dir, &location, pack.name()).map_err(Failure::usage)?;
+            let entries = base.map(|b| b.entries).unwrap_or_default();
+            store.push_from(&files, &entries, &actor, message).await
+        };
+        let report = report.map_err(failure)?;
+        let entries = report.prompts.iter();
+        let recorded = Base {
+            store: location,
+            pack: report.pack.clone(),
+            entries: entries
+                .filter_map(|(id, _, v)| Some((id.clone(), (*v)?)))
+                .collect(),
+        }
+        .write(dir);
         if self.session.args.json {
             return Ok(Output::json(&push_json(&report)));
         }
-        Ok(Output::text(self.push_text(&report)))
+        let mut text = self.push_text(&report);
+        if let Err(why) = recorded {
+            text += &format!("note: {why}: the next push from this folder needs --force\n");
+        }
+        Ok(Output::text(text))
     }
 
     fn push_text(&self, report: &PushReport) -> String {
@@ -385,17 +411,28 @@ impl<'a> Command<'a> {
     ) -> Result<Output, Failure> {
         let pack = self.pack().await?;
         let label = Label::new(label).map_err(failure)?;
-        let (revision, files) = match revision {
+        let (revision, entries) = match revision {
             Some(wanted) => {
-                let number = self.store.revision(&pack, &label, wanted.clone()).await;
-                let number = number.map_err(failure)?.number;
-                let files = self.store.checkout_revision(&pack, &label, number).await;
-                (Some(number), files)
+                let held = self.store.revision(&pack, &label, wanted.clone()).await;
+                let held = held.map_err(failure)?;
+                let files = self
+                    .store
+                    .checkout_revision(&pack, &label, held.number)
+                    .await;
+                (Some(held.number), files.map(|files| (files, held.entries)))
             }
-            None => (None, self.store.checkout(&pack, &label).await),
+            None => (None, self.store.checkout_versions(&pack, &label).await),
         };
-        let files = files.map_err(failure)?;
+        let (files, entries) = entries.map_err(failure)?;
         files.write(dir).map_err(failure)?;
+        let location = self.store.location();
+        Base {
+            store: location,
+            pack: pack.clone(),
+            entries,
+        }
+        .write(dir)
+        .map_err(Failure::usage)?;
         if self.session.args.json {
             let paths: Vec<&str> = files.iter().map(|(p, _)| p).collect();
             return Ok(Output::json(&json!({
