@@ -257,6 +257,33 @@ fn a_new_translation_creates_its_variant_file() {
     assert!(text.ends_with("---\nAu revoir.\n"));
 }
 
+/// A line longer than 64 KiB: the PO reader once read lines through a
+/// buffer of that size, panicking on one with a multi-byte character and
+/// cutting an ASCII one short, then writing the cut text as current.
+#[test]
+fn a_po_line_longer_than_64_kib_is_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack(dir.path());
+    let fr = Locale::parse("fr").unwrap();
+    let po = Catalog::of(&pack, &fr).write(Format::Po);
+    for long in ["a".repeat(70_000), "é".repeat(40_000)] {
+        let translated = po.replace(
+            "msgid \"Goodbye.\\n\"\nmsgstr \"\"",
+            &format!("msgid \"Goodbye.\\n\"\nmsgstr \"{long}\""),
+        );
+        let imported = Catalog::read(&translated, Path::new("fr.po"))
+            .unwrap()
+            .import(&pack, &fr, |_| None)
+            .unwrap();
+        let (_, text) = &imported.files[0];
+        assert!(
+            text.ends_with(&format!("---\n{long}")),
+            "{} bytes",
+            text.len()
+        );
+    }
+}
+
 #[test]
 fn bad_translation_files_are_refused_naming_the_unit() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,6 +13,27 @@ use crate::pack::{Pack, PackPrompt, Translation};
 use super::Format;
 use super::protect::Syntax;
 
+/// The most units [`Catalog::read`] reads from one file. A unit is a
+/// prompt's body or one of its pinned blocks, so this is far more than any
+/// pack has; a file with more is not an export of one, and reading it on
+/// would only take time and memory.
+pub const MAX_UNITS: usize = 50_000;
+
+/// Refuses a file once `read` units have been read from it and another
+/// comes.
+pub(super) fn check_unit_count(read: usize) -> Result<(), Diagnostic> {
+    if read < MAX_UNITS {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        DiagnosticCode::Translation,
+        format!("the file has more than {MAX_UNITS} units, more than any pack: it is not an export of one"),
+    )
+    .suggest(Some(
+        "export the pack again with `promptreg l10n export`".to_owned(),
+    )))
+}
+
 /// Every translatable unit of a pack for one locale.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
@@ -149,8 +170,9 @@ impl Catalog {
     ///
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) with a
     /// [`Translation`](DiagnosticCode::Translation) diagnostic naming the
-    /// line and column (XLIFF) or the problem (PO) of a malformed or
-    /// truncated file.
+    /// line and column of what is malformed in the file, or saying it is
+    /// truncated; and a file of more than [`MAX_UNITS`] units. A line may
+    /// be of any length.
     pub fn read(text: &str, path: &Path) -> Result<Catalog, Error> {
         let parsed = match text
             .trim_start_matches('\u{feff}')
