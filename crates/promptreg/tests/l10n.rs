@@ -284,6 +284,83 @@ fn a_po_line_longer_than_64_kib_is_read_whole() {
     }
 }
 
+/// A PO file of `n` units of prompts the pack does not have.
+fn po_of_units(n: usize) -> String {
+    let mut po =
+        "msgid \"\"\nmsgstr \"\"\n\"Project-Id-Version: shop\\n\"\n\"Language: ja\\n\"\n\n"
+            .to_owned();
+    for i in 0..n {
+        po.push_str(&format!(
+            "msgctxt \"p{i}:body\"\nmsgid \"x\"\nmsgstr \"y\"\n\n"
+        ));
+    }
+    po
+}
+
+#[test]
+fn a_file_of_more_units_than_any_pack_is_refused() {
+    use promptreg::l10n::MAX_UNITS;
+
+    assert!(Catalog::read(&po_of_units(MAX_UNITS), Path::new("ja.po")).is_ok());
+    let po = po_of_units(MAX_UNITS + 1);
+    let mut xliff = "<xliff trgLang=\"ja\"><file original=\"shop\">".to_owned();
+    for i in 0..=MAX_UNITS {
+        xliff.push_str(&format!(
+            "<unit id=\"p{i}:body\"><segment><source>x</source></segment></unit>"
+        ));
+    }
+    xliff.push_str("</file></xliff>");
+    for (text, name) in [(po, "ja.po"), (xliff, "ja.xlf")] {
+        let err = Catalog::read(&text, Path::new(name)).unwrap_err();
+        let message = &err.diagnostics()[0].message;
+        assert!(
+            message.contains(&format!("more than {MAX_UNITS} units")),
+            "{name}: {message}"
+        );
+    }
+}
+
+#[test]
+fn an_import_reports_at_most_100_problems_then_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack(dir.path());
+    let err = import(&pack, &po_of_units(300)).unwrap_err();
+    let diagnostics = err.diagnostics();
+    assert_eq!(diagnostics.len(), promptreg::MAX_DIAGNOSTICS_PER_FILE + 1);
+    let last = diagnostics.last().unwrap();
+    assert_eq!(last.code, DiagnosticCode::MoreProblems);
+    // 300 unknown units, and the 3 of the pack the file lacks.
+    assert!(
+        last.message.starts_with("203 more problems"),
+        "{}",
+        last.message
+    );
+}
+
+#[test]
+fn a_unit_twice_in_a_file_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack(dir.path());
+    let po = Catalog::of(&pack, &ja()).write(Format::Po);
+    let start = po.find("msgctxt \"farewell:body\"").unwrap();
+    let message = &po[start..];
+    let message = &message[..=message.find("\n\n").unwrap() + 1];
+    let twice = format!(
+        "{po}{}",
+        message.replace("msgstr \"\"", "msgstr \"さようなら。\\n\"")
+    );
+    let err = import(&pack, &twice).unwrap_err();
+    let messages: Vec<&str> = err
+        .diagnostics()
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        ["unit `farewell:body` is in the file more than once"]
+    );
+}
+
 #[test]
 fn bad_translation_files_are_refused_naming_the_unit() {
     let dir = tempfile::tempdir().unwrap();

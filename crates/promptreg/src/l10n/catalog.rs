@@ -208,7 +208,18 @@ impl Catalog {
     ) -> Result<Imported, Error> {
         let mut problems = self.header_problems(pack, locale);
         let mut by_prompt: BTreeMap<&str, Vec<&CatalogUnit>> = BTreeMap::new();
+        let mut seen = BTreeSet::new();
         for unit in &self.units {
+            if !seen.insert((unit.prompt.as_str(), unit.unit)) {
+                problems.push(problem(
+                    format!(
+                        "unit `{}` is in the file more than once",
+                        printable(&unit.key())
+                    ),
+                    "keep one translation of each unit: export again and carry yours over",
+                ));
+                continue;
+            }
             match self.unit_problem(pack, unit) {
                 Some(problem) => problems.push(problem),
                 None => by_prompt
@@ -219,6 +230,9 @@ impl Catalog {
         }
         problems.extend(missing_units(pack, &self.units));
         if !problems.is_empty() {
+            if let Some(more) = crate::diagnostic::cap(&mut problems) {
+                problems.push(more);
+            }
             return Err(Error::from_diagnostics(problems));
         }
         let mut imported = Imported::default();
