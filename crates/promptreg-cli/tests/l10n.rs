@@ -163,3 +163,24 @@ fn an_import_larger_than_the_limit_is_refused_unread() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("goal-running.ja.md"), "{stdout}");
 }
+
+#[test]
+fn an_import_warns_about_bidi_controls_in_a_translation() {
+    let (root, run) = pack();
+    let (code, xliff, stderr) = run(&["l10n", "export", "--locale", "ja", "--format", "xliff"]);
+    assert_eq!(code, 0, "{stderr}");
+    let translated = xliff.replacen("タスクリスト", "タスク\u{202e}リスト", 1);
+    assert_ne!(translated, xliff);
+    fs::write(root.path().join("ja.xlf"), translated).unwrap();
+    let (code, stdout, stderr) = run(&["l10n", "import", "ja.xlf"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "the translation holds 1 bidirectional-text control character (the first U+202E)"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains('\u{202e}'), "{stdout}");
+    let (_, check, _) = run(&["check"]);
+    assert!(check.contains("bidirectional-text control"), "{check}");
+}

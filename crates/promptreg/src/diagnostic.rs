@@ -138,6 +138,10 @@ pub enum DiagnosticCode {
     /// for another pack or locale, out of date, or changing a template's
     /// syntax.
     Translation,
+    /// Text holds a bidirectional-text override or isolate (U+202A to
+    /// U+202E, U+2066 to U+2069): it shows in another order than a model
+    /// reads it, so a reviewer may not see what is sent.
+    BidiControl,
 }
 
 /// A code serialises as its stable name (`"unknown-prompt-key"`).
@@ -215,6 +219,7 @@ impl DiagnosticCode {
             DiagnosticCode::StaleTranslation => "stale-translation",
             DiagnosticCode::UntrackedTranslation => "untracked-translation",
             DiagnosticCode::Translation => "translation",
+            DiagnosticCode::BidiControl => "bidi-control",
         }
     }
 }

@@ -362,6 +362,48 @@ fn a_unit_twice_in_a_file_is_refused_naming_it() {
 }
 
 #[test]
+fn bidi_controls_in_a_translation_are_warned_about_by_the_import_and_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack(dir.path());
+    let fr = Locale::parse("fr").unwrap();
+    let po = Catalog::of(&pack, &fr).write(Format::Po);
+    let po = po.replace(
+        "msgid \"Goodbye.\\n\"\nmsgstr \"\"",
+        "msgid \"Goodbye.\\n\"\nmsgstr \"Au \u{202e}revoir\u{2066}.\\n\"",
+    );
+    let imported = Catalog::read(&po, Path::new("fr.po"))
+        .unwrap()
+        .import(&pack, &fr, |_| None)
+        .unwrap();
+    let warnings: Vec<_> = imported
+        .warnings
+        .iter()
+        .map(|w| (w.code, w.message.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [(
+            DiagnosticCode::BidiControl,
+            "unit `farewell:body`: the translation holds 2 bidirectional-text control characters (the first U+202E): it shows in another order than the model reads it"
+        )]
+    );
+    let (path, text) = &imported.files[0];
+    std::fs::write(path, text).unwrap();
+    let (_, diagnostics) = Pack::load_with_diagnostics(dir.path());
+    let bidi: Vec<_> = diagnostics
+        .iter()
+        .filter(|d| d.code == DiagnosticCode::BidiControl)
+        .collect();
+    assert_eq!(bidi.len(), 1, "{diagnostics:?}");
+    assert!(
+        bidi[0].file.as_deref() == Some(path.as_path()),
+        "{:?}",
+        bidi[0]
+    );
+    assert!(bidi[0].is_warning() && bidi[0].position.is_some());
+}
+
+#[test]
 fn bad_translation_files_are_refused_naming_the_unit() {
     let dir = tempfile::tempdir().unwrap();
     let pack = pack(dir.path());

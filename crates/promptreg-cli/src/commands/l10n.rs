@@ -246,9 +246,14 @@ fn import(session: &Session, file: &Path, max_size: u64) -> Result<Output, Failu
             "locale": locale.to_string(),
             "written": imported.files.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>(),
             "incomplete": imported.incomplete.iter().map(|(id, units)| json!({ "prompt": id, "units": units })).collect::<Vec<_>>(),
+            "warnings": imported.warnings.iter().map(crate::report::diagnostic_json).collect::<Vec<_>>(),
         })));
     }
-    let mut out = String::new();
+    let mut out = crate::report::render(
+        &imported.warnings,
+        session.color,
+        crate::report::Wrap::stdout(),
+    );
     for (path, _) in &imported.files {
         out.push_str(&format!("wrote {}\n", path.display()));
     }

@@ -110,6 +110,10 @@ pub struct Imported {
     pub files: Vec<(PathBuf, String)>,
     /// Prompts not imported, with the units still to translate.
     pub incomplete: Vec<(PromptId, Vec<String>)>,
+    /// What a reviewer should look at in the file's translations: one
+    /// with bidirectional-text controls
+    /// ([`BidiControl`](DiagnosticCode::BidiControl)), one per unit.
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Catalog {
@@ -235,7 +239,10 @@ impl Catalog {
             }
             return Err(Error::from_diagnostics(problems));
         }
-        let mut imported = Imported::default();
+        let mut imported = Imported {
+            warnings: self.units.iter().filter_map(bidi_warning).collect(),
+            ..Imported::default()
+        };
         for (id, units) in by_prompt {
             let Some(prompt) = pack.prompt(id) else {
                 continue;
@@ -318,6 +325,30 @@ impl Catalog {
             "keep every tag and heading of the source as written",
         ))
     }
+}
+
+/// A warning for a translation with bidirectional-text controls.
+fn bidi_warning(unit: &CatalogUnit) -> Option<Diagnostic> {
+    use crate::prompt_file::{BIDI_SUGGESTION, bidi_count, is_bidi_control};
+
+    let target = unit
+        .target
+        .as_deref()
+        .filter(|_| unit.state == UnitState::Translated)?;
+    let first = target.chars().find(|&c| is_bidi_control(c))?;
+    let count = target.chars().filter(|&c| is_bidi_control(c)).count();
+    Some(
+        Diagnostic::warning(
+            DiagnosticCode::BidiControl,
+            format!(
+                "unit `{}`: the translation holds {} (the first U+{:04X}): it shows in another order than the model reads it",
+                printable(&unit.key()),
+                bidi_count(count),
+                u32::from(first)
+            ),
+        )
+        .suggest(Some(BIDI_SUGGESTION.to_owned())),
+    )
 }
 
 /// What the texts of `prompt` are written in.
