@@ -132,6 +132,8 @@ fn escape(text: &str) -> String {
 }
 
 pub(super) fn read(text: &str) -> Result<Catalog, Diagnostic> {
+    // Some editors save a byte order mark; gettext's tools skip it too.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let messages = Reader::default().read(text)?;
     let mut units = Vec::new();
     let mut header = None;
@@ -597,7 +599,8 @@ mod tests {
         let text = format!(
             "# a translator's comment\n#| msgid \"older\"\n{HEADER}#. keep\n#, c-format, fuzzy\nmsgctxt \"p:\"\n\"body\"\nmsgid \"\"\n\"a\\tb\\n\"\n\"\\\"q\\\" \\\\ \\101\\x42\\0\"\nmsgstr \"x\"\n\"y\"\n#~ msgid \"obsolete\"\n"
         );
-        let catalog = read(&text).unwrap();
+        // After a byte order mark.
+        let catalog = read(&format!("\u{feff}{text}")).unwrap();
         assert_eq!(
             (catalog.pack.as_str(), catalog.locale.as_str()),
             ("p", "ja")
