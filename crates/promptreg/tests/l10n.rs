@@ -302,7 +302,8 @@ fn a_file_of_more_units_than_any_pack_is_refused() {
     use promptreg::l10n::MAX_UNITS;
 
     assert!(Catalog::read(&po_of_units(MAX_UNITS), Path::new("ja.po")).is_ok());
-    let po = po_of_units(MAX_UNITS + 1);
+    // What follows the unit too many is not read.
+    let po = po_of_units(MAX_UNITS + 1) + "not PO\n";
     let mut xliff = "<xliff trgLang=\"ja\"><file original=\"shop\">".to_owned();
     for i in 0..=MAX_UNITS {
         xliff.push_str(&format!(

@@ -246,6 +246,8 @@ type Fault = (usize, String);
 #[derive(Default)]
 struct Reader {
     messages: Vec<Message>,
+    /// How many of them name a unit: the reader stops past MAX_UNITS.
+    units: usize,
     current: Message,
     field: Field,
 }
@@ -257,6 +259,8 @@ impl Reader {
             let content = line.strip_suffix('\r').unwrap_or(line);
             self.line(content, start)
                 .map_err(|(at, why)| syntax_error(text, at, &why))?;
+            // Refused as soon as one unit too many is read.
+            check_unit_count(self.units.saturating_sub(1))?;
             start += line.len() + 1;
         }
         self.finish()
@@ -415,6 +419,7 @@ impl Reader {
         }
         let missing = match (message.has_msgid, message.has_msgstr) {
             (true, true) => {
+                self.units += usize::from(message.msgctxt.is_some());
                 self.messages.push(message);
                 return Ok(());
             }
