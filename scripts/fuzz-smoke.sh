@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for SECONDS (default 30) and fails on any crash.
+# Runs every fuzz target for SECONDS (default 30) and fails on any crash:
+# settings, pack, template, locale, id, resolve, bundle (bundles, signatures
+# and trusted keys), po and xliff (the translation file readers).
 #
 #   scripts/fuzz-smoke.sh 60
 #

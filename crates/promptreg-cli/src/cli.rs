@@ -228,6 +228,10 @@ pub enum L10nCommand {
     Import {
         /// The translated file
         file: PathBuf,
+        /// The largest file read, in bytes or with a unit (`64MiB`); a
+        /// larger one is refused before it is read
+        #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
+        max_file_size: u64,
         #[command(flatten)]
         read: LocalReadOptions,
     },

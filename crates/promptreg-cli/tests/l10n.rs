@@ -137,3 +137,50 @@ fn an_import_for_another_locale_or_an_edited_source_writes_nothing() {
     assert_ne!(code, 0);
     assert!(stderr.contains("ja.xlf"), "{stderr}");
 }
+
+#[test]
+fn an_import_larger_than_the_limit_is_refused_unread() {
+    let (root, run) = pack();
+    let (code, xliff, stderr) = run(&["l10n", "export", "--locale", "ja", "--format", "xliff"]);
+    assert_eq!(code, 0, "{stderr}");
+    let variant = root.path().join("goal-agent/defaults/goal-running.ja.md");
+    let before = fs::read_to_string(&variant).unwrap();
+    // A translation that changes the variant, padded past 16 MiB.
+    let translated = xliff.replacen("タスクリスト", "タスク一覧", 1);
+    assert_ne!(translated, xliff);
+    let padded = format!("{translated}{}", " ".repeat(16 * 1024 * 1024));
+    fs::write(root.path().join("ja.xlf"), padded).unwrap();
+
+    let (code, _, stderr) = run(&["l10n", "import", "ja.xlf"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("ja.xlf is larger than 16777216 bytes, the most `l10n import` reads: nothing was written; give `--max-file-size`"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&variant).unwrap(), before);
+
+    let (code, stdout, stderr) = run(&["l10n", "import", "ja.xlf", "--max-file-size", "32MiB"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("goal-running.ja.md"), "{stdout}");
+}
+
+#[test]
+fn an_import_warns_about_bidi_controls_in_a_translation() {
+    let (root, run) = pack();
+    let (code, xliff, stderr) = run(&["l10n", "export", "--locale", "ja", "--format", "xliff"]);
+    assert_eq!(code, 0, "{stderr}");
+    let translated = xliff.replacen("タスクリスト", "タスク\u{202e}リスト", 1);
+    assert_ne!(translated, xliff);
+    fs::write(root.path().join("ja.xlf"), translated).unwrap();
+    let (code, stdout, stderr) = run(&["l10n", "import", "ja.xlf"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "the translation holds 1 bidirectional-text control character (the first U+202E)"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains('\u{202e}'), "{stdout}");
+    let (_, check, _) = run(&["check"]);
+    assert!(check.contains("bidirectional-text control"), "{check}");
+}

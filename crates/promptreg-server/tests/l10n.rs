@@ -76,6 +76,7 @@ async fn a_stale_translation_is_exported_translated_and_imported_current() {
         let untouched = json(server.post(FR, json!({ "file": po })).await, 200).await;
         assert_eq!(untouched["written"], json!([]), "{untouched}");
         assert_eq!(untouched["versions"], json!({}), "{untouched}");
+        assert_eq!(untouched["warnings"], json!([]), "{untouched}");
 
         let translated = po.replace("#, fuzzy\n", "").replace(
             "msgstr \"Bonjour {{ name }} !\\n\"",
@@ -138,6 +139,22 @@ async fn a_stale_translation_is_exported_translated_and_imported_current() {
         assert_eq!(store.log("demo", "greeting").await.unwrap().len(), 4);
         let bad = json(server.get(&format!("{FR}?format=docx")).await, 400).await;
         assert_eq!(bad["code"], "invalid-query", "{bad}");
+
+        // A translation with a bidirectional-text override is written, and
+        // said to hold one.
+        let hidden = export
+            .replace("state=\"final\"", "state=\"translated\"")
+            .replace("bienvenue", "bien\u{202e}venue");
+        let warned = json(server.post(FR, json!({ "file": hidden })).await, 200).await;
+        assert_eq!(warned["written"], json!(["defaults/greeting.fr.md"]));
+        let warnings = warned["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), 1, "{warned}");
+        assert!(
+            warnings[0].as_str().unwrap().starts_with(
+                "unit `greeting:body`: the translation holds 1 bidirectional-text control character"
+            ),
+            "{warned}"
+        );
         server.stop().await;
     }
 }

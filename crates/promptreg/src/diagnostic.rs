@@ -138,6 +138,10 @@ pub enum DiagnosticCode {
     /// for another pack or locale, out of date, or changing a template's
     /// syntax.
     Translation,
+    /// Text holds a bidirectional-text override or isolate (U+202A to
+    /// U+202E, U+2066 to U+2069): it shows in another order than a model
+    /// reads it, so a reviewer may not see what is sent.
+    BidiControl,
 }
 
 /// A code serialises as its stable name (`"unknown-prompt-key"`).
@@ -215,6 +219,7 @@ impl DiagnosticCode {
             DiagnosticCode::StaleTranslation => "stale-translation",
             DiagnosticCode::UntrackedTranslation => "untracked-translation",
             DiagnosticCode::Translation => "translation",
+            DiagnosticCode::BidiControl => "bidi-control",
         }
     }
 }
@@ -537,8 +542,17 @@ pub const MAX_DIAGNOSTICS_PER_FILE: usize = 100;
 /// error when any of them is one.
 #[cfg_attr(not(feature = "config"), allow(dead_code))]
 pub(crate) fn cap_per_file(diagnostics: &mut Vec<Diagnostic>, file: &Path) {
+    if let Some(more) = cap(diagnostics) {
+        diagnostics.push(more.in_file(file));
+    }
+}
+
+/// Keeps the first [`MAX_DIAGNOSTICS_PER_FILE`] of `diagnostics` and
+/// returns the one that counts the rest, to push in their place.
+#[cfg_attr(not(feature = "config"), allow(dead_code))]
+pub(crate) fn cap(diagnostics: &mut Vec<Diagnostic>) -> Option<Diagnostic> {
     if diagnostics.len() <= MAX_DIAGNOSTICS_PER_FILE {
-        return;
+        return None;
     }
     let rest = diagnostics.split_off(MAX_DIAGNOSTICS_PER_FILE);
     let errors = rest.iter().filter(|d| d.is_error()).count();
@@ -552,11 +566,10 @@ pub(crate) fn cap_per_file(diagnostics: &mut Vec<Diagnostic>, file: &Path) {
         "{} more problems in this file are not shown ({errors} errors, {warnings} warnings)",
         rest.len(),
     );
-    diagnostics.push(
+    Some(
         Diagnostic::new(severity, DiagnosticCode::MoreProblems, message)
-            .in_file(file)
             .suggest(Some("fix the problems above and check again".to_owned())),
-    );
+    )
 }
 
 /// One problem found in a configuration, with everything needed to find and

@@ -309,7 +309,7 @@
 //! | `watch` | off | `PromptRegistry::watch`: follow the user's files and the packs installed from folders | `notify`; `config` |
 //! | `testing` | off | `promptreg::testing`: run a pack's prompt tests against a registry | `regex`, `similar`; `packs` |
 //! | `remote` | off | `PromptRegistry::follow`: follow a label of a pack on a `promptreg serve` server, offline first, on a thread of its own | `ureq`, `sha2`, `serde_json`; `packs` |
-//! | `l10n` | off | `promptreg::l10n`: coverage per locale, a pack's text exported to and imported from XLIFF 2.0 and gettext PO | `quick-xml`, `polib`; `packs` |
+//! | `l10n` | off | `promptreg::l10n`: coverage per locale, a pack's text exported to and imported from XLIFF 2.0 and gettext PO | `quick-xml`; `packs` |
 //!
 //! The default is what most hosts use: a pack and its users'
 //! configuration. A host that declares every prompt in code builds with

@@ -257,6 +257,153 @@ fn a_new_translation_creates_its_variant_file() {
     assert!(text.ends_with("---\nAu revoir.\n"));
 }
 
+/// A line longer than 64 KiB: the PO reader once read lines through a
+/// buffer of that size, panicking on one with a multi-byte character and
+/// cutting an ASCII one short, then writing the cut text as current.
+#[test]
+fn a_po_line_longer_than_64_kib_is_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack(dir.path());
+    let fr = Locale::parse("fr").unwrap();
+    let po = Catalog::of(&pack, &fr).write(Format::Po);
+    for long in ["a".repeat(70_000), "é".repeat(40_000)] {
+        let translated = po.replace(
+            "msgid \"Goodbye.\\n\"\nmsgstr \"\"",
+            &format!("msgid \"Goodbye.\\n\"\nmsgstr \"{long}\""),
+        );
+        let imported = Catalog::read(&translated, Path::new("fr.po"))
+            .unwrap()
+            .import(&pack, &fr, |_| None)
+            .unwrap();
+        let (_, text) = &imported.files[0];
+        assert!(
+            text.ends_with(&format!("---\n{long}")),
+            "{} bytes",
+            text.len()
+        );
+    }
+}
+
+/// A PO file of `n` units of prompts the pack does not have.
+fn po_of_units(n: usize) -> String {
+    let mut po =
+        "msgid \"\"\nmsgstr \"\"\n\"Project-Id-Version: shop\\n\"\n\"Language: ja\\n\"\n\n"
+            .to_owned();
+    for i in 0..n {
+        po.push_str(&format!(
+            "msgctxt \"p{i}:body\"\nmsgid \"x\"\nmsgstr \"y\"\n\n"
+        ));
+    }
+    po
+}
+
+#[test]
+fn a_file_of_more_units_than_any_pack_is_refused() {
+    use promptreg::l10n::MAX_UNITS;
+
+    assert!(Catalog::read(&po_of_units(MAX_UNITS), Path::new("ja.po")).is_ok());
+    // What follows the unit too many is not read.
+    let po = po_of_units(MAX_UNITS + 1) + "not PO\n";
+    let mut xliff = "<xliff trgLang=\"ja\"><file original=\"shop\">".to_owned();
+    for i in 0..=MAX_UNITS {
+        xliff.push_str(&format!(
+            "<unit id=\"p{i}:body\"><segment><source>x</source></segment></unit>"
+        ));
+    }
+    xliff.push_str("</file></xliff>");
+    for (text, name) in [(po, "ja.po"), (xliff, "ja.xlf")] {
+        let err = Catalog::read(&text, Path::new(name)).unwrap_err();
+        let message = &err.diagnostics()[0].message;
+        assert!(
+            message.contains(&format!("more than {MAX_UNITS} units")),
+            "{name}: {message}"
+        );
+    }
+}
+
+#[test]
+fn an_import_reports_at_most_100_problems_then_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack(dir.path());
+    let err = import(&pack, &po_of_units(300)).unwrap_err();
+    let diagnostics = err.diagnostics();
+    assert_eq!(diagnostics.len(), promptreg::MAX_DIAGNOSTICS_PER_FILE + 1);
+    let last = diagnostics.last().unwrap();
+    assert_eq!(last.code, DiagnosticCode::MoreProblems);
+    // 300 unknown units, and the 3 of the pack the file lacks.
+    assert!(
+        last.message.starts_with("203 more problems"),
+        "{}",
+        last.message
+    );
+}
+
+#[test]
+fn a_unit_twice_in_a_file_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack(dir.path());
+    let po = Catalog::of(&pack, &ja()).write(Format::Po);
+    let start = po.find("msgctxt \"farewell:body\"").unwrap();
+    let message = &po[start..];
+    let message = &message[..=message.find("\n\n").unwrap() + 1];
+    let twice = format!(
+        "{po}{}",
+        message.replace("msgstr \"\"", "msgstr \"さようなら。\\n\"")
+    );
+    let err = import(&pack, &twice).unwrap_err();
+    let messages: Vec<&str> = err
+        .diagnostics()
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        ["unit `farewell:body` is in the file more than once"]
+    );
+}
+
+#[test]
+fn bidi_controls_in_a_translation_are_warned_about_by_the_import_and_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack(dir.path());
+    let fr = Locale::parse("fr").unwrap();
+    let po = Catalog::of(&pack, &fr).write(Format::Po);
+    let po = po.replace(
+        "msgid \"Goodbye.\\n\"\nmsgstr \"\"",
+        "msgid \"Goodbye.\\n\"\nmsgstr \"Au \u{202e}revoir\u{2066}.\\n\"",
+    );
+    let imported = Catalog::read(&po, Path::new("fr.po"))
+        .unwrap()
+        .import(&pack, &fr, |_| None)
+        .unwrap();
+    let warnings: Vec<_> = imported
+        .warnings
+        .iter()
+        .map(|w| (w.code, w.message.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [(
+            DiagnosticCode::BidiControl,
+            "unit `farewell:body`: the translation holds 2 bidirectional-text control characters (the first U+202E): it shows in another order than the model reads it"
+        )]
+    );
+    let (path, text) = &imported.files[0];
+    std::fs::write(path, text).unwrap();
+    let (_, diagnostics) = Pack::load_with_diagnostics(dir.path());
+    let bidi: Vec<_> = diagnostics
+        .iter()
+        .filter(|d| d.code == DiagnosticCode::BidiControl)
+        .collect();
+    assert_eq!(bidi.len(), 1, "{diagnostics:?}");
+    assert!(
+        bidi[0].file.as_deref() == Some(path.as_path()),
+        "{:?}",
+        bidi[0]
+    );
+    assert!(bidi[0].is_warning() && bidi[0].position.is_some());
+}
+
 #[test]
 fn bad_translation_files_are_refused_naming_the_unit() {
     let dir = tempfile::tempdir().unwrap();

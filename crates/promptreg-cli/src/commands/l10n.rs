@@ -21,7 +21,11 @@ pub fn run(session: &Session, args: &L10nArgs) -> Result<Output, Failure> {
         L10nCommand::Status { .. } => status(session),
         L10nCommand::MarkCurrent { id, locale, .. } => mark_current(session, id, locale),
         L10nCommand::Export { format, output, .. } => export(session, *format, output.as_deref()),
-        L10nCommand::Import { file, .. } => import(session, file),
+        L10nCommand::Import {
+            file,
+            max_file_size,
+            ..
+        } => import(session, file, *max_file_size),
     }
 }
 
@@ -193,10 +197,10 @@ fn export(session: &Session, format: L10nFormat, output: Option<&Path>) -> Resul
     )))
 }
 
-fn import(session: &Session, file: &Path) -> Result<Output, Failure> {
+fn import(session: &Session, file: &Path, max_size: u64) -> Result<Output, Failure> {
     let dir = session.pack_dir()?;
     let pack = session.pack()?;
-    let text = fs::read_to_string(file).map_err(|e| io("read", file, e))?;
+    let text = read_bounded(file, max_size)?;
     let catalog = Catalog::read(&text, file)?;
     let locale = match &session.args.locale {
         Some(tag) => Locale::parse(tag)?,
@@ -242,9 +246,14 @@ fn import(session: &Session, file: &Path) -> Result<Output, Failure> {
             "locale": locale.to_string(),
             "written": imported.files.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>(),
             "incomplete": imported.incomplete.iter().map(|(id, units)| json!({ "prompt": id, "units": units })).collect::<Vec<_>>(),
+            "warnings": imported.warnings.iter().map(crate::report::diagnostic_json).collect::<Vec<_>>(),
         })));
     }
-    let mut out = String::new();
+    let mut out = crate::report::render(
+        &imported.warnings,
+        session.color,
+        crate::report::Wrap::stdout(),
+    );
     for (path, _) in &imported.files {
         out.push_str(&format!("wrote {}\n", path.display()));
     }
@@ -257,6 +266,30 @@ fn import(session: &Session, file: &Path) -> Result<Output, Failure> {
         if imported.files.len() == 1 { "" } else { "s" }
     ));
     Ok(Output::text(out))
+}
+
+/// The text of `path`, refused unread when it is larger than `max_size`
+/// bytes: a translation file is read whole, and so are its units.
+fn read_bounded(path: &Path, max_size: u64) -> Result<String, Failure> {
+    use std::io::Read;
+
+    let file = fs::File::open(path).map_err(|e| io("read", path, e))?;
+    let mut bytes = Vec::new();
+    file.take(max_size.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io("read", path, e))?;
+    if bytes.len() as u64 > max_size {
+        return Err(Failure::usage(format!(
+            "{} is larger than {max_size} bytes, the most `l10n import` reads: nothing was written; give `--max-file-size` to read a larger file",
+            path.display()
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Failure::usage(format!(
+            "cannot read {}: not UTF-8 ({e}); save it as UTF-8",
+            path.display()
+        ))
+    })
 }
 
 /// Writes `text` to `path` through a file beside it renamed over it, so

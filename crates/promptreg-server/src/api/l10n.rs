@@ -219,6 +219,11 @@ pub(crate) async fn import(
         written,
         incomplete,
         versions,
+        warnings: imported
+            .warnings
+            .iter()
+            .map(|w| w.message.clone())
+            .collect(),
     }))
 }
 

@@ -117,6 +117,9 @@ pub struct Imported {
     pub incomplete: Vec<IncompletePrompt>,
     /// The new version of each prompt written.
     pub versions: BTreeMap<String, u64>,
+    /// What a reviewer should look at in the file's translations (one
+    /// with bidirectional-text controls), one sentence each.
+    pub warnings: Vec<String>,
 }
 
 /// A prompt not imported.

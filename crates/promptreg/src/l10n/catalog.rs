@@ -13,6 +13,27 @@ use crate::pack::{Pack, PackPrompt, Translation};
 use super::Format;
 use super::protect::Syntax;
 
+/// The most units [`Catalog::read`] reads from one file. A unit is a
+/// prompt's body or one of its pinned blocks, so this is far more than any
+/// pack has; a file with more is not an export of one, and reading it on
+/// would only take time and memory.
+pub const MAX_UNITS: usize = 50_000;
+
+/// Refuses a file once `read` units have been read from it and another
+/// comes.
+pub(super) fn check_unit_count(read: usize) -> Result<(), Diagnostic> {
+    if read < MAX_UNITS {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        DiagnosticCode::Translation,
+        format!("the file has more than {MAX_UNITS} units, more than any pack: it is not an export of one"),
+    )
+    .suggest(Some(
+        "export the pack again with `promptreg l10n export`".to_owned(),
+    )))
+}
+
 /// Every translatable unit of a pack for one locale.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
@@ -89,6 +110,10 @@ pub struct Imported {
     pub files: Vec<(PathBuf, String)>,
     /// Prompts not imported, with the units still to translate.
     pub incomplete: Vec<(PromptId, Vec<String>)>,
+    /// What a reviewer should look at in the file's translations: one
+    /// with bidirectional-text controls
+    /// ([`BidiControl`](DiagnosticCode::BidiControl)), one per unit.
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Catalog {
@@ -149,8 +174,9 @@ impl Catalog {
     ///
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) with a
     /// [`Translation`](DiagnosticCode::Translation) diagnostic naming the
-    /// line and column (XLIFF) or the problem (PO) of a malformed or
-    /// truncated file.
+    /// line and column of what is malformed in the file, or saying it is
+    /// truncated; and a file of more than [`MAX_UNITS`] units. A line may
+    /// be of any length.
     pub fn read(text: &str, path: &Path) -> Result<Catalog, Error> {
         let parsed = match text
             .trim_start_matches('\u{feff}')
@@ -186,7 +212,18 @@ impl Catalog {
     ) -> Result<Imported, Error> {
         let mut problems = self.header_problems(pack, locale);
         let mut by_prompt: BTreeMap<&str, Vec<&CatalogUnit>> = BTreeMap::new();
+        let mut seen = BTreeSet::new();
         for unit in &self.units {
+            if !seen.insert((unit.prompt.as_str(), unit.unit)) {
+                problems.push(problem(
+                    format!(
+                        "unit `{}` is in the file more than once",
+                        printable(&unit.key())
+                    ),
+                    "keep one translation of each unit: export again and carry yours over",
+                ));
+                continue;
+            }
             match self.unit_problem(pack, unit) {
                 Some(problem) => problems.push(problem),
                 None => by_prompt
@@ -197,9 +234,15 @@ impl Catalog {
         }
         problems.extend(missing_units(pack, &self.units));
         if !problems.is_empty() {
+            if let Some(more) = crate::diagnostic::cap(&mut problems) {
+                problems.push(more);
+            }
             return Err(Error::from_diagnostics(problems));
         }
-        let mut imported = Imported::default();
+        let mut imported = Imported {
+            warnings: self.units.iter().filter_map(bidi_warning).collect(),
+            ..Imported::default()
+        };
         for (id, units) in by_prompt {
             let Some(prompt) = pack.prompt(id) else {
                 continue;
@@ -282,6 +325,30 @@ impl Catalog {
             "keep every tag and heading of the source as written",
         ))
     }
+}
+
+/// A warning for a translation with bidirectional-text controls.
+fn bidi_warning(unit: &CatalogUnit) -> Option<Diagnostic> {
+    use crate::prompt_file::{BIDI_SUGGESTION, bidi_count, is_bidi_control};
+
+    let target = unit
+        .target
+        .as_deref()
+        .filter(|_| unit.state == UnitState::Translated)?;
+    let first = target.chars().find(|&c| is_bidi_control(c))?;
+    let count = target.chars().filter(|&c| is_bidi_control(c)).count();
+    Some(
+        Diagnostic::warning(
+            DiagnosticCode::BidiControl,
+            format!(
+                "unit `{}`: the translation holds {} (the first U+{:04X}): it shows in another order than the model reads it",
+                printable(&unit.key()),
+                bidi_count(count),
+                u32::from(first)
+            ),
+        )
+        .suggest(Some(BIDI_SUGGESTION.to_owned())),
+    )
 }
 
 /// What the texts of `prompt` are written in.

@@ -40,7 +40,7 @@ mod protect;
 mod status;
 mod xliff;
 
-pub use catalog::{Catalog, CatalogUnit, Imported, UnitState};
+pub use catalog::{Catalog, CatalogUnit, Imported, MAX_UNITS, UnitState};
 pub use status::{Coverage, LocaleStatus, PromptStatus, Status};
 
 /// The file formats of [`Catalog::write`] and [`Catalog::read`].

@@ -13,7 +13,7 @@ use quick_xml::events::{BytesStart, Event};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, printable};
 use crate::pack::UnitName;
 
-use super::catalog::{Catalog, CatalogUnit, UnitState};
+use super::catalog::{Catalog, CatalogUnit, UnitState, check_unit_count};
 use super::protect::Piece;
 
 const NAMESPACE: &str = "urn:oasis:names:tc:xliff:document:2.0";
@@ -241,6 +241,7 @@ pub(super) fn read(text: &str) -> Result<Catalog, Diagnostic> {
                 "source" | "target" | "data" => into = Into::Nowhere,
                 "unit" => {
                     if let Some(read) = unit.take() {
+                        check_unit_count(catalog.units.len())?;
                         catalog.units.push(finish(text, at, read)?);
                     }
                 }

@@ -8,7 +8,8 @@
 //! - listing the `*.md` files of a folder ([`markdown_names`]);
 //! - what a name `<id>[.<locale>].md` stands for ([`file_key`]);
 //! - the warnings every prompt file gets: a file-name locale that names no
-//!   language, template syntax in a literal file, unused variables.
+//!   language, template syntax in a literal file, unused variables,
+//!   bidirectional-text controls.
 //!
 //! Each source turns what it reads into its own diagnostics: a pack's
 //! undeclared file is an error, a user's unknown file a warning. The user
@@ -25,6 +26,8 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 
 pub(crate) use names::{DeclaredIds, FileKey, file_key, file_locale_warning, markdown_names};
 pub(crate) use warnings::prompt_file_warnings;
+#[cfg_attr(not(feature = "l10n"), allow(unused_imports))]
+pub(crate) use warnings::{BIDI_SUGGESTION, bidi_count, is_bidi_control};
 
 /// The "blank counts as absent" rule, written once: `text` trimmed, or
 /// `None` when nothing but whitespace is left. A blank `inline`, `file`,

@@ -10,9 +10,9 @@ use crate::renderer::Renderer;
 use crate::template::Template;
 
 /// Warnings about one prompt file that loads but will not do what its
-/// author meant: template syntax in a file that is not a template, and
+/// author meant: template syntax in a file that is not a template,
 /// declared variables that none of `parts` (the file's body and pinned
-/// blocks, compiled) uses.
+/// blocks, compiled) uses, and bidirectional-text controls.
 pub(crate) fn prompt_file_warnings(
     doc: &Document<'_>,
     text: &str,
@@ -22,8 +22,45 @@ pub(crate) fn prompt_file_warnings(
     let mut warnings = Vec::new();
     warnings.extend(literal_template_syntax(doc, text, path));
     warnings.extend(unused_variables(doc, text, path, parts));
+    warnings.extend(bidi_controls(text, path));
     warnings
 }
+
+/// Whether `c` overrides or isolates the direction of text (U+202A to
+/// U+202E, U+2066 to U+2069): text holding one shows in another order
+/// than a model reads it. The marks (U+200E, U+200F) only nudge and are
+/// left alone.
+pub(crate) fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// One warning for a file holding bidirectional-text controls, at the
+/// first.
+fn bidi_controls(text: &str, path: &Path) -> Option<Diagnostic> {
+    let (at, first) = text.char_indices().find(|&(_, c)| is_bidi_control(c))?;
+    let count = text.chars().filter(|&c| is_bidi_control(c)).count();
+    let d = Diagnostic::warning(
+        DiagnosticCode::BidiControl,
+        format!(
+            "{} (the first U+{:04X}): the text shows in another order than the model reads it",
+            bidi_count(count),
+            u32::from(first)
+        ),
+    )
+    .in_file(path)
+    .at(&LineIndex::new(text), at..at + first.len_utf8())
+    .suggest(Some(BIDI_SUGGESTION.to_owned()));
+    Some(d)
+}
+
+/// "1 bidirectional-text control character", "3 … characters".
+pub(crate) fn bidi_count(count: usize) -> String {
+    let s = if count == 1 { "" } else { "s" };
+    format!("{count} bidirectional-text control character{s}")
+}
+
+pub(crate) const BIDI_SUGGESTION: &str =
+    "remove them unless the text needs them: a reviewer does not see them, the model does";
 
 /// `{{` or `{%` in a file that does not say whether it is a template: it
 /// is sent as those characters, most likely not what was meant.

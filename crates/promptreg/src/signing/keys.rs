@@ -215,11 +215,13 @@ impl TrustedKeys {
     /// file (`name ssh-ed25519 AAAA…`). `origin` names it in errors.
     pub fn add_openssh(&mut self, line: &str, origin: &str) -> Result<(), Error> {
         let line = line.trim();
+        // After a white space character, whose width may be more than a
+        // byte (a non-breaking space is two).
         let start = line
             .match_indices(char::is_whitespace)
-            .map(|(at, _)| at)
-            .find(|at| line[at + 1..].trim_start().starts_with("ssh-"))
-            .map_or(0, |at| at + 1);
+            .map(|(at, space)| at + space.len())
+            .find(|after| line[*after..].trim_start().starts_with("ssh-"))
+            .unwrap_or(0);
         let key = PublicKey::from_openssh(line[start..].trim_start()).map_err(|e| {
             signature_error(format!(
                 "{origin}: not an OpenSSH public key ({e}); expected `ssh-ed25519 AAAA…` as in a `.pub` file"
