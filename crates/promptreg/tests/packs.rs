@@ -535,7 +535,11 @@ fn a_manifest_without_user_configuration_loads() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("defaults")).unwrap();
     std::fs::write(dir.path().join("defaults/a.md"), "Hello.\n").unwrap();
-    std::fs::write(dir.path().join("promptreg.toml"), "name = \"quiet\"\nkeys = [\"a\"]\n").unwrap();
+    std::fs::write(
+        dir.path().join("promptreg.toml"),
+        "name = \"quiet\"\nkeys = [\"a\"]\n",
+    )
+    .unwrap();
     let pack = Pack::load(dir.path()).unwrap();
     assert_eq!(pack.spec().prompts_dir(), ".quiet/prompts/");
     assert_eq!(pack.spec().global_settings_file(), None);
