@@ -5,13 +5,16 @@
 // name as a user's project does, against the package's declarations), then
 // run with node from the repository's root with a home of its own. A
 // missing import, a name the example never defines, a changed signature or
-// an example that throws fails here.
+// an example that throws fails here. An example that names
+// `PROMPTREG_SERVER` finds there a real `promptreg serve` serving the
+// web-agent pack (see follow.test.ts; skipped without the tool, except
+// under CI=true).
 //
 // A comment on the line before a block's fence marks an exception; keep
 // them rare:
 //   <!-- example: not run (why) -->   type-checked only: the example needs
-//                                      what a test has not (a server, files
-//                                      outside the repository);
+//                                      what a test has not (the
+//                                      application's own files, say);
 //   <!-- example: fragment -->        neither: a few lines that go on from
 //                                      another example, with names of the
 //                                      reader's own program.
@@ -21,6 +24,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+import { promptregBinary, startServer } from './support';
 
 const PACKAGE = path.resolve(__dirname, '../..');
 const ROOT = path.resolve(PACKAGE, '../..');
@@ -108,10 +113,19 @@ test('the README examples type-check and run', async (t) => {
   const all = examples();
   const checked = all.filter((e) => e.mark !== 'fragment');
   const { status, output, out } = typeCheck(checked);
-  assert.equal(status, 0, `tsc on the README examples (src/README-LINE: the fence's line + the error's):\n${output}`);
+  assert.equal(status, 0, `tsc on the README examples (in src/README-FENCE.mts, line N is the README's line FENCE + N):\n${output}`);
+
+  const { bin, missing } = promptregBinary();
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  t.after(() => server?.stop());
+  const serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-readme-server-'));
+  t.after(() => fs.rmSync(serverDir, { recursive: true, force: true }));
 
   for (const example of checked) {
-    await t.test(example.name, { skip: example.mark === 'not run' && 'marked not run' }, (t) => {
+    const needsServer = example.code.includes('PROMPTREG_SERVER');
+    const skip = example.mark === 'not run' ? 'marked not run' : needsServer && missing;
+    await t.test(example.name, { skip }, async (t) => {
+      if (needsServer) server ??= await startServer(bin!, serverDir);
       const home = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-readme-'));
       t.after(() => fs.rmSync(home, { recursive: true, force: true }));
       const script = path.join(out, example.file.replace(/\.m?ts$/, '.mjs'));
@@ -119,7 +133,7 @@ test('the README examples type-check and run', async (t) => {
         cwd: ROOT,
         encoding: 'utf8',
         timeout: DEADLINE_MS,
-        env: { ...process.env, HOME: home, USERPROFILE: home },
+        env: { ...process.env, HOME: home, USERPROFILE: home, ...(server && { PROMPTREG_SERVER: server.url }) },
       });
       assert.equal(run.status, 0, `${example.name} exited with ${run.status ?? run.signal}:\n${run.stdout}${run.stderr}`);
     });
