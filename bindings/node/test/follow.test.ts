@@ -6,93 +6,22 @@
 // without it these tests are skipped, except under CI=true.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 
 import { Pack, PromptRegistry, type FollowChange, type Follower } from 'promptreg';
-import { typeErrorNaming, untyped } from './support';
+import { PACK, promptregBinary, startServer, typeErrorNaming, untyped } from './support';
 
-const ROOT = path.resolve(__dirname, '../../../..');
-const PACK = 'web-agent';
 const NARRATOR = 'webagent-narrator.system';
 const TRANSLATE = 'translate.system';
 /** Generous: the point is that it happens, not how fast. */
 const DEADLINE_MS = 60_000;
 
-/** The `promptreg` binary, or why there is none. */
-function promptregBinary(): { bin?: string; missing?: string } {
-  const bin =
-    process.env.PROMPTREG_BIN ??
-    path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target'), 'debug', 'promptreg');
-  if (fs.existsSync(bin)) {
-    return { bin };
-  }
-  const missing = `${bin} is missing: build it with \`cargo build -p promptreg-cli --locked\` (or set PROMPTREG_BIN)`;
-  if (process.env.PROMPTREG_BIN || process.env.CI === 'true') {
-    throw new Error(missing);
-  }
-  return { missing };
-}
-
 const { bin, missing } = promptregBinary();
-
-/** A store with web-agent released to `production`, and `promptreg serve` on it. */
-async function startServer(dir: string) {
-  const home = path.join(dir, 'home');
-  fs.mkdirSync(home);
-  const common = ['--database', path.join(dir, 'promptreg.db'), '--color', 'never'];
-  const store = (...args: string[]) =>
-    execFileSync(bin!, ['store', ...args, ...common], {
-      cwd: dir,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, HOME: home },
-    });
-  const pack = path.join(dir, PACK);
-  fs.cpSync(path.join(ROOT, 'examples', PACK), pack, { recursive: true });
-  store('push', pack, '--message', 'First version');
-  store('release', 'latest', 'production');
-
-  const child = spawn(bin!, ['serve', ...common, '--log-format', 'json', '--listen', '127.0.0.1:0'], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, HOME: home },
-  });
-  const log: string[] = [];
-  const exited = once(child, 'exit');
-  const lines = readline.createInterface({ input: child.stderr! });
-  const address = await new Promise<string>((resolve, reject) => {
-    lines.on('line', (line) => {
-      log.push(line);
-      try {
-        const address = JSON.parse(line).fields?.address;
-        if (address) resolve(address);
-      } catch {
-        // Not every line need be JSON.
-      }
-    });
-    exited.then(([code, signal]) =>
-      reject(new Error(`promptreg serve exited (${code ?? signal}) before listening:\n${log.join('\n')}`)),
-    );
-  });
-  assert.match(address, /^127\.0\.0\.1:\d+$/);
-  return {
-    url: `http://${address}`,
-    pack,
-    store,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await exited;
-      }
-    },
-  };
-}
 
 /** Resolves with the first change `pick` accepts, or rejects after the deadline. */
 function changes(follower: () => Follower | undefined) {
@@ -140,7 +69,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
 test('follow a label: first sync, render, the label moves with the tool, onChange, the new text', { skip: missing }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-node-follow-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const server = await startServer(dir);
+  const server = await startServer(bin!, dir);
   t.after(() => server.stop());
 
   const prompts = new PromptRegistry();
@@ -327,7 +256,7 @@ test('follow: bad options are TypeErrors naming the option; no pack is a remote 
 test('signed releases: trustKeys accepts what a trusted key signed and refuses the rest; a baked bundle loads with Pack.fromBundle', { skip: missing }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-node-signed-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const server = await startServer(dir);
+  const server = await startServer(bin!, dir);
   t.after(() => server.stop());
   for (const name of ['releaser', 'stranger']) {
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', name, '-f', path.join(dir, name)]);

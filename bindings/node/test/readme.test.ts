@@ -1,5 +1,6 @@
-// The examples of the READMEs (the package's and the repository's "Node.js"
-// section), so that they stay true.
+// What the examples of the READMEs (the package's and the repository's
+// "Node.js" section) say they return, so that it stays true; the examples
+// themselves are type-checked and run as written by readme-examples.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
