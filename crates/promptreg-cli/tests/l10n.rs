@@ -126,7 +126,12 @@ fn an_import_for_another_locale_or_an_edited_source_writes_nothing() {
     let (code, _, stderr) = run(&["l10n", "import", "ja.xlf"]);
     assert_ne!(code, 0);
     assert!(
-        stderr.contains("unit `goal-running:body`: its source changed since the export"),
+        stderr.contains("unit `goal-running:body`: its source changed since the export, at character 5: the file has \"You work on a goal."),
+        "{stderr}"
+    );
+    // Shown where they differ, not cut at a prefix they share.
+    assert!(
+        stderr.contains("the default now \"You are working on an active goal."),
         "{stderr}"
     );
     assert_eq!(fs::read_to_string(&variant).unwrap(), before);

@@ -305,11 +305,12 @@ impl Catalog {
             ));
         };
         if current != unit.source {
+            let (at, was, now) = where_they_differ(&unit.source, current);
             return Some(problem(
                 format!(
-                    "unit `{key}`: its source changed since the export: the file has \"{}\", the default now \"{}\"",
-                    abbreviate(&printable(&unit.source), 60),
-                    abbreviate(&printable(current), 60)
+                    "unit `{key}`: its source changed since the export, at character {at}: the file has \"{}\", the default now \"{}\"",
+                    printable(&was),
+                    printable(&now)
                 ),
                 "export again: the new export keeps each translation and marks this unit stale",
             ));
@@ -325,6 +326,35 @@ impl Catalog {
             "keep every tag and heading of the source as written",
         ))
     }
+}
+
+/// Where two texts first differ: the character's number (from 1) and an
+/// excerpt of each around it, a little before and more after, `…` marking
+/// what is left out. Two texts cut at the same prefix would read the same.
+fn where_they_differ(was: &str, now: &str) -> (usize, String, String) {
+    const BEFORE: usize = 20;
+    const AFTER: usize = 40;
+    let same = was
+        .chars()
+        .zip(now.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let excerpt = |text: &str| {
+        let start = same.saturating_sub(BEFORE);
+        let shown: String = text
+            .chars()
+            .skip(start)
+            .take(same - start + AFTER)
+            .collect();
+        let head = if start > 0 { "…" } else { "" };
+        let tail = if text.chars().count() > same + AFTER {
+            "…"
+        } else {
+            ""
+        };
+        format!("{head}{shown}{tail}")
+    };
+    (same + 1, excerpt(was), excerpt(now))
 }
 
 /// A warning for a translation with bidirectional-text controls.
@@ -521,4 +551,26 @@ fn variant_text(
         }
     }
     crate::pack::translation::record_source(&set_front_matter_keys(&text, &keys), source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_sources_are_shown_where_they_first_differ() {
+        let was = format!("{}Work through the task list in order.", "x".repeat(100));
+        let now = format!(
+            "{}Work through the task list one task at a time.",
+            "x".repeat(100)
+        );
+        let (at, a, b) = where_they_differ(&was, &now);
+        assert_eq!(at, 128);
+        assert_eq!(a, "…rough the task list in order.");
+        assert_eq!(b, "…rough the task list one task at a time.");
+        assert_eq!(
+            where_they_differ("ab", "ab!"),
+            (3, "ab".to_owned(), "ab!".to_owned())
+        );
+    }
 }
