@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode, abbreviate, printable};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, printable};
 use crate::error::Error;
 use crate::id::PromptId;
 use crate::locale::Locale;
