@@ -35,6 +35,7 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex, Position};
 use crate::json_object::JsonObject;
 use crate::model_check;
+use crate::pin_place::PinPlace;
 use crate::prompt_file::non_blank;
 use crate::renderer::Renderer;
 use crate::snippet::Snippets;
@@ -441,12 +442,18 @@ impl<'a> Document<'a> {
             false => inherited.to_vec(),
         };
         let build = |blocks: &PinTexts, key: &str| -> Result<Vec<Renderer>, Diagnostic> {
+            let places = self
+                .key_span(key)
+                .map(|span| PinPlace::under_key(self.text, span.start))
+                .unwrap_or_default();
             let line_offset = self.pin_line_offset(key);
-            blocks
-                .texts()
-                .iter()
-                .map(|text| self.compile(path, text, line_offset, &variables))
-                .collect()
+            let compile = |(i, text): (usize, &String)| match places.get(i) {
+                Some(place) => self
+                    .compile(path, text, 0, &variables)
+                    .map_err(|problem| place.locate(problem, self.text)),
+                None => self.compile(path, text, line_offset, &variables),
+            };
+            blocks.texts().iter().enumerate().map(compile).collect()
         };
         Ok((
             build(&self.meta.pin_head, PIN_HEAD)?,

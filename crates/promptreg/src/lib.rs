@@ -378,6 +378,8 @@ mod model_check;
 #[cfg_attr(docsrs, doc(cfg(feature = "packs")))]
 pub mod pack;
 #[cfg(feature = "config")]
+mod pin_place;
+#[cfg(feature = "config")]
 mod prompt_file;
 #[cfg(feature = "remote")]
 #[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
