@@ -123,7 +123,9 @@ impl Server {
         }
         let last = store.last_event_id().await?;
         let listener = listen(&config).map_err(|e| ServeError::Bind(config.listen, e))?;
-        let store = store.with_file_limits(config.file_limits);
+        let store = store
+            .with_file_limits(config.file_limits)
+            .with_fleet_limits(config.fleet_limits);
         let shutdown = watch::channel(false).0;
         let heavy = Arc::new(HeavyWork::new(
             config.heavy_jobs,
