@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use promptreg_store::FileLimits;
+use promptreg_store::{FileLimits, FleetLimits};
 
 use crate::connection::Timeouts;
 
@@ -99,6 +99,12 @@ pub struct Config {
     pub report_rate: u32,
     /// See [`report_rate`](Self::report_rate).
     pub report_burst: u32,
+    /// How many instances the fleet view keeps per label, per pack and per
+    /// key ([`FleetLimits::default`]: 100,000, 200,000 and 100,000; each
+    /// field says why). Past one, a report of a new instance is answered
+    /// 507 `too-many-instances` naming the bound; known instances go on
+    /// reporting.
+    pub fleet_limits: FleetLimits,
 }
 
 impl Default for Config {
@@ -124,6 +130,7 @@ impl Default for Config {
             file_limits: FileLimits::default(),
             report_rate: 1000,
             report_burst: 20_000,
+            fleet_limits: FleetLimits::default(),
             allowed_hosts: Vec::new(),
             behind_tls: false,
             web_over_plain_http: false,

@@ -63,6 +63,8 @@ problem_codes! {
     CrossOriginWrite = "cross-origin-write",
     /// The key may not do this (a protected label needs an admin key).
     Forbidden = "forbidden",
+    /// A fleet report names an instance another key reported first.
+    InstanceTaken = "instance-taken",
     /// The Host header names no allowed host.
     HostNotAllowed = "host-not-allowed",
     /// The key cannot read or write this pack.
@@ -139,8 +141,8 @@ problem_codes! {
     /// The server holds `--max-streams` event streams already: retry after
     /// `Retry-After`.
     TooManyStreams = "too-many-streams",
-    /// A label's fleet view holds its capacity of instances; a new one is
-    /// not recorded.
+    /// The fleet view holds its most instances for the label, the pack or
+    /// the key (the detail names which); a new one is not recorded.
     TooManyInstances = "too-many-instances",
     /// Too many fleet reports from one key: retry after `Retry-After`.
     TooManyReports = "too-many-reports",
@@ -148,10 +150,14 @@ problem_codes! {
     Unauthorized = "unauthorized",
     /// No API key has that name.
     UnknownKey = "unknown-key",
+    /// A fleet report names a label nothing ever moved.
+    UnknownLabel = "unknown-label",
     /// No pack of that name.
     UnknownPack = "unknown-pack",
     /// No prompt of that id.
     UnknownPrompt = "unknown-prompt",
+    /// A fleet report names a revision its label never had.
+    UnknownRevision = "unknown-revision",
     /// No route at this path.
     UnknownRoute = "unknown-route",
     /// No such version, or the label points nowhere.
@@ -345,6 +351,12 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, ProblemCode) {
             StatusCode::INSUFFICIENT_STORAGE,
             ProblemCode::TooManyInstances,
         ),
+        ErrorKind::UnknownLabel => (StatusCode::NOT_FOUND, ProblemCode::UnknownLabel),
+        ErrorKind::UnknownRevision => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            ProblemCode::UnknownRevision,
+        ),
+        ErrorKind::InstanceTaken => (StatusCode::CONFLICT, ProblemCode::InstanceTaken),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::StoreError),
     }
 }

@@ -133,6 +133,7 @@ impl Server {
         // builds.
         let store = store
             .with_file_limits(config.file_limits)
+            .with_fleet_limits(config.fleet_limits)
             .with_test_turns(Arc::clone(&heavy) as Arc<dyn TestTurns>);
         let state = AppState(Arc::new(Shared {
             cache: Cache::new(store.clone(), Arc::clone(&heavy)),

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{TestServer, config, databases, json, postgres_only, published, writer};
-use promptreg_store::{Label, Scope, Store};
+use promptreg_store::{FleetLimits, Label, Scope, Store};
 use serde_json::{Value, json};
 
 const FLEET: &str = "/v1/packs/demo/labels/production/fleet";
@@ -374,4 +374,136 @@ async fn the_view_survives_a_restart_and_is_shared_by_two_servers() {
     }
     one.stop().await;
     two.stop().await;
+}
+
+/// A report that would make the view lie is refused, saying what to do,
+/// and changes nothing: a label nothing moved (404), a revision the label
+/// never had (422), another key's instance (409), a key past its share of
+/// instances (507). A row kept from before, on a revision the label never
+/// had, does not make a long poll converge.
+#[tokio::test]
+async fn reports_that_would_make_the_view_lie_are_refused() {
+    for db in databases("reports_that_would_make_the_view_lie_are_refused").await {
+        let store = published(&db).await;
+        let revision = newest(&store).await;
+        let admin = common::admin();
+        let mut secrets = Vec::new();
+        for name in ["a", "b"] {
+            let (_, secret) = store
+                .create_key(name, None, Scope::Read, &admin)
+                .await
+                .unwrap();
+            secrets.push(secret);
+        }
+        let (a, b) = (&secrets[0], &secrets[1]);
+        let limits = FleetLimits {
+            per_key: 2,
+            ..FleetLimits::default()
+        };
+        let mut server = TestServer::start(
+            store.clone(),
+            promptreg_server::Config {
+                fleet_limits: limits,
+                ..config()
+            },
+        )
+        .await;
+        let post = |path: &str, secret: &str, body: Value| {
+            server
+                .client
+                .post(server.url(path))
+                .bearer_auth(secret)
+                .json(&body)
+                .send()
+        };
+        let get = |path: String| {
+            let request = server.client.get(server.url(&path)).bearer_auth(a);
+            async move { request.send().await.unwrap() }
+        };
+        let refused = |path: &'static str, secret, body, status, code, detail: String| {
+            let response = post(path, secret, body);
+            async move {
+                let problem = json(response.await.unwrap(), status).await;
+                assert_eq!(problem["code"], code, "{problem}");
+                let text = problem["detail"].as_str().unwrap();
+                assert!(text.contains(&detail), "{problem}");
+            }
+        };
+
+        refused(
+            "/v1/packs/demo/labels/nope/fleet",
+            a,
+            report("web-1", None),
+            404,
+            "unknown-label",
+            "pack `demo` has no label `nope`".into(),
+        )
+        .await;
+        for lie in [999, i64::MAX as u64] {
+            refused(
+                FLEET,
+                a,
+                report("web-1", Some(lie)),
+                422,
+                "unknown-revision",
+                format!("has no revision {lie}: its newest is {revision}"),
+            )
+            .await;
+        }
+        let sent = post(FLEET, a, report("web-1", Some(revision)))
+            .await
+            .unwrap();
+        assert_eq!(sent.status(), 204, "{}", db.name);
+        refused(
+            FLEET,
+            b,
+            report("web-1", Some(revision)),
+            409,
+            "instance-taken",
+            "instance `web-1` of label `production` is reported by `key:a`, not `key:b`".into(),
+        )
+        .await;
+        let sent = post(FLEET, a, report("web-2", None)).await.unwrap();
+        assert_eq!(sent.status(), 204);
+        refused(
+            FLEET,
+            a,
+            report("web-3", None),
+            507,
+            "too-many-instances",
+            "`key:a` reports 2 instances, its most: instance `web-3`".into(),
+        )
+        .await;
+        let fleet = json(get(FLEET.into()).await, 200).await;
+        let kept: Vec<(&str, &str)> = fleet["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["instance"].as_str().unwrap(),
+                    i["reporter"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(kept, [("web-1", "key:a"), ("web-2", "key:a")]);
+        let nope = get("/v1/packs/demo/labels/nope/fleet".into()).await;
+        assert_eq!(json(nope, 200).await["instances_total"], 0);
+
+        // A lying row kept from before: a third of the instances claim a
+        // revision after the new one; the wait does not count them.
+        let now = promptreg_store::Timestamp::now().0;
+        db.tamper(&format!(
+            "INSERT INTO fleet_instances (pack_id, label, instance, library, source, revision, \
+             interval_ms, reporter, first_seen, last_seen) \
+             SELECT pack_id, 'production', 'liar', 'x/1', 'server', 999, 60000, 'key:b', {now}, {now} \
+             FROM packs WHERE name = 'demo'"
+        ))
+        .await;
+        let new = moved_again(&store).await;
+        let wait = format!("{FLEET}?until-revision={new}&ratio=0.3&timeout=300ms");
+        let waited = json(get(wait).await, 200).await;
+        assert_eq!(waited["converged"], false, "{waited}");
+        server.stop().await;
+    }
 }

@@ -63,9 +63,18 @@ pub enum ErrorKind {
     /// A gated label would move to a state whose tests fail, cannot be
     /// read, or run too long ([`Error::failed_cases`] lists the cases).
     TestsFailed,
-    /// A label's fleet view holds its capacity of instances and a new one
-    /// reported ([`Store::with_fleet_capacity`](crate::Store::with_fleet_capacity)).
+    /// A fleet view is full for a new instance: its label, its pack or the
+    /// key reporting it holds its most instances already
+    /// ([`FleetLimits`](crate::FleetLimits)); the message names which.
     TooManyInstances,
+    /// A report names a label nothing ever moved: no instance can follow
+    /// it.
+    UnknownLabel,
+    /// A report names a revision its label never had.
+    UnknownRevision,
+    /// A report names an instance another key reported first: the id is
+    /// that key's until the instance has been unseen for a day.
+    InstanceTaken,
     /// A label the manifest requires signatures for (`[release] signed`)
     /// would move without one, or a signature does not verify.
     SignatureRequired,
@@ -100,6 +109,9 @@ impl ErrorKind {
             ErrorKind::KeyRevoked => "revoked API key",
             ErrorKind::TestsFailed => "tests failed",
             ErrorKind::TooManyInstances => "too many instances",
+            ErrorKind::UnknownLabel => "unknown label",
+            ErrorKind::UnknownRevision => "unknown revision",
+            ErrorKind::InstanceTaken => "instance taken",
             ErrorKind::SignatureRequired => "signature required",
             ErrorKind::Busy => "busy",
         }

@@ -6,14 +6,20 @@
 //! The view lives in the database, so every server on one PostgreSQL
 //! shares it and a restart loses nothing. Nothing of it is held in a
 //! server's memory. It stays bounded: an instance unseen for a day is
-//! dropped ([`KEPT_FOR`]), and a label takes at most
-//! [`Store::with_fleet_capacity`] instances.
+//! dropped ([`KEPT_FOR`]), and a label, a pack and a reporter each hold at
+//! most so many instances ([`FleetLimits`]).
+//!
+//! A report is believed only as far as the store can check it: its label
+//! must have a revision, the revision it names must be one of them, and
+//! an instance id is the reporter's that first reported it, until it has
+//! been unseen for a day.
 //!
 //! An instance is `online` while it reported within three of its
 //! intervals; it is *reporting* while it reported within one and a half
 //! (one interval, and half of one for a report on its way): a wait for a
 //! release ([`Fleet::converged`]) counts the instances reporting.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -25,8 +31,44 @@ use crate::store::Store;
 /// How long an instance unseen is kept in the view (shown `offline`).
 pub const KEPT_FOR: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// The most instances a label takes by default.
+/// The most instances a label takes by default
+/// ([`FleetLimits::per_label`]).
 pub const DEFAULT_FLEET_CAPACITY: usize = 100_000;
+
+/// The most instances a fleet view keeps: per label, per pack (all its
+/// labels) and per key (every instance it reported, in every pack). A
+/// report of a new instance past any of them is refused and records
+/// nothing; instances already known go on reporting, and a place frees
+/// when an instance has been unseen for a day ([`KEPT_FOR`]).
+///
+/// Each row is a few hundred bytes, and every reader of the view counts
+/// the rows of its label: the bounds keep what reports can make the
+/// database hold, and one key's share of it, known in advance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FleetLimits {
+    /// The most instances of one label (100,000): the largest fleet the
+    /// server is sized for (BENCHMARKS.md, section 24).
+    pub per_label: usize,
+    /// The most instances of one pack, all its labels together (200,000):
+    /// a full label and as many again on the others (`staging`, a
+    /// canary), so that no number of labels multiplies the total.
+    pub per_pack: usize,
+    /// The most instances one reporter (an API key, or the keyless local
+    /// caller) holds, in every pack together (100,000): one key may fill a
+    /// label, so a fleet sharing one key works, but only half a pack, so
+    /// a key that leaks or misbehaves leaves room for the others.
+    pub per_key: usize,
+}
+
+impl Default for FleetLimits {
+    fn default() -> Self {
+        FleetLimits {
+            per_label: DEFAULT_FLEET_CAPACITY,
+            per_pack: 200_000,
+            per_key: 100_000,
+        }
+    }
+}
 
 /// The shortest and longest report intervals accepted.
 pub const REPORT_INTERVALS: std::ops::RangeInclusive<Duration> =
@@ -258,11 +300,14 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// Instances reporting that serve revision `revision` or a later one.
+    /// Instances reporting that serve revision `revision` or a later one
+    /// the label has: one past its newest, which it never had, counts as
+    /// none.
     pub fn reporting_on(&self, revision: u64) -> u64 {
+        let newest = self.revision.unwrap_or(0);
         self.served
             .iter()
-            .filter(|s| s.revision.is_some_and(|r| r >= revision))
+            .filter(|s| s.revision.is_some_and(|r| r >= revision && r <= newest))
             .map(|s| s.reporting)
             .sum()
     }
@@ -374,8 +419,12 @@ impl Store {
     /// # Errors
     ///
     /// [`ErrorKind::UnknownPack`]; [`ErrorKind::InvalidInput`] for a field
-    /// out of bounds; [`ErrorKind::TooManyInstances`] when the label holds
-    /// its capacity of instances and this one is new.
+    /// out of bounds; [`ErrorKind::UnknownLabel`] for a label nothing ever
+    /// moved; [`ErrorKind::UnknownRevision`] for a revision past the
+    /// label's newest; [`ErrorKind::InstanceTaken`] for an instance
+    /// another reporter reported first; [`ErrorKind::TooManyInstances`]
+    /// when this one is new and its label, pack or reporter holds its most
+    /// instances ([`FleetLimits`]). A refused report records nothing.
     pub async fn report_instance(
         &self,
         pack: &str,
@@ -413,17 +462,9 @@ impl Store {
         }
         let mut outcomes: Vec<Result<(), Error>> = Vec::with_capacity(batch.len());
         let mut rows = Vec::with_capacity(batch.len());
-        // Each pack's id, read once a batch.
-        let mut packs: std::collections::HashMap<&str, i64> = Default::default();
+        let mut known = Known::default();
         for item in batch {
-            let checked = match (item.report.check(), packs.get(item.pack)) {
-                (Err(e), _) => Err(e),
-                (Ok(()), Some(&known)) => Ok(known),
-                (Ok(()), None) => self.pack_id(item.pack).await.inspect(|&id| {
-                    packs.insert(item.pack, id);
-                }),
-            };
-            match checked {
+            match self.admit(item, &mut known).await {
                 Ok(pack_id) => {
                     rows.push((pack_id, item.label.as_str(), item.report, item.reporter));
                     outcomes.push(Ok(()));
@@ -431,22 +472,61 @@ impl Store {
                 Err(e) => outcomes.push(Err(e)),
             }
         }
-        let capacity = self.fleet_capacity();
-        let recorded = on_backend!(self, report_instances(&rows, &horizon, capacity))?;
-        let mut recorded = recorded.into_iter();
+        let limits = self.fleet_limits();
+        let refusals = on_backend!(self, report_instances(&rows, &horizon, &limits))?;
+        let mut refusals = refusals.into_iter();
         for (item, outcome) in batch.iter().zip(&mut outcomes) {
-            if outcome.is_err() || recorded.next().unwrap_or(true) {
+            if outcome.is_err() {
                 continue;
             }
-            *outcome = Err(Error::new(
-                ErrorKind::TooManyInstances,
-                format!(
-                    "label `{}` of pack `{}` holds {capacity} instances, its most: instance `{}` is not recorded until others have been unseen for a day",
-                    item.label, item.pack, item.report.instance
-                ),
-            ));
+            if let Some(refused) = refusals.next().flatten() {
+                *outcome = Err(refused.error(item, &limits));
+            }
         }
         Ok(outcomes)
+    }
+
+    /// The pack's id of a report whose fields are in bounds, and whose
+    /// label and revision exist: a report of anything else would make the
+    /// view claim what no instance serves.
+    async fn admit<'a>(&self, item: &ReportOf<'a>, known: &mut Known<'a>) -> Result<i64, Error> {
+        item.report.check()?;
+        let pack_id = match known.packs.get(item.pack) {
+            Some(&id) => id,
+            None => {
+                let id = self.pack_id(item.pack).await?;
+                known.packs.insert(item.pack, id);
+                id
+            }
+        };
+        let label = item.label.as_str();
+        let newest = match known.heads.get(&(pack_id, label)) {
+            Some(&newest) => newest,
+            None => {
+                let head = on_backend!(self, label_head(pack_id, label))?;
+                let newest = head.map(|(n, _)| n);
+                known.heads.insert((pack_id, label), newest);
+                newest
+            }
+        };
+        let pack = item.pack;
+        let Some(newest) = newest else {
+            return Err(Error::new(
+                ErrorKind::UnknownLabel,
+                format!(
+                    "pack `{pack}` has no label `{label}`: nothing ever moved it, so no instance serves it; report the label the instance follows"
+                ),
+            ));
+        };
+        match item.report.revision {
+            Some(revision) if revision > newest => Err(Error::new(
+                ErrorKind::UnknownRevision,
+                format!(
+                    "label `{label}` of pack `{pack}` has no revision {revision}: its newest is {newest}; report the revision the label's bundle names (`Promptreg-Revision`), or none"
+                ),
+            )),
+            _ => Ok(pack_id),
+        }
     }
 
     /// The fleet view of `label` in `pack`: its revision, the instances
@@ -465,10 +545,11 @@ impl Store {
         let horizon = Horizon::of(query.at);
         let limit = query.limit.clamp(1, MAX_PAGE);
         let head = self.newest_revision(pack, label).await?;
+        let newest = head.as_ref().map(|(n, _)| *n);
         let counts = on_backend!(self, fleet_counts(pack_id, label.as_str(), &horizon))?;
         let mut instances = on_backend!(
             self,
-            fleet_instances(pack_id, label.as_str(), &horizon, query, limit + 1)
+            fleet_instances(pack_id, label.as_str(), &horizon, query, newest, limit + 1)
         )?;
         let next = if instances.len() > limit {
             instances.truncate(limit);
@@ -526,6 +607,92 @@ pub struct ReportOf<'a> {
     pub report: &'a InstanceReport,
     /// Who sent it: `key:NAME`, `local`.
     pub reporter: &'a str,
+}
+
+/// What one batch of reports has read already: each pack's id, and each
+/// label's newest revision (`None`: the label has none).
+#[derive(Default)]
+struct Known<'a> {
+    packs: HashMap<&'a str, i64>,
+    heads: HashMap<(i64, &'a str), Option<u64>>,
+}
+
+/// Why the SQL of `ops/fleet.rs` did not record a report.
+pub(crate) enum Refused {
+    /// A new instance, and its label is full.
+    Label,
+    /// A new instance, and its pack is full.
+    Pack,
+    /// A new instance, and its reporter holds its most.
+    Key,
+    /// Another reporter reported this instance first: it, by name.
+    Taken(String),
+}
+
+impl Refused {
+    fn error(&self, item: &ReportOf<'_>, limits: &FleetLimits) -> Error {
+        let (pack, label, instance) = (item.pack, item.label, &item.report.instance);
+        let until = "is not recorded until others have been unseen for a day";
+        let detail = match self {
+            Refused::Label => format!(
+                "label `{label}` of pack `{pack}` holds {} instances, its most: instance `{instance}` {until}, or the server's `fleet_limits.per_label` is raised",
+                limits.per_label
+            ),
+            Refused::Pack => format!(
+                "pack `{pack}` holds {} instances, its most: instance `{instance}` {until}, or the server's `fleet_limits.per_pack` is raised",
+                limits.per_pack
+            ),
+            Refused::Key => format!(
+                "`{}` reports {} instances, its most: instance `{instance}` {until}; give other fleets keys of their own, or raise the server's `fleet_limits.per_key`",
+                item.reporter, limits.per_key
+            ),
+            Refused::Taken(owner) => {
+                return Error::new(
+                    ErrorKind::InstanceTaken,
+                    format!(
+                        "instance `{instance}` of label `{label}` is reported by `{owner}`, not `{}`: give this instance an id of its own; the id is free again a day after `{owner}` last reports it",
+                        item.reporter
+                    ),
+                );
+            }
+        };
+        Error::new(ErrorKind::TooManyInstances, detail)
+    }
+}
+
+/// What holds instances, for the bounds of [`FleetLimits`].
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Holder {
+    Label(i64, String),
+    Pack(i64),
+    Reporter(String),
+}
+
+/// The instances each holder holds, counted once per batch and kept up
+/// to date as the batch records new ones.
+#[derive(Default)]
+pub(crate) struct Held(HashMap<Holder, u64>);
+
+impl Held {
+    pub(crate) fn count(&self, holder: &Holder) -> Option<u64> {
+        self.0.get(holder).copied()
+    }
+
+    pub(crate) fn set(&mut self, holder: Holder, count: u64) {
+        self.0.insert(holder, count);
+    }
+
+    /// A new instance of `label` by `reporter` was recorded.
+    pub(crate) fn recorded(&mut self, pack_id: i64, label: &str, reporter: &str) {
+        let holders = [
+            Holder::Label(pack_id, label.to_owned()),
+            Holder::Pack(pack_id),
+            Holder::Reporter(reporter.to_owned()),
+        ];
+        for holder in holders {
+            *self.0.entry(holder).or_default() += 1;
+        }
+    }
 }
 
 /// One row of the counts per revision served.

@@ -265,7 +265,7 @@ impl crate::Store {
             if tested.runs() == MAX_TEST_RUNS {
                 return Err(self.moved_under_tests(pack, &candidate.label).await);
             }
-            let admission = self.admit(&candidate).await?;
+            let admission = self.admit_candidate(&candidate).await?;
             tested
                 .states
                 .push((candidate.label, candidate.digest, admission));
@@ -275,7 +275,7 @@ impl crate::Store {
     /// Runs the tests of `candidate` in a turn of the host's heavy work.
     /// With `forced`, failing cases are admitted (counted); tests that
     /// cannot be read, or a run past its limits, never are.
-    async fn admit(&self, candidate: &Candidate) -> Result<Admission, Error> {
+    async fn admit_candidate(&self, candidate: &Candidate) -> Result<Admission, Error> {
         let label = &candidate.label;
         let _turn = self.test_turn().await?;
         let report = test_state(candidate.files.clone(), TestLimits::GATE)

@@ -87,9 +87,9 @@ pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
 pub use files::{PACK_ENTRY, PackFiles, TESTS_ENTRY, is_pack_level, state_digest};
 pub use fleet::{
-    DEFAULT_FLEET_CAPACITY, Fleet, FleetQuery, Instance, InstanceReport, KEPT_FOR, MAX_INSTANCE_ID,
-    MAX_INSTANCE_NAME, MAX_LAST_ERROR, MAX_LIBRARY, MAX_PAGE, REPORT_INTERVALS, ReportOf,
-    RevisionServed, Served,
+    DEFAULT_FLEET_CAPACITY, Fleet, FleetLimits, FleetQuery, Instance, InstanceReport, KEPT_FOR,
+    MAX_INSTANCE_ID, MAX_INSTANCE_NAME, MAX_LAST_ERROR, MAX_LIBRARY, MAX_PAGE, REPORT_INTERVALS,
+    ReportOf, RevisionServed, Served,
 };
 pub use gate::{FailedCase, GATE_TIME, TestLimits, TestReport, TestTurns, Turn, test_state};
 pub use keys::{ApiKey, Scope};

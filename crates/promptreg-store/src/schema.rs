@@ -233,6 +233,11 @@ CREATE TABLE signing_keys (
     named_at BIGINT NOT NULL
 );
 "#,
+    r#"
+-- The fleet view bounded per reporter as well as per label and pack (see
+-- `fleet.rs`, `FleetLimits`): its instances are counted by reporter.
+CREATE INDEX fleet_instances_by_reporter ON fleet_instances (reporter);
+"#,
 ];
 
 /// The schema version whose migration adds revisions: a store migrated

@@ -15,7 +15,7 @@ use crate::diff::PromptDiff;
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Feed, Written};
 use crate::files::{self, PACK_ENTRY, PackFiles};
-use crate::fleet::DEFAULT_FLEET_CAPACITY;
+use crate::fleet::FleetLimits;
 use crate::gate::{TestTurns, Turn};
 use crate::limits::FileLimits;
 use crate::location::Location;
@@ -38,8 +38,8 @@ pub struct Store {
     feed: Arc<Feed>,
     /// How many files a push may hold.
     limits: FileLimits,
-    /// How many instances a label's fleet view takes.
-    fleet_capacity: usize,
+    /// How many instances the fleet view takes.
+    fleet_limits: FleetLimits,
     /// When instances unseen for a day were last dropped, shared by the
     /// clones (milliseconds since the epoch).
     fleet_pruned: Arc<AtomicI64>,
@@ -67,7 +67,7 @@ impl Store {
                 location,
                 feed: Feed::new(0),
                 limits: FileLimits::default(),
-                fleet_capacity: DEFAULT_FLEET_CAPACITY,
+                fleet_limits: FleetLimits::default(),
                 fleet_pruned: Arc::new(AtomicI64::new(0)),
                 test_turns: None,
             },
@@ -96,10 +96,20 @@ impl Store {
     }
 
     /// The most instances (this value; other clones keep theirs) a label's
-    /// fleet view takes ([`DEFAULT_FLEET_CAPACITY`] until set): a report
-    /// of a new instance past it is refused.
+    /// fleet view takes ([`DEFAULT_FLEET_CAPACITY`](crate::DEFAULT_FLEET_CAPACITY)
+    /// until set): a report of a new instance past it is refused. The
+    /// same as [`with_fleet_limits`](Self::with_fleet_limits) with only
+    /// [`FleetLimits::per_label`] changed.
     pub fn with_fleet_capacity(mut self, instances: usize) -> Store {
-        self.fleet_capacity = instances;
+        self.fleet_limits.per_label = instances;
+        self
+    }
+
+    /// The most instances (this value; other clones keep theirs) the fleet
+    /// view takes per label, per pack and per key ([`FleetLimits::default`]
+    /// until set): a report of a new instance past any is refused.
+    pub fn with_fleet_limits(mut self, limits: FleetLimits) -> Store {
+        self.fleet_limits = limits;
         self
     }
 
@@ -120,8 +130,8 @@ impl Store {
         }
     }
 
-    pub(crate) fn fleet_capacity(&self) -> usize {
-        self.fleet_capacity
+    pub(crate) fn fleet_limits(&self) -> FleetLimits {
+        self.fleet_limits
     }
 
     /// Whether instances unseen for a day are due to be dropped: at most

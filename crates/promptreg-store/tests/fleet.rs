@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::{databases, demo, postgres_only, writer};
 use promptreg_store::{
-    ErrorKind, FleetQuery, InstanceReport, KEPT_FOR, Label, Served, Store, Timestamp,
+    ErrorKind, FleetLimits, FleetQuery, InstanceReport, KEPT_FOR, Label, Served, Store, Timestamp,
 };
 
 fn production() -> Label {
@@ -271,5 +271,257 @@ async fn a_report_for_an_unknown_pack_is_refused() {
             .await
             .unwrap_err();
         assert_eq!(refused.kind(), ErrorKind::UnknownPack, "{}", db.name);
+    }
+}
+
+/// Every instance of `label`, judged at `t`, as (id, revision, reporter).
+async fn kept(store: &Store, label: &Label, t: i64) -> Vec<(String, Option<u64>, String)> {
+    let fleet = store.fleet("demo", label, &at(t)).await.unwrap();
+    fleet
+        .instances
+        .into_iter()
+        .map(|i| (i.instance, i.revision, i.reporter))
+        .collect()
+}
+
+/// A report to a label nothing ever moved, or of a revision its label
+/// never had, is refused naming them and records nothing: a fleet cannot
+/// be made to claim a release no instance serves, nor to grow labels.
+#[tokio::test]
+async fn reports_of_labels_and_revisions_that_do_not_exist_are_refused() {
+    for db in databases("reports_of_labels_and_revisions_that_do_not_exist_are_refused").await {
+        let store = db.open().await;
+        released_twice(&store).await;
+        let t0 = 3_000_000_000;
+        let nope = Label::new("nope").unwrap();
+        let refused = store
+            .report_instance("demo", &nope, &report("a", None), "key:ci", Timestamp(t0))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::UnknownLabel, "{}", db.name);
+        assert!(
+            refused
+                .to_string()
+                .contains("pack `demo` has no label `nope`"),
+            "{refused}"
+        );
+        for revision in [3, 999, i64::MAX as u64] {
+            let refused = store
+                .report_instance(
+                    "demo",
+                    &production(),
+                    &report("a", Some(revision)),
+                    "key:ci",
+                    Timestamp(t0),
+                )
+                .await
+                .unwrap_err();
+            assert_eq!(refused.kind(), ErrorKind::UnknownRevision, "{}", db.name);
+            assert!(
+                refused.to_string().contains(&format!(
+                    "label `production` of pack `demo` has no revision {revision}: its newest is 2"
+                )),
+                "{refused}"
+            );
+        }
+        assert!(kept(&store, &nope, t0).await.is_empty());
+        assert!(kept(&store, &production(), t0).await.is_empty());
+
+        // In one batch, the good report is recorded and the others refused.
+        let lying = report("b", Some(999));
+        let honest = report("c", Some(2));
+        let batch = [
+            promptreg_store::ReportOf {
+                pack: "demo",
+                label: &production(),
+                report: &lying,
+                reporter: "key:ci",
+            },
+            promptreg_store::ReportOf {
+                pack: "demo",
+                label: &production(),
+                report: &honest,
+                reporter: "key:ci",
+            },
+        ];
+        let outcomes = store.report_instances(&batch, Timestamp(t0)).await.unwrap();
+        assert_eq!(
+            outcomes[0].as_ref().unwrap_err().kind(),
+            ErrorKind::UnknownRevision
+        );
+        assert!(outcomes[1].is_ok());
+        assert_eq!(
+            kept(&store, &production(), t0).await,
+            [("c".to_owned(), Some(2), "key:ci".to_owned())]
+        );
+    }
+}
+
+/// Instances are bounded per key and per pack, not only per label: one
+/// key cannot fill the store through many labels, and a full key or pack
+/// refuses new instances only, naming the bound.
+#[tokio::test]
+async fn instances_are_bounded_per_key_and_per_pack() {
+    for db in databases("instances_are_bounded_per_key_and_per_pack").await {
+        let limits = FleetLimits {
+            per_label: 10,
+            per_pack: 15,
+            per_key: 8,
+        };
+        let store = db.open().await.with_fleet_limits(limits);
+        released_twice(&store).await;
+        let latest = Label::latest();
+        let t0 = 4_000_000_000;
+        let send = |label: &Label, instance: String, key: &'static str| {
+            let (store, label) = (store.clone(), label.clone());
+            async move {
+                store
+                    .report_instance("demo", &label, &report(&instance, None), key, Timestamp(t0))
+                    .await
+            }
+        };
+        // One key: 8 instances over two labels, then no more.
+        for n in 0..8 {
+            let label = if n % 2 == 0 {
+                production()
+            } else {
+                latest.clone()
+            };
+            send(&label, format!("a{n}"), "key:a").await.unwrap();
+        }
+        let refused = send(&production(), "a8".into(), "key:a").await.unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::TooManyInstances, "{}", db.name);
+        assert!(
+            refused
+                .to_string()
+                .contains("`key:a` reports 8 instances, its most: instance `a8`"),
+            "{refused}"
+        );
+        // A known instance of the full key still reports.
+        send(&production(), "a0".into(), "key:a").await.unwrap();
+
+        // Other keys fill the pack: 15 in all, then no more on any label.
+        for n in 0..7 {
+            let label = if n < 6 { production() } else { latest.clone() };
+            send(&label, format!("b{n}"), "key:b").await.unwrap();
+        }
+        let refused = send(&latest, "c0".into(), "key:c").await.unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::TooManyInstances);
+        assert!(
+            refused
+                .to_string()
+                .contains("pack `demo` holds 15 instances, its most: instance `c0`"),
+            "{refused}"
+        );
+        let total = |label: Label| {
+            let store = store.clone();
+            async move {
+                store
+                    .fleet("demo", &label, &at(t0))
+                    .await
+                    .unwrap()
+                    .instances_total
+            }
+        };
+        assert_eq!(
+            (total(production()).await, total(latest.clone()).await),
+            (10, 5)
+        );
+    }
+}
+
+/// An instance id is the key's that first reported it: another key's
+/// report for it is refused naming the owner, and changes nothing.
+#[tokio::test]
+async fn an_instance_belongs_to_the_key_that_first_reported_it() {
+    for db in databases("an_instance_belongs_to_the_key_that_first_reported_it").await {
+        let store = db.open().await;
+        released_twice(&store).await;
+        let t0 = 5_000_000_000;
+        store
+            .report_instance(
+                "demo",
+                &production(),
+                &report("web-1", Some(1)),
+                "key:a",
+                Timestamp(t0),
+            )
+            .await
+            .unwrap();
+        let refused = store
+            .report_instance(
+                "demo",
+                &production(),
+                &report("web-1", Some(2)),
+                "key:b",
+                Timestamp(t0 + 1),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::InstanceTaken, "{}", db.name);
+        assert!(
+            refused
+                .to_string()
+                .contains("instance `web-1` of label `production` is reported by `key:a`"),
+            "{refused}"
+        );
+        assert_eq!(
+            kept(&store, &production(), t0 + 1).await,
+            [("web-1".to_owned(), Some(1), "key:a".to_owned())]
+        );
+        store
+            .report_instance(
+                "demo",
+                &production(),
+                &report("web-1", Some(2)),
+                "key:a",
+                Timestamp(t0 + 2),
+            )
+            .await
+            .expect("its own key still reports it");
+        assert_eq!(kept(&store, &production(), t0 + 2).await[0].1, Some(2));
+    }
+}
+
+/// Rows kept from before reports were checked may name a revision the
+/// label never had: a wait counts them as behind, never as live.
+#[tokio::test]
+async fn convergence_counts_only_revisions_the_label_has() {
+    for db in databases("convergence_counts_only_revisions_the_label_has").await {
+        let store = db.open().await;
+        released_twice(&store).await;
+        let t0 = 6_000_000_000;
+        store
+            .report_instance(
+                "demo",
+                &production(),
+                &report("honest", Some(1)),
+                "key:a",
+                Timestamp(t0),
+            )
+            .await
+            .unwrap();
+        db.tamper(&format!(
+            "INSERT INTO fleet_instances (pack_id, label, instance, library, source, revision, \
+             interval_ms, reporter, first_seen, last_seen) \
+             SELECT pack_id, 'production', 'liar', 'x/1', 'server', 999, 10000, 'key:b', {t0}, {t0} \
+             FROM packs WHERE name = 'demo'"
+        ))
+        .await;
+        let fleet = store.fleet("demo", &production(), &at(t0)).await.unwrap();
+        assert_eq!(fleet.reporting, 2, "{}", db.name);
+        assert_eq!(fleet.reporting_on(2), 0);
+        assert!(!fleet.converged(2, 0.5));
+        let behind = FleetQuery {
+            behind: Some(2),
+            ..at(t0)
+        };
+        let waiting = store.fleet("demo", &production(), &behind).await.unwrap();
+        let ids: Vec<&str> = waiting
+            .instances
+            .iter()
+            .map(|i| i.instance.as_str())
+            .collect();
+        assert_eq!(ids, ["honest", "liar"]);
     }
 }

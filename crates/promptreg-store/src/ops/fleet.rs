@@ -47,65 +47,54 @@ pub(crate) async fn prune_fleet(pool: &Pool<Db>, kept_since: i64) -> Result<(), 
 }
 
 /// Records reports (pack id, label, report, reporter) in one transaction;
-/// for each, `false` when the instance is new and its label holds
-/// `capacity` instances already.
+/// for each, why it was not recorded: a new instance its label, pack or
+/// reporter has no room for, or an instance another reporter holds.
 pub(crate) async fn report_instances(
     pool: &Pool<Db>,
     rows: &[(i64, &str, &crate::fleet::InstanceReport, &str)],
     horizon: &crate::fleet::Horizon,
-    capacity: usize,
-) -> Result<Vec<bool>, OpError> {
+    limits: &crate::fleet::FleetLimits,
+) -> Result<Vec<Option<crate::fleet::Refused>>, OpError> {
     // A writing transaction from its start: on SQLite, one that reads
     // first could not take the write lock after another writer.
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
-    let mut recorded = Vec::with_capacity(rows.len());
+    let mut held = crate::fleet::Held::default();
+    let mut outcomes = Vec::with_capacity(rows.len());
     for &(pack_id, label, report, reporter) in rows {
-        recorded.push(report_one(&mut tx, pack_id, label, report, reporter, horizon.at, capacity).await?);
+        let row = (pack_id, label, report, reporter);
+        outcomes.push(report_one(&mut tx, row, horizon.at, limits, &mut held).await?);
     }
     tx.commit().await?;
-    Ok(recorded)
+    Ok(outcomes)
 }
 
 async fn report_one(
     tx: &mut Tx,
-    pack_id: i64,
-    label: &str,
-    report: &crate::fleet::InstanceReport,
-    reporter: &str,
+    (pack_id, label, report, reporter): (i64, &str, &crate::fleet::InstanceReport, &str),
     at: i64,
-    capacity: usize,
-) -> Result<bool, OpError> {
-    let known: Option<(i64,)> = sqlx::query_as(
-        "SELECT pack_id FROM fleet_instances WHERE pack_id = $1 AND label = $2 AND instance = $3",
-    )
-    .bind(pack_id)
-    .bind(label)
-    .bind(&report.instance)
-    .fetch_optional(&mut **tx)
-    .await?;
-    if known.is_none() {
-        // Counted on the key alone (its index): rows a day old count
-        // until the next prune, at most a minute away.
-        let (held,): (i64,) = sqlx::query_as(
-            "SELECT COUNT(*) FROM fleet_instances WHERE pack_id = $1 AND label = $2",
-        )
-        .bind(pack_id)
-        .bind(label)
-        .fetch_one(&mut **tx)
-        .await?;
-        if held as u64 >= capacity as u64 {
-            return Ok(false);
+    limits: &crate::fleet::FleetLimits,
+    held: &mut crate::fleet::Held,
+) -> Result<Option<crate::fleet::Refused>, OpError> {
+    let owner = instance_owner(tx, pack_id, label, &report.instance).await?;
+    match owner {
+        Some(owner) if owner != reporter => return Ok(Some(crate::fleet::Refused::Taken(owner))),
+        Some(_) => {}
+        None => {
+            if let Some(full) = room_for_one(tx, pack_id, label, reporter, limits, held).await? {
+                return Ok(Some(full));
+            }
         }
     }
     // Another server may record the same new instance meanwhile: the
-    // later report wins, its first sighting stays.
-    sqlx::query(
+    // later report of its reporter wins, its first sighting stays, and
+    // another reporter's changes nothing.
+    let written = sqlx::query(
         "INSERT INTO fleet_instances (pack_id, label, instance, name, library, source, revision, \
          digest, last_error, interval_ms, reporter, first_seen, last_seen, split) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13) \
          ON CONFLICT (pack_id, label, instance) DO UPDATE SET name = $4, library = $5, \
          source = $6, revision = $7, digest = $8, last_error = $9, interval_ms = $10, \
-         reporter = $11, last_seen = $12, split = $13",
+         last_seen = $12, split = $13 WHERE fleet_instances.reporter = $11",
     )
     .bind(pack_id)
     .bind(label)
@@ -122,7 +111,86 @@ async fn report_one(
     .bind(report.split.map(|s| s as i64))
     .execute(&mut **tx)
     .await?;
-    Ok(true)
+    if written.rows_affected() == 0 {
+        let owner = instance_owner(tx, pack_id, label, &report.instance).await?;
+        return Ok(Some(crate::fleet::Refused::Taken(owner.unwrap_or_default())));
+    }
+    if owner.is_none() {
+        held.recorded(pack_id, label, reporter);
+    }
+    Ok(None)
+}
+
+/// Who reported `instance` of `label` first, if it is kept.
+async fn instance_owner(
+    tx: &mut Tx,
+    pack_id: i64,
+    label: &str,
+    instance: &str,
+) -> Result<Option<String>, OpError> {
+    let owner: Option<(String,)> = sqlx::query_as(
+        "SELECT reporter FROM fleet_instances WHERE pack_id = $1 AND label = $2 AND instance = $3",
+    )
+    .bind(pack_id)
+    .bind(label)
+    .bind(instance)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(owner.map(|(o,)| o))
+}
+
+/// Which bound, if any, a new instance of `label` reported by `reporter`
+/// would pass. Each count is read once a batch, then kept in `held`.
+async fn room_for_one(
+    tx: &mut Tx,
+    pack_id: i64,
+    label: &str,
+    reporter: &str,
+    limits: &crate::fleet::FleetLimits,
+    held: &mut crate::fleet::Held,
+) -> Result<Option<crate::fleet::Refused>, OpError> {
+    use crate::fleet::{Holder, Refused};
+    let bounds = [
+        (Holder::Label(pack_id, label.to_owned()), limits.per_label, Refused::Label),
+        (Holder::Pack(pack_id), limits.per_pack, Refused::Pack),
+        (Holder::Reporter(reporter.to_owned()), limits.per_key, Refused::Key),
+    ];
+    for (holder, most, refusal) in bounds {
+        let count = match held.count(&holder) {
+            Some(count) => count,
+            None => {
+                let count = count_held(tx, &holder).await?;
+                held.set(holder, count);
+                count
+            }
+        };
+        if count >= most as u64 {
+            return Ok(Some(refusal));
+        }
+    }
+    Ok(None)
+}
+
+/// How many instances `holder` holds. Counted on an index alone: rows a
+/// day old count until the next prune, at most a minute away.
+async fn count_held(tx: &mut Tx, holder: &crate::fleet::Holder) -> Result<u64, OpError> {
+    use crate::fleet::Holder;
+    let query = match holder {
+        Holder::Label(pack_id, label) => sqlx::query_as::<_, (i64,)>(
+            "SELECT COUNT(*) FROM fleet_instances WHERE pack_id = $1 AND label = $2",
+        )
+        .bind(*pack_id)
+        .bind(label.as_str()),
+        Holder::Pack(pack_id) => {
+            sqlx::query_as("SELECT COUNT(*) FROM fleet_instances WHERE pack_id = $1").bind(*pack_id)
+        }
+        Holder::Reporter(reporter) => {
+            sqlx::query_as("SELECT COUNT(*) FROM fleet_instances WHERE reporter = $1")
+                .bind(reporter.as_str())
+        }
+    };
+    let (count,) = query.fetch_one(&mut **tx).await?;
+    Ok(count as u64)
 }
 
 /// The instances kept, online and reporting, per revision served.
@@ -163,15 +231,18 @@ pub(crate) async fn fleet_instances(
     label: &str,
     horizon: &crate::fleet::Horizon,
     query: &crate::fleet::FleetQuery,
+    newest: Option<u64>,
     limit: usize,
 ) -> Result<Vec<crate::fleet::Instance>, OpError> {
     // `behind` < 0: every instance; else those reporting on an older
     // revision than it, or on none known.
+    // A revision past the label's newest, `$8`, is one it never had: behind.
     let behind = query.behind.map_or(-1, |r| r.min(i64::MAX as u64) as i64);
     let sql = format!(
         "SELECT {FLEET_COLUMNS} FROM fleet_instances \
          WHERE pack_id = $1 AND label = $2 AND last_seen >= $3 AND instance > $4 \
-         AND ($5 < 0 OR (last_seen + (interval_ms * 3) / 2 >= $6 AND (revision IS NULL OR revision < $5))) \
+         AND ($5 < 0 OR (last_seen + (interval_ms * 3) / 2 >= $6 \
+         AND (revision IS NULL OR revision < $5 OR revision > $8))) \
          ORDER BY instance LIMIT $7"
     );
     let rows: Vec<FleetRow> = sqlx::query_as(&sql)
@@ -182,6 +253,7 @@ pub(crate) async fn fleet_instances(
         .bind(behind)
         .bind(horizon.at)
         .bind(limit as i64)
+        .bind(newest.map_or(0, |n| n.min(i64::MAX as u64) as i64))
         .fetch_all(pool)
         .await?;
     let mut instances = Vec::with_capacity(rows.len());
