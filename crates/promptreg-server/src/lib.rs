@@ -35,6 +35,7 @@ mod config;
 mod connection;
 mod events;
 mod extract;
+mod fallback;
 mod fleet_writer;
 mod guard;
 mod heavy;

@@ -119,7 +119,7 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
 fn every_route() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(api::routes())
-        .routes(routes!(events::stream))
+        .routes(routes!(events::stream::stream))
         .routes(routes!(metrics::metrics))
 }
 

@@ -291,7 +291,7 @@ fn router(state: AppState) -> Router {
             }),
         )
         .merge(web::routes(state.clone()))
-        .fallback(web::not_found)
+        .fallback(crate::fallback::unknown_route)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .layer(guard::GuardLayer::new(state.clone()))

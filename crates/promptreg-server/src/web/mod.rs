@@ -98,17 +98,19 @@ async fn refuse_keys_in_clear(
     .into_response()
 }
 
-/// Any unknown route: a page for a browser outside `/v1`, a problem for
-/// everyone else.
-pub(crate) async fn not_found(headers: HeaderMap, uri: Uri) -> Response {
+/// Whether a request for an unknown route is a browser's for a page: it
+/// accepts HTML, outside `/v1`.
+pub(crate) fn wants_page(headers: &HeaderMap, uri: &Uri) -> bool {
     let wants_html = headers
         .get(header::ACCEPT)
         .and_then(|accept| accept.to_str().ok())
         .is_some_and(|accept| accept.contains("text/html"));
-    if wants_html && !uri.path().starts_with("/v1/") {
-        let path: String = uri.path().chars().take(200).collect();
-        let message = format!("There is no page at {path}.");
-        return page::PageError::new(StatusCode::NOT_FOUND, message).into_response();
-    }
-    crate::api::not_found(uri).await.into_response()
+    wants_html && !uri.path().starts_with("/v1/")
+}
+
+/// The page saying there is no page at `uri`.
+pub(crate) fn no_page(uri: &Uri) -> Response {
+    let path: String = uri.path().chars().take(200).collect();
+    let message = format!("There is no page at {path}.");
+    page::PageError::new(StatusCode::NOT_FOUND, message).into_response()
 }
