@@ -187,6 +187,7 @@ fn an_import_that_cannot_write_every_file_writes_none() {
     let (code, _, stderr) = run(&["l10n", "import", "ja.xlf"]);
     assert_ne!(code, 0);
     assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert!(stderr.contains("then run the command again"), "{stderr}");
     assert!(
         stderr.contains(".goal-running.ja.md.promptreg-tmp"),
         "{stderr}"

@@ -4,7 +4,7 @@
 //!
 //! # The protocol
 //!
-//! [`FileSet::commit`] takes these steps ([`Step`], run by one loop):
+//! [`FileSet::commit`] takes these steps (`Step`s, run by one loop):
 //!
 //! 1. the journal, listing every file of the set, is written under its
 //!    pending name `.promptreg-journal.promptreg-tmp` in the pack folder,
@@ -293,14 +293,20 @@ fn roll_back(root: &Path) -> Result<Option<Vec<PathBuf>>, Error> {
 
 /// The error of a step, with what recovering from it left.
 fn after_failure(root: &Path, error: Error) -> Error {
-    let left = match recover(root) {
-        Ok(Recovery::Finished(_)) => "every file was written on a second try".to_owned(),
-        Ok(_) => "nothing was changed".to_owned(),
-        Err(e) => format!("tidying up failed too: {e}"),
+    let (left, to_do) = match recover(root) {
+        Ok(Recovery::Finished(_)) => ("every file was written on a second try".to_owned(), None),
+        Ok(_) => (
+            "nothing was changed".to_owned(),
+            Some("make that file writable, then run the command again".to_owned()),
+        ),
+        Err(e) => (format!("tidying up failed too: {e}"), None),
     };
     let mut diagnostics = error.diagnostics().to_vec();
     match diagnostics.first_mut() {
-        Some(first) => first.message = format!("{}; {left}", first.message),
+        Some(first) => {
+            first.message = format!("{}; {left}", first.message);
+            first.suggestion = first.suggestion.take().or(to_do);
+        }
         None => return error,
     }
     Error::from_diagnostics(diagnostics)
