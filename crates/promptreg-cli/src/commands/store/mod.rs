@@ -318,6 +318,11 @@ impl<'a> Command<'a> {
         message: &str,
         limits: promptreg_store::FileLimits,
     ) -> Result<Output, Failure> {
+        // A pack a write stopped half-way through is finished or undone
+        // first: a push stores whole states only.
+        if dir.is_dir() {
+            crate::options::recover_pack(dir)?;
+        }
         let files = promptreg_store::PackFiles::read(dir).map_err(failure)?;
         let report = self
             .store
