@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use promptreg::config::LoadOptions;
-use promptreg::pack::{MANIFEST, Pack};
+use promptreg::pack::{MANIFEST, Pack, Recovery};
 use promptreg::{Locale, Message, PromptRegistry};
 
 use crate::cli::{ColorChoice, GlobalArgs};
@@ -75,6 +75,16 @@ impl Session {
         }
         let dir = self.pack_dir()?;
         ensure_pack(&dir)?;
+        Pack::load(&dir).map_err(Failure::from)
+    }
+
+    /// [`pack`](Self::pack) for a command that writes into the pack
+    /// folder: a write to it that stopped half-way is finished or undone
+    /// first, so the pack read is whole.
+    pub fn pack_to_write(&self) -> Result<Pack, Failure> {
+        let dir = self.pack_dir()?;
+        ensure_pack(&dir)?;
+        recover_pack(&dir)?;
         Pack::load(&dir).map_err(Failure::from)
     }
 
@@ -350,6 +360,25 @@ pub fn find_pack(start: &Path) -> Result<PathBuf, Failure> {
                 start.display()
             ))
         })
+}
+
+/// Finishes or undoes a write to the pack folder `dir` that stopped
+/// half-way, saying which on standard error.
+pub fn recover_pack(dir: &Path) -> Result<(), Failure> {
+    match promptreg::pack::recover(dir)? {
+        Recovery::Finished(files) => eprintln!(
+            "note: finished an interrupted write to {}: {} file{} written",
+            dir.display(),
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        ),
+        Recovery::Undone(_) => eprintln!(
+            "note: undid an interrupted write to {}: its files are as they were before it",
+            dir.display()
+        ),
+        _ => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1958,6 +1958,36 @@ fn test_update_rewrites_snapshots_then_they_pass() {
     assert!(stdout.contains("pass greeting stale-snapshot"), "{stdout}");
 }
 
+/// A `test --update` killed after its commit, its snapshot still staged:
+/// the next one finishes it before it reads the snapshots.
+#[test]
+fn test_update_finishes_a_stopped_update_first() {
+    let s = Sandbox::new();
+    with_failing_pack(&s);
+    let snapshot = s.pack("failing-tests/tests/snapshots/greeting.stale-snapshot.txt");
+    let staged = s.pack("failing-tests/tests/snapshots/.greeting.stale-snapshot.txt.promptreg-tmp");
+    fs::write(&staged, "Hello Bob!\nWelcome to the shop.").unwrap();
+    let journal = s.pack("failing-tests/.promptreg-journal");
+    fs::write(
+        &journal,
+        "promptreg file set 1\ntests/snapshots/greeting.stale-snapshot.txt\nend\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(s.with_pack("failing-tests").args(["test", "--update"]));
+    assert_eq!(code, 1, "the other failures remain");
+    assert!(
+        stderr.contains("note: finished an interrupted write"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("pass greeting stale-snapshot"), "{stdout}");
+    assert!(!stdout.contains("snapshot written"), "{stdout}");
+    assert_eq!(
+        fs::read_to_string(&snapshot).unwrap(),
+        "Hello Bob!\nWelcome to the shop."
+    );
+    assert!(!staged.exists() && !journal.exists());
+}
+
 #[test]
 fn test_runs_with_the_users_configuration() {
     let s = Sandbox::new();

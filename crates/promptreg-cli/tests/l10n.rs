@@ -189,3 +189,136 @@ fn an_import_warns_about_bidi_controls_in_a_translation() {
     let (_, check, _) = run(&["check"]);
     assert!(check.contains("bidirectional-text control"), "{check}");
 }
+
+/// The names a write to the pack folder stages or journals, left in it.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type().unwrap().is_dir() {
+            found.extend(leftovers(&entry.path()));
+        } else if name.contains("promptreg-tmp") || name.contains("promptreg-journal") {
+            found.push(entry.path().display().to_string());
+        }
+    }
+    found
+}
+
+/// Two translations changed in one file: auditor's and goal-running's.
+fn edited_export(run: &impl Fn(&[&str]) -> (i32, String, String)) -> String {
+    let (code, xliff, stderr) = run(&["l10n", "export", "--locale", "ja", "--format", "xliff"]);
+    assert_eq!(code, 0, "{stderr}");
+    let edited = xliff
+        .replacen(
+            "あなたは独立した監査人です",
+            "あなたは独立した監査役です",
+            1,
+        )
+        .replacen(
+            "あなたはアクティブなゴールに",
+            "あなたは進行中のゴールに",
+            1,
+        );
+    assert_ne!(edited, xliff);
+    edited
+}
+
+#[test]
+fn an_import_that_cannot_write_every_file_writes_none() {
+    let (root, run) = pack();
+    let defaults = root.path().join("goal-agent/defaults");
+    fs::write(root.path().join("ja.xlf"), edited_export(&run)).unwrap();
+    let before: Vec<String> = ["auditor.ja.md", "goal-running.ja.md"]
+        .iter()
+        .map(|name| fs::read_to_string(defaults.join(name)).unwrap())
+        .collect();
+    // goal-running's new text cannot be staged: a folder holds the name.
+    let blocker = defaults.join(".goal-running.ja.md.promptreg-tmp");
+    fs::create_dir(&blocker).unwrap();
+    let (code, _, stderr) = run(&["l10n", "import", "ja.xlf"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert!(stderr.contains("then run the command again"), "{stderr}");
+    assert!(
+        stderr.contains(".goal-running.ja.md.promptreg-tmp"),
+        "{stderr}"
+    );
+    fs::remove_dir(&blocker).unwrap();
+    let after: Vec<String> = ["auditor.ja.md", "goal-running.ja.md"]
+        .iter()
+        .map(|name| fs::read_to_string(defaults.join(name)).unwrap())
+        .collect();
+    assert_eq!(after, before, "no variant file is new");
+    assert_eq!(leftovers(root.path()), Vec::<String>::new());
+
+    let (code, _, stderr) = run(&["l10n", "import", "ja.xlf"]);
+    assert_eq!(code, 0, "{stderr}");
+    let auditor = fs::read_to_string(defaults.join("auditor.ja.md")).unwrap();
+    let running = fs::read_to_string(defaults.join("goal-running.ja.md")).unwrap();
+    assert!(auditor.contains("監査役"), "{auditor}");
+    assert!(running.contains("進行中のゴール"), "{running}");
+    assert_eq!(leftovers(root.path()), Vec::<String>::new());
+}
+
+/// An import killed before its commit left a staged file and its pending
+/// journal: the next import removes both and writes its own set.
+#[test]
+fn an_import_after_a_stopped_one_leaves_no_staged_file() {
+    let (root, run) = pack();
+    let dir = root.path().join("goal-agent");
+    fs::write(root.path().join("ja.xlf"), edited_export(&run)).unwrap();
+    fs::write(dir.join("defaults/.auditor.ja.md.promptreg-tmp"), "half").unwrap();
+    fs::write(
+        dir.join(".promptreg-journal.promptreg-tmp"),
+        "promptreg file set 1\ndefaults/auditor.ja.md\ndefaults/goal-running.ja.md\nend\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&["l10n", "import", "ja.xlf"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("note: undid an interrupted write"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("2 variant files of `ja` written"),
+        "{stdout}"
+    );
+    assert_eq!(leftovers(root.path()), Vec::<String>::new());
+}
+
+/// An import killed after its commit, one file renamed and one still
+/// staged: the next command that writes the pack finishes it first.
+#[test]
+fn a_stopped_import_is_finished_by_the_next_write() {
+    let (root, run) = pack();
+    let dir = root.path().join("goal-agent");
+    let auditor = dir.join("defaults/auditor.ja.md");
+    let running = dir.join("defaults/goal-running.ja.md");
+    let new_auditor = fs::read_to_string(&auditor)
+        .unwrap()
+        .replace("監査人", "監査役");
+    let new_running = fs::read_to_string(&running)
+        .unwrap()
+        .replace("あなたはアクティブなゴールに", "あなたは進行中のゴールに");
+    fs::write(&auditor, &new_auditor).unwrap();
+    fs::write(
+        dir.join("defaults/.goal-running.ja.md.promptreg-tmp"),
+        &new_running,
+    )
+    .unwrap();
+    fs::write(
+        dir.join(".promptreg-journal"),
+        "promptreg file set 1\ndefaults/auditor.ja.md\ndefaults/goal-running.ja.md\nend\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["l10n", "mark-current", "auditor", "ja"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("note: finished an interrupted write to goal-agent: 2 files written"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&running).unwrap(), new_running);
+    assert!(fs::read_to_string(&auditor).unwrap().contains("監査役"));
+    assert_eq!(leftovers(root.path()), Vec::<String>::new());
+}

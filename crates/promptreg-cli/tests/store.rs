@@ -267,6 +267,34 @@ fn append(file: &Path, text: &str) {
     fs::write(file, all).unwrap();
 }
 
+/// A write to the pack stopped after its commit, one file still staged:
+/// a push finishes it first, so the store gets the new file, not the old.
+#[test]
+fn a_push_finishes_a_stopped_write_to_the_pack_first() {
+    for sb in sandboxes("push_recovers") {
+        let variant = sb.path("goal-agent/defaults/auditor.ja.md");
+        let new = fs::read_to_string(&variant)
+            .unwrap()
+            .replace("監査人", "監査役");
+        fs::write(
+            sb.path("goal-agent/defaults/.auditor.ja.md.promptreg-tmp"),
+            &new,
+        )
+        .unwrap();
+        fs::write(
+            sb.path("goal-agent/.promptreg-journal"),
+            "promptreg file set 1\ndefaults/auditor.ja.md\nend\n",
+        )
+        .unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        assert_eq!(fs::read_to_string(&variant).unwrap(), new, "{}", sb.name);
+        assert!(!sb.path("goal-agent/.promptreg-journal").exists());
+        sb.ok(&["pull", "copy", "--label", "latest"]);
+        let pulled = fs::read_to_string(sb.path("copy/defaults/auditor.ja.md")).unwrap();
+        assert_eq!(pulled, new, "{}", sb.name);
+    }
+}
+
 #[test]
 fn revisions_list_each_change_to_a_label_with_what_it_changed() {
     for sb in sandboxes("revisions") {

@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use promptreg::pack::{DEFAULTS_DIR, MANIFEST, Pack, SNIPPETS_DIR};
+use promptreg::pack::{DEFAULTS_DIR, FileSet, MANIFEST, Pack, SNIPPETS_DIR};
 use promptreg::testing::{PromptTests, SNAPSHOTS_DIR, TESTS_DIR, context_files};
 
 use crate::error::{Error, ErrorKind};
@@ -175,15 +175,21 @@ impl PackFiles {
         Ok(())
     }
 
-    /// Writes every file under `dir`, which must not exist or be empty, so
-    /// that the folder holds exactly these files.
+    /// Writes every file under `dir`, which must not exist or hold no
+    /// file, so that the folder holds exactly these files. The files are
+    /// written as one [`FileSet`]: a write that stops leaves the folder
+    /// without them, or finished by the next write to it.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Io`] when `dir` holds anything or a write fails.
+    /// [`ErrorKind::Io`] when `dir` holds a file or a write fails (then no
+    /// file is written).
     pub fn write(&self, dir: impl AsRef<Path>) -> Result<(), Error> {
         let dir = dir.as_ref();
-        if fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        if dir.is_dir() {
+            promptreg::pack::recover(dir).map_err(written)?;
+        }
+        if holds_a_file(dir).map_err(|e| io_error("cannot read folder", dir, e))? {
             return Err(Error::new(
                 ErrorKind::Io,
                 format!(
@@ -192,15 +198,11 @@ impl PackFiles {
                 ),
             ));
         }
+        let mut set = FileSet::new(dir);
         for (path, bytes) in &self.files {
-            let target = dir.join(path);
-            if let Some(parent) = target.parent() {
-                fs::create_dir_all(parent)
-                    .map_err(|e| io_error("cannot create folder", parent, e))?;
-            }
-            fs::write(&target, bytes).map_err(|e| io_error("cannot write", &target, e))?;
+            set.write(path, bytes.as_slice());
         }
-        Ok(())
+        set.commit().map_err(written)
     }
 
     /// Adds or replaces a file.
@@ -422,6 +424,28 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
     fs::read(path).map_err(|e| io_error("cannot read", path, e))
 }
 
+/// A pack folder's write that failed, as the store's error: the message
+/// names the file and what the folder holds now.
+fn written(e: promptreg::Error) -> Error {
+    Error::new(ErrorKind::Io, e.to_string()).with_source(e)
+}
+
+/// Whether `dir` or a folder in it holds a file (a folder that does not
+/// exist holds none; nor do empty folders, which a stopped pull leaves).
+fn holds_a_file(dir: &Path) -> io::Result<bool> {
+    let entries = match fs::read_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        entries => entries?,
+    };
+    for entry in entries {
+        let entry = entry?;
+        if !entry.file_type()?.is_dir() || holds_a_file(&entry.path())? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 fn io_error(what: &str, path: &Path, e: io::Error) -> Error {
     Error::new(ErrorKind::Io, format!("{what} {}: {e}", path.display())).with_source(e)
 }
@@ -441,5 +465,71 @@ mod tests {
         assert_eq!(inside("../../etc/passwd"), None);
         assert_eq!(inside("/etc/passwd"), None);
         assert_eq!(inside(".."), None);
+    }
+
+    fn pulled() -> PackFiles {
+        let mut files = PackFiles::default();
+        files.insert(MANIFEST, "name = \"demo\"\n");
+        files.insert("defaults/greeting.md", "Hello!\n");
+        files.insert("tests/snapshots/greeting.ada.txt", "Hello!");
+        files
+    }
+
+    fn on_disk(dir: &Path) -> PackFiles {
+        let mut files = PackFiles::default();
+        for path in [
+            "promptreg.toml",
+            "defaults/greeting.md",
+            "tests/snapshots/greeting.ada.txt",
+        ] {
+            if let Ok(bytes) = fs::read(dir.join(path)) {
+                files.insert(path, bytes);
+            }
+        }
+        files
+    }
+
+    /// A pull stopped before its commit left staged files, their pending
+    /// journal and folders: the next pull into the folder removes them
+    /// and writes the whole pack.
+    #[test]
+    fn a_pull_into_the_folder_of_a_stopped_one_writes_the_whole_pack() {
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("copy");
+        fs::create_dir_all(dir.join("defaults")).unwrap();
+        fs::create_dir_all(dir.join("tests/snapshots")).unwrap();
+        fs::write(dir.join("defaults/.greeting.md.promptreg-tmp"), "Hel").unwrap();
+        let journal = "promptreg file set 1\ndefaults/greeting.md\npromptreg.toml\ntests/snapshots/greeting.ada.txt\nend\n";
+        fs::write(dir.join(".promptreg-journal.promptreg-tmp"), journal).unwrap();
+        pulled().write(&dir).unwrap();
+        assert_eq!(PackFiles::read(&dir).unwrap(), pulled());
+        assert!(!dir.join("defaults/.greeting.md.promptreg-tmp").exists());
+        assert!(!dir.join(".promptreg-journal.promptreg-tmp").exists());
+    }
+
+    #[test]
+    fn a_pull_that_cannot_write_a_file_writes_none() {
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("copy");
+        // The last file cannot be staged: a folder holds its name.
+        let blocker = dir.join("tests/snapshots/.greeting.ada.txt.promptreg-tmp");
+        fs::create_dir_all(&blocker).unwrap();
+        let err = pulled().write(&dir).unwrap_err();
+        assert!(err.to_string().contains("nothing was changed"), "{err}");
+        assert!(
+            err.to_string().contains(".greeting.ada.txt.promptreg-tmp"),
+            "{err}"
+        );
+        assert!(on_disk(&dir).is_empty());
+        fs::remove_dir(&blocker).unwrap();
+        pulled().write(&dir).unwrap();
+        assert_eq!(on_disk(&dir), pulled());
+        assert!(
+            pulled()
+                .write(&dir)
+                .unwrap_err()
+                .to_string()
+                .contains("is not empty")
+        );
     }
 }

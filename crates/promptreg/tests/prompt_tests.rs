@@ -116,6 +116,36 @@ fn a_missing_snapshot_fails_until_it_is_written_then_passes() {
     assert!(PromptTests::load(&pack).unwrap().run(&registry)[0].passed());
 }
 
+/// The snapshots of one run are written all or none: one that cannot be
+/// written leaves every snapshot as it was.
+#[test]
+fn snapshots_that_cannot_all_be_written_are_none_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack_with_tests(
+        dir.path(),
+        "prompt = \"greeting\"\n[[case]]\nname = \"ada\"\ncontext = { name = \"Ada\" }\nsnapshot = true\n[[case]]\nname = \"bob\"\ncontext = { name = \"Bob\" }\nsnapshot = true\n",
+    );
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let snapshots = dir.path().join("tests/snapshots");
+    let blocker = snapshots.join(".greeting.bob.txt.promptreg-tmp");
+    std::fs::create_dir_all(&blocker).unwrap();
+    let tests = PromptTests::load(&pack).unwrap();
+    let err = tests.run_updating(&registry).unwrap_err();
+    assert!(err.to_string().contains("nothing was changed"), "{err}");
+    assert!(!snapshots.join("greeting.ada.txt").exists());
+    std::fs::remove_dir(&blocker).unwrap();
+    let results = tests.run_updating(&registry).unwrap();
+    assert!(results.iter().all(|r| r.passed()));
+    let names: Vec<_> = std::fs::read_dir(&snapshots)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(names, ["greeting.ada.txt", "greeting.bob.txt"]);
+}
+
 #[test]
 fn an_equals_that_differs_only_in_a_final_newline_says_so() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use promptreg::Locale;
 use promptreg::l10n::{Catalog, Coverage, Format, Status};
-use promptreg::pack::{Translation, translation::record_source};
+use promptreg::pack::{FileSet, Translation, translation::record_source};
 use serde_json::json;
 
 use super::Output;
@@ -118,7 +118,7 @@ fn status_table(status: &Status, paint: Paint) -> String {
 }
 
 fn mark_current(session: &Session, id: &str, tag: &str) -> Result<Output, Failure> {
-    let pack = session.pack()?;
+    let pack = session.pack_to_write()?;
     let locale = Locale::parse(tag)?;
     let prompt = pack
         .prompt(id)
@@ -137,7 +137,9 @@ fn mark_current(session: &Session, id: &str, tag: &str) -> Result<Output, Failur
     })?;
     let was = prompt.translation(&locale).map(Translation::as_str);
     let text = fs::read_to_string(path).map_err(|e| io("read", path, e))?;
-    write(path, &record_source(&text, source))?;
+    let mut set = FileSet::new(pack.root());
+    set.write(path, record_source(&text, source));
+    set.commit()?;
     if session.args.json {
         return Ok(Output::json(&json!({
             "file": path.display().to_string(),
@@ -199,7 +201,7 @@ fn export(session: &Session, format: L10nFormat, output: Option<&Path>) -> Resul
 
 fn import(session: &Session, file: &Path, max_size: u64) -> Result<Output, Failure> {
     let dir = session.pack_dir()?;
-    let pack = session.pack()?;
+    let pack = session.pack_to_write()?;
     let text = read_bounded(file, max_size)?;
     let catalog = Catalog::read(&text, file)?;
     let locale = match &session.args.locale {
@@ -233,9 +235,11 @@ fn import(session: &Session, file: &Path, max_size: u64) -> Result<Output, Failu
             "the imported translations would not load: nothing was written",
         ));
     }
+    let mut set = FileSet::new(&dir);
     for (path, text) in &imported.files {
-        write(path, text)?;
+        set.write(path, text.as_bytes());
     }
+    set.commit()?;
     let incomplete: Vec<String> = imported
         .incomplete
         .iter()
@@ -292,8 +296,9 @@ fn read_bounded(path: &Path, max_size: u64) -> Result<String, Failure> {
     })
 }
 
-/// Writes `text` to `path` through a file beside it renamed over it, so
-/// a failure leaves the old file whole.
+/// Writes `text` to `path`, a file outside the pack (an exported
+/// catalog), through a file beside it renamed over it, so a failure
+/// leaves the old file whole.
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let temporary = path.with_file_name(format!(".{name}.promptreg-tmp"));

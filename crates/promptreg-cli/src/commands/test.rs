@@ -28,7 +28,10 @@ pub fn run(session: &Session, args: &TestArgs) -> Result<Output, Failure> {
             (baked.pack().clone(), tests)
         }
         None => {
-            let pack = session.pack()?;
+            let pack = match args.update {
+                true => session.pack_to_write()?,
+                false => session.pack()?,
+            };
             let tests = PromptTests::load(&pack);
             (pack, tests)
         }

@@ -106,6 +106,7 @@
 //! [`Pack::from_files`].
 
 mod chat;
+pub mod file_set;
 mod install;
 #[cfg(feature = "remote")]
 pub(crate) use install::StoreStamp;
@@ -122,6 +123,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::snippet::SNIPPETS_DIR;
+pub use file_set::{FileSet, Recovery, recover};
 pub use manifest::{L10n, MANIFEST};
 #[cfg(feature = "l10n")]
 pub(crate) use pseudo::protected_spans;

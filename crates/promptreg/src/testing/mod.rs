@@ -94,6 +94,8 @@ pub const SNAPSHOTS_DIR: &str = "tests/snapshots";
 /// A pack's prompt tests, read and checked: every case of every test file.
 #[derive(Debug, Clone)]
 pub struct PromptTests {
+    /// The pack's folder, where snapshots are written.
+    root: PathBuf,
     default_locale: Locale,
     cases: Vec<TestCase>,
     /// One result per prompt and locale of `[l10n] required`.
@@ -348,6 +350,7 @@ impl PromptTests {
             return (None, diagnostics.into_vec());
         }
         let tests = PromptTests {
+            root: pack.root().to_path_buf(),
             default_locale: pack.default_locale().clone(),
             cases,
             translations: translations::results(pack),
@@ -401,15 +404,17 @@ impl PromptTests {
 
     /// [`run`](Self::run), writing the snapshot of every case whose text
     /// differs from its snapshot (or has none yet): those expectations
-    /// pass, and each result lists the files written.
+    /// pass, and each result lists the files written. The snapshots are
+    /// written as one [`FileSet`](crate::pack::FileSet): all or none.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) with an
     /// [`Io`](crate::DiagnosticCode::Io) diagnostic when a snapshot cannot
-    /// be written.
+    /// be written; then none is.
     pub fn run_updating(&self, registry: &PromptRegistry) -> Result<Vec<CaseResult>, Error> {
         let mut results = self.run(registry);
+        let mut snapshots = crate::pack::FileSet::new(&self.root);
         for (result, case) in results.iter_mut().zip(&self.cases) {
             let Some(text) = result.text.clone() else {
                 continue;
@@ -421,12 +426,13 @@ impl PromptTests {
                 if expected.as_deref() == Some(text.as_str()) {
                     continue;
                 }
-                write_snapshot(path, &text)?;
+                snapshots.write(path, text.as_bytes());
                 result.updated.push(path.clone());
                 let described = expectation.describe();
                 result.failures.retain(|f| f.expectation != described);
             }
         }
+        snapshots.commit()?;
         Ok(results)
     }
 
@@ -509,23 +515,6 @@ fn differs(what: &str, expected: &str, text: &str) -> String {
         _ => return what.to_owned(),
     };
     format!("{what} only in a final newline: {side}")
-}
-
-fn write_snapshot(path: &Path, text: &str) -> Result<(), Error> {
-    let write = || -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(path, text)
-    };
-    write().map_err(|e| {
-        let d = Diagnostic::error(
-            DiagnosticCode::Io,
-            format!("cannot write the snapshot: {e}"),
-        )
-        .in_file(path);
-        Error::from_diagnostics(vec![d])
-    })
 }
 
 /// A unified diff from `expected` to `actual`, whole lines.

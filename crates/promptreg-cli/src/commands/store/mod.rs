@@ -332,6 +332,11 @@ impl<'a> Command<'a> {
         force: bool,
         limits: promptreg_store::FileLimits,
     ) -> Result<Output, Failure> {
+        // A pack a write stopped half-way through is finished or undone
+        // first: a push stores whole states only.
+        if dir.is_dir() {
+            crate::options::recover_pack(dir)?;
+        }
         let files = promptreg_store::PackFiles::read(dir).map_err(failure)?;
         let store = self.store.clone().with_file_limits(limits);
         let (actor, location) = (self.actor()?, self.store.location());
