@@ -28,7 +28,11 @@ pub fn run(session: &Session, args: &TestArgs) -> Result<Output, Failure> {
             (baked.pack().clone(), tests)
         }
         None => {
-            let pack = session.pack()?;
+            // `test` alone checks the whole pack; `test ID` only those prompts.
+            let pack = match args.ids.is_empty() {
+                true => session.pack()?,
+                false => session.pack_for(&args.ids)?,
+            };
             let tests = PromptTests::load(&pack);
             (pack, tests)
         }
