@@ -88,6 +88,28 @@ impl Session {
         Pack::load(&dir).map_err(Failure::from)
     }
 
+    /// The pack, for a command about the prompts `ids` only: when only
+    /// other prompts have errors, the pack without them and a note saying
+    /// so on standard error. An error of theirs, of the manifest or of a
+    /// snippet fails as [`pack`](Self::pack) does.
+    pub fn pack_for(&self, ids: &[impl AsRef<str>]) -> Result<Pack, Failure> {
+        if self.args.server.is_some() || self.args.bundle.is_some() {
+            return self.pack();
+        }
+        let dir = self.pack_dir()?;
+        ensure_pack(&dir)?;
+        match Pack::try_load(&dir) {
+            Ok(pack) => Ok(pack),
+            Err((Some(pack), _)) if !ids.iter().any(|id| failed(&pack, id.as_ref())) => {
+                eprintln!("note: {}", errors_elsewhere(&pack));
+                Ok(pack)
+            }
+            Err((_, diagnostics)) => Err(Failure::from(promptreg::Error::from_diagnostics(
+                diagnostics,
+            ))),
+        }
+    }
+
     /// The nearest pack, when there is one; `None` is not an error.
     pub fn optional_pack(&self) -> Result<Option<Pack>, Failure> {
         if self.args.pack.is_some() || self.args.server.is_some() || self.args.bundle.is_some() {
@@ -131,6 +153,22 @@ impl Session {
             Some(tag) => Ok(Locale::parse(tag)?),
             None => Ok(pack.default_locale().clone()),
         }
+    }
+}
+
+/// Whether a best-effort load left `id` out for errors in its files.
+fn failed(pack: &Pack, id: &str) -> bool {
+    pack.failed_prompts().any(|failed| failed.as_str() == id)
+}
+
+/// What the note of a best-effort load says: how many other prompts have
+/// errors, or that other files do (a file for an undeclared id).
+fn errors_elsewhere(pack: &Pack) -> String {
+    let listed = "(promptreg check lists them)";
+    match pack.failed_prompts().count() {
+        0 => format!("other files of the pack have errors {listed}"),
+        1 => format!("1 other prompt has errors {listed}"),
+        n => format!("{n} other prompts have errors {listed}"),
     }
 }
 

@@ -771,6 +771,118 @@ fn check_reports_pack_errors_too() {
     );
 }
 
+/// A pack of three prompts, two of them broken: an unknown front matter
+/// key in `chef.system`, a template syntax error in a variant of
+/// `waiter.system`; a test file for `greeting` and one for `chef.system`.
+fn kitchen(s: &Sandbox) -> PathBuf {
+    let pack = s.pack("kitchen");
+    s.write(
+        &pack.join("promptreg.toml"),
+        "name = \"kitchen\"\nkeys = [\"greeting\", \"chef.system\", \"waiter.system\"]\n[user]\nprompts_dir = \".kitchen\"\n",
+    );
+    s.write(
+        &pack.join("defaults/greeting.md"),
+        "Welcome to the kitchen.",
+    );
+    s.write(
+        &pack.join("defaults/chef.system.md"),
+        "---\ndescripton: the chef\n---\nYou cook.",
+    );
+    s.write(&pack.join("defaults/waiter.system.md"), "You serve.");
+    s.write(
+        &pack.join("defaults/waiter.system.fr.md"),
+        "---\ntemplate: true\n---\nVous servez {{ oops }",
+    );
+    s.write(
+        &pack.join("tests/greeting.toml"),
+        "prompt = \"greeting\"\n[[case]]\nname = \"welcome\"\ncontains = \"Welcome\"\n",
+    );
+    s.write(
+        &pack.join("tests/chef.toml"),
+        "prompt = \"chef.system\"\n[[case]]\nname = \"cooks\"\ncontains = \"cook\"\n",
+    );
+    pack
+}
+
+#[test]
+fn a_command_about_one_prompt_works_when_only_other_prompts_have_errors() {
+    let s = Sandbox::new();
+    kitchen(&s);
+    s.settings().bind(|| {
+        assert_cmd_snapshot!(s.with_pack("kitchen").args(["render", "greeting"]));
+        assert_cmd_snapshot!(s.with_pack("kitchen").args(["test", "greeting"]));
+    });
+    let (code, stdout, stderr) = run(s.with_pack("kitchen").args(["explain", "greeting"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Welcome to the kitchen."), "{stdout}");
+    assert!(
+        stderr.contains("note: 2 other prompts have errors"),
+        "{stderr}"
+    );
+    // JSON on standard output stays JSON.
+    let out = json(s.with_pack("kitchen").args(["render", "greeting"]));
+    assert_eq!(out["text"], "Welcome to the kitchen.");
+}
+
+#[test]
+fn a_prompt_with_errors_of_its_own_and_whole_pack_commands_still_fail() {
+    let s = Sandbox::new();
+    kitchen(&s);
+    s.settings().bind(|| {
+        // The prompt named has the error: as before, every error of the pack.
+        assert_cmd_snapshot!(s.with_pack("kitchen").args(["render", "chef.system"]));
+    });
+    // An error in one of its variants is its own too.
+    let (code, _, stderr) = run(s.with_pack("kitchen").args(["explain", "waiter.system"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("template syntax error"), "{stderr}");
+    for args in [
+        &["check"][..],
+        &["test"],
+        &["list"],
+        &["test", "greeting", "chef.system"],
+    ] {
+        let (code, stdout, stderr) = run(s.with_pack("kitchen").args(args));
+        assert_ne!(code, 0, "{args:?}: {stdout}{stderr}");
+        assert!(!stderr.contains("note:"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn an_error_in_the_manifest_or_a_snippet_fails_every_prompt() {
+    let s = Sandbox::new();
+    let pack = kitchen(&s);
+    s.write(&pack.join("snippets/sign-off.md"), "{% if %}");
+    let (code, _, stderr) = run(s.with_pack("kitchen").args(["render", "greeting"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("sign-off.md"), "{stderr}");
+    fs::remove_file(pack.join("snippets/sign-off.md")).unwrap();
+    s.write(
+        &pack.join("promptreg.toml"),
+        "name = \"kitchen\"\nkeys = [\"greeting\", \"chef.system\", \"waiter.system\"]\nunknown = 1\n[user]\nprompts_dir = \".kitchen\"\n",
+    );
+    let (code, _, stderr) = run(s.with_pack("kitchen").args(["render", "greeting"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!stderr.contains("note:"), "{stderr}");
+}
+
+#[test]
+fn a_file_for_an_undeclared_id_is_noted_as_an_error_elsewhere() {
+    let s = Sandbox::new();
+    let pack = kitchen(&s);
+    fs::remove_file(pack.join("defaults/chef.system.md")).unwrap();
+    fs::remove_file(pack.join("defaults/waiter.system.fr.md")).unwrap();
+    fs::remove_file(pack.join("tests/chef.toml")).unwrap();
+    s.write(&pack.join("defaults/cook.system.md"), "A typo in the name.");
+    let (code, stdout, stderr) = run(s.with_pack("kitchen").args(["render", "greeting"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "Welcome to the kitchen.");
+    assert!(
+        stderr.contains("note: other files of the pack have errors (promptreg check lists them)"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn check_reports_prompt_test_errors_at_their_line() {
     let s = Sandbox::new();

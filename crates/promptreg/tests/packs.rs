@@ -794,3 +794,81 @@ fn same_script_matching_holds_among_thousands_of_variants_and_after_removing_som
     assert_eq!(lookup(&registry, "pt-PT"), None);
     assert_eq!(registry.render_in("p", &(), "zh-MO").unwrap(), "default");
 }
+
+/// A pack of `a` (clean) and `b` (a variant that does not compile), with
+/// a test file for each.
+fn partly_broken() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| support::write(&dir.path().join(path), text);
+    write(
+        "promptreg.toml",
+        "name = \"part\"\nkeys = [\"a\", \"b\"]\n[user]\nprompts_dir = \".part\"\n",
+    );
+    write("defaults/a.md", "Hello.");
+    write("defaults/b.md", "Bye.");
+    write("defaults/b.fr.md", "---\ntemplate: true\n---\n{{ oops }");
+    write(
+        "tests/a.toml",
+        "prompt = \"a\"\n[[case]]\nname = \"hi\"\ncontains = \"Hello\"\n",
+    );
+    write(
+        "tests/b.toml",
+        "prompt = \"b\"\n[[case]]\nname = \"bye\"\ncontains = \"Bye\"\n",
+    );
+    dir
+}
+
+#[test]
+fn a_best_effort_load_leaves_out_the_prompts_with_errors_and_reports_them_all() {
+    let dir = partly_broken();
+    let Err((Some(pack), diagnostics)) = Pack::try_load(dir.path()) else {
+        panic!("errors confined to b give the pack without it");
+    };
+    assert!(pack.prompt("a").is_some());
+    assert!(pack.prompt("b").is_none());
+    let failed: Vec<&str> = pack.failed_prompts().map(|id| id.as_str()).collect();
+    assert_eq!(failed, ["b"]);
+    assert!(pack.warnings().iter().all(|d| !d.is_error()));
+    // The same diagnostics as the strict load, which fails.
+    let shown = |ds: &[promptreg::Diagnostic]| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+    assert_eq!(shown(&diagnostics), shown(&Pack::check(dir.path())));
+    assert!(Pack::load(dir.path()).is_err());
+    // b's test file is not read; a's cases are.
+    let tests = promptreg::testing::PromptTests::load(&pack).unwrap();
+    let prompts: Vec<&str> = tests.cases().iter().map(|c| c.prompt.as_str()).collect();
+    assert_eq!(prompts, ["a"]);
+}
+
+#[test]
+fn a_reload_of_a_partly_loaded_pack_is_strict() {
+    let dir = partly_broken();
+    let Err((Some(pack), _)) = Pack::try_load(dir.path()) else {
+        panic!("errors confined to b give the pack without it");
+    };
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    support::write(&dir.path().join("defaults/a.md"), "Changed.");
+    assert!(registry.reload().is_err());
+    assert_eq!(registry.render("a", &()).unwrap(), "Hello.");
+}
+
+#[test]
+fn an_error_in_a_snippet_or_the_manifest_gives_no_pack_at_all() {
+    let dir = partly_broken();
+    support::write(&dir.path().join("snippets/s.md"), "{% if %}");
+    assert!(matches!(Pack::try_load(dir.path()), Err((None, _))));
+    std::fs::remove_file(dir.path().join("snippets/s.md")).unwrap();
+    support::write(
+        &dir.path().join("promptreg.toml"),
+        "name = \"part\"\nkeys = [\"a\", \"b\"]\nunknown = 1\n",
+    );
+    assert!(matches!(Pack::try_load(dir.path()), Err((None, _))));
+    // Nothing wrong: the whole pack.
+    std::fs::remove_file(dir.path().join("defaults/b.fr.md")).unwrap();
+    support::write(
+        &dir.path().join("promptreg.toml"),
+        "name = \"part\"\nkeys = [\"a\", \"b\"]\n[user]\nprompts_dir = \".part\"\n",
+    );
+    let pack = Pack::try_load(dir.path()).unwrap();
+    assert_eq!(pack.prompts().count(), 2);
+}

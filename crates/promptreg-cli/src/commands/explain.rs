@@ -25,7 +25,7 @@ struct Trace<'a> {
 }
 
 pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
-    let pack = session.pack()?;
+    let pack = session.pack_for(&[&args.id])?;
     let registry = session.registry(&pack)?;
     let locale = session.locale(&pack)?;
     let ctx = read_context(args.ctx.as_deref(), args.max_ctx_size)?;

@@ -13,7 +13,7 @@ use crate::options::{Session, read_context, read_history};
 use crate::report::Failure;
 
 pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
-    let pack = session.pack()?;
+    let pack = session.pack_for(&[&args.id])?;
     let registry = session.registry(&pack)?;
     let request = Request::read(
         session,

@@ -28,9 +28,12 @@ pub fn run(session: &Session, args: &TestArgs) -> Result<Output, Failure> {
             (baked.pack().clone(), tests)
         }
         None => {
-            let pack = match args.update {
-                true => session.pack_to_write()?,
-                false => session.pack()?,
+            // `test --update` writes into the pack; `test` alone checks the
+            // whole pack; `test ID` only those prompts.
+            let pack = match (args.update, args.ids.is_empty()) {
+                (true, _) => session.pack_to_write()?,
+                (false, true) => session.pack()?,
+                (false, false) => session.pack_for(&args.ids)?,
             };
             let tests = PromptTests::load(&pack);
             (pack, tests)

@@ -15,10 +15,21 @@ use super::pseudo::{self, PSEUDO_LOCALE};
 use super::translation::{self, Translation};
 use super::{DEFAULTS_DIR, Digests, MANIFEST, Pack, PackPrompt, manifest, snippets};
 
+/// How a load treats errors confined to some prompts' files.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Errors {
+    /// Any error fails the load: what installs or reloads.
+    Fail,
+    /// A pack with the other prompts, when every error is in a file of
+    /// `defaults/` (the manifest and the snippets load): what shows one
+    /// prompt.
+    SparePrompts,
+}
+
 /// Reads the manifest and default files of `dir`: the default files
 /// with the manifest's `max_file_size` (the manifest itself with the
 /// default limit, as nothing declares its own).
-pub(super) fn read(dir: &Path) -> (Option<Pack>, Vec<Diagnostic>) {
+pub(super) fn read(dir: &Path, errors: Errors) -> (Option<Pack>, Vec<Diagnostic>) {
     let mut diagnostics = Diagnostics::default();
     let manifest_path = dir.join(MANIFEST);
     let manifest = read_pack_file(&manifest_path, DEFAULT_MAX_FILE_SIZE, &mut diagnostics)
@@ -31,7 +42,7 @@ pub(super) fn read(dir: &Path) -> (Option<Pack>, Vec<Diagnostic>) {
     files
         .read
         .extend(snippets::read(dir, limit, &mut diagnostics));
-    build(dir, manifest, files, diagnostics)
+    build(dir, manifest, files, diagnostics, errors)
 }
 
 /// Builds a pack from files given in memory, paths relative to `root`.
@@ -53,7 +64,13 @@ pub(super) fn from_memory(
         read: defaults,
         unreadable: Vec::new(),
     };
-    build(root, manifest, defaults, Diagnostics::default())
+    build(
+        root,
+        manifest,
+        defaults,
+        Diagnostics::default(),
+        Errors::Fail,
+    )
 }
 
 /// A file of the pack, read: its text, or `None` when it does not exist.
@@ -116,12 +133,14 @@ impl ManifestRead {
 }
 
 /// Builds a pack from the manifest and the default files read, collecting
-/// every diagnostic: the pack when none is an error.
+/// every diagnostic: the pack when none is an error (or, with
+/// [`Errors::SparePrompts`], when every error is in a prompt's file).
 fn build(
     root: &Path,
     manifest: Option<ManifestRead>,
     files: DefaultFiles,
     mut diagnostics: Diagnostics,
+    errors: Errors,
 ) -> (Option<Pack>, Vec<Diagnostic>) {
     let Some((manifest, manifest_text)) = valid_manifest(root, manifest, &mut diagnostics) else {
         return (None, diagnostics.into_vec());
@@ -196,10 +215,15 @@ fn build(
     diagnostics.extend(translation::untracked_note(&untracked));
     let missing_defaults = missing_defaults(root, &manifest, &manifest_text, &with_default_file);
     diagnostics.extend(missing_defaults.values().cloned());
-    if diagnostics.has_errors() {
-        return (None, diagnostics.into_vec());
-    }
     let diagnostics = diagnostics.into_vec();
+    let failed = match errors {
+        Errors::Fail => no_errors(&diagnostics),
+        Errors::SparePrompts => prompts_with_errors(root, &manifest.spec, &diagnostics),
+    };
+    let Some(failed) = failed else {
+        return (None, diagnostics);
+    };
+    prompts.retain(|id, _| !failed.contains(id));
     let pack = Pack {
         root: root.to_path_buf(),
         name: manifest.name,
@@ -211,7 +235,7 @@ fn build(
         snippets,
         warnings: diagnostics
             .iter()
-            .filter(|d| d.severity != crate::diagnostic::Severity::Note)
+            .filter(|d| d.is_warning())
             .cloned()
             .collect(),
         digests,
@@ -220,8 +244,41 @@ fn build(
         gated: manifest.gated,
         signed: manifest.signed,
         l10n: manifest.l10n,
+        failed,
     };
     (Some(pack), diagnostics)
+}
+
+/// No prompt failed, when no diagnostic is an error.
+fn no_errors(diagnostics: &[Diagnostic]) -> Option<BTreeSet<PromptId>> {
+    match diagnostics.iter().any(Diagnostic::is_error) {
+        true => None,
+        false => Some(BTreeSet::new()),
+    }
+}
+
+/// The prompts with an error in one of their files (the default or a
+/// variant), when every error is in a file of `defaults/`: an error in the
+/// manifest or a snippet may concern any prompt, so it gives `None`. A
+/// file for an undeclared id fails no prompt but is still an error.
+fn prompts_with_errors(
+    root: &Path,
+    spec: &ConfigSpec,
+    diagnostics: &[Diagnostic],
+) -> Option<BTreeSet<PromptId>> {
+    let defaults = root.join(DEFAULTS_DIR);
+    let mut failed = BTreeSet::new();
+    for error in diagnostics.iter().filter(|d| d.is_error()) {
+        let file = error.file.as_deref()?;
+        if file.parent() != Some(defaults.as_path()) {
+            return None;
+        }
+        let name = file.file_name()?.to_str()?;
+        if let Ok((id, _)) = classify(spec, name, file) {
+            failed.insert(id);
+        }
+    }
+    Some(failed)
 }
 
 /// One note naming the variant files not checked because their default

@@ -214,6 +214,9 @@ pub struct Pack {
     signed: Vec<String>,
     /// What `[l10n]` says.
     l10n: L10n,
+    /// The prompts left out for errors in their files: only a pack from
+    /// [`Pack::try_load`] has any.
+    failed: std::collections::BTreeSet<PromptId>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -395,11 +398,63 @@ impl Pack {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn load_with_diagnostics(dir: impl AsRef<Path>) -> (Option<Pack>, Vec<Diagnostic>) {
-        let (mut pack, diagnostics) = load::read(dir.as_ref());
+        Pack::read(dir.as_ref(), load::Errors::Fail)
+    }
+
+    /// Loads the pack in folder `dir` best-effort, for a tool that shows
+    /// one prompt: the pack when nothing is wrong; otherwise every
+    /// diagnostic (as [`load`](Self::load) gives them), with the pack of
+    /// the prompts that loaded when every error is in a prompt's own files
+    /// (its default or a variant). An error in the manifest or in a
+    /// snippet may concern any prompt: then there is no pack.
+    /// [`failed_prompts`](Self::failed_prompts) names the prompts left out.
+    ///
+    /// Loads that publish stay strict: [`load`](Self::load), and the
+    /// reloads of a pack installed from a folder, which read it with
+    /// `load`. Install a partial pack only in a registry of your own.
+    ///
+    /// ```
+    /// use promptreg::pack::Pack;
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("defaults"))?;
+    /// std::fs::write(dir.path().join("promptreg.toml"),
+    ///     "name = \"demo\"\nkeys = [\"greeting\", \"farewell\"]\n[user]\nprompts_dir = \".demo\"\n")?;
+    /// std::fs::write(dir.path().join("defaults/greeting.md"), "Hello!")?;
+    /// std::fs::write(dir.path().join("defaults/farewell.md"), "---\nunknown: 1\n---\nBye!")?;
+    ///
+    /// assert!(Pack::load(dir.path()).is_err());
+    /// let Err((Some(pack), diagnostics)) = Pack::try_load(dir.path()) else { panic!() };
+    /// assert!(pack.prompt("greeting").is_some());
+    /// assert!(pack.prompt("farewell").is_none());
+    /// assert_eq!(pack.failed_prompts().map(|id| id.as_str()).collect::<Vec<_>>(), ["farewell"]);
+    /// assert!(diagnostics.iter().any(|d| d.is_error()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn try_load(dir: impl AsRef<Path>) -> Result<Pack, (Option<Pack>, Vec<Diagnostic>)> {
+        match Pack::read(dir.as_ref(), load::Errors::SparePrompts) {
+            (Some(pack), diagnostics) if pack.failed.is_empty() => {
+                match diagnostics.iter().any(Diagnostic::is_error) {
+                    true => Err((Some(pack), diagnostics)),
+                    false => Ok(pack),
+                }
+            }
+            (pack, diagnostics) => Err((pack, diagnostics)),
+        }
+    }
+
+    fn read(dir: &Path, errors: load::Errors) -> (Option<Pack>, Vec<Diagnostic>) {
+        let (mut pack, diagnostics) = load::read(dir, errors);
         if let Some(pack) = &mut pack {
             pack.on_disk = true;
         }
         (pack, diagnostics)
+    }
+
+    /// The prompts [`try_load`](Self::try_load) left out for errors in
+    /// their files, sorted; none for a pack that loaded whole.
+    pub fn failed_prompts(&self) -> impl Iterator<Item = &PromptId> {
+        self.failed.iter()
     }
 
     /// Every diagnostic of the pack in `dir`, errors and warnings, without

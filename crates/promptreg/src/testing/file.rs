@@ -87,6 +87,15 @@ impl Reader<'_> {
         let Some(raw) = diagnostics.ok(self.parse()) else {
             return Vec::new();
         };
+        // A prompt a best-effort load left out has its errors reported
+        // already; its cases are not read.
+        if self
+            .pack
+            .failed_prompts()
+            .any(|id| id.as_str() == raw.prompt.get_ref())
+        {
+            return Vec::new();
+        }
         let Some(prompt) = diagnostics.ok(self.prompt(&raw.prompt)) else {
             return Vec::new();
         };
