@@ -511,3 +511,35 @@ fn list(ids: &[&str]) -> String {
         ids.join(", ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Repeats;
+
+    #[test]
+    fn an_error_is_new_once_then_counted_at_growing_intervals() {
+        let mut seen = Repeats::default();
+        assert!(seen.is_new("HTTP 401"));
+        let said: Vec<(u64, Option<u64>)> = (1..=20)
+            .map(|n| {
+                assert!(!seen.is_new("HTTP 401"));
+                (n, seen.due(false))
+            })
+            .filter(|(_, due)| due.is_some())
+            .collect();
+        assert_eq!(said, [(4, Some(4)), (16, Some(16))]);
+        // What came after the last count is said when it ends, once.
+        assert_eq!(seen.end(), Some(20));
+        assert!(seen.is_new("HTTP 401"));
+        assert_eq!(seen.end(), None);
+    }
+
+    #[test]
+    fn another_error_starts_a_new_count() {
+        let mut seen = Repeats::default();
+        assert!(seen.is_new("refused"));
+        assert!(!seen.is_new("refused"));
+        assert!(seen.is_new("HTTP 401"));
+        assert_eq!(seen.end(), None);
+    }
+}
