@@ -311,6 +311,9 @@ pub struct FollowArgs {
     /// The conversation histories a chat prompt inserts at its placeholders
     #[arg(long, value_name = "FILE|-")]
     pub history: Option<PathBuf>,
+    /// Render what this subject (a user, session or tenant key) is served: a gradual release's candidate when its share picks the subject [default: the label's own state]
+    #[arg(long, value_name = "KEY")]
+    pub subject: Option<String>,
     /// Stop after printing the prompt this many times [default: never]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,

@@ -318,3 +318,173 @@ fn commands_that_read_no_server_refuse_it_and_follow_needs_one() {
         "{local:?}"
     );
 }
+
+/// A process the test started, stopped when the test ends, passed or not.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The lines `from` writes, as they come.
+fn lines(from: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (lines, inbox) = mpsc::channel();
+    let mut from = BufReader::new(from);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while from.read_line(&mut line).is_ok_and(|n| n > 0) {
+            let _ = lines.send(std::mem::take(&mut line));
+        }
+    });
+    inbox
+}
+
+/// The next line from `inbox` that `wanted` accepts, within [`DEADLINE`],
+/// with those before it.
+fn until(inbox: &mpsc::Receiver<String>, wanted: impl Fn(&str) -> bool) -> (String, String) {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    let mut before = String::new();
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = inbox
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no such line; before it:\n{before}"));
+        if wanted(&line) {
+            return (line, before);
+        }
+        before.push_str(&line);
+    }
+}
+
+#[test]
+fn follow_with_a_subject_prints_the_arm_of_a_split_the_subject_gets() {
+    let served = released();
+    let mut child = Running(
+        tool(&served)
+            .args(["follow", "auditor", "--subject", "alice", "--count", "2"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (out, news) = (
+        lines(child.0.stdout.take().unwrap()),
+        lines(child.0.stderr.take().unwrap()),
+    );
+    let (first, _) = until(&out, |_| true);
+    assert!(
+        first.starts_with("You are an independent auditor."),
+        "{first}"
+    );
+    let (arm, _) = until(&news, |l| l.contains("alice"));
+    assert_eq!(arm, "── subject alice gets the label (no split runs)\n");
+
+    // A candidate for every subject, the label itself unmoved.
+    let file = served.dir.path().join("goal-agent/defaults/auditor.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let text = text.replacen(
+        "You are an independent auditor",
+        "You are a strict auditor",
+        1,
+    );
+    std::fs::write(&file, text).unwrap();
+    store(&served, &["push", "goal-agent", "-m", "reworded"]);
+    store(
+        &served,
+        &[
+            "canary",
+            "production",
+            "--from",
+            "latest",
+            "--percent",
+            "100",
+        ],
+    );
+    let (again, _) = until(&out, |l| l.starts_with("You are"));
+    assert!(again.starts_with("You are a strict auditor."), "{again}");
+    let (arm, _) = until(&news, |l| l.contains("alice"));
+    assert_eq!(
+        arm,
+        "── the split changed; subject alice gets split 1's candidate (100% of subjects)\n"
+    );
+    assert!(child.0.wait().unwrap().success());
+}
+
+#[test]
+fn follow_prints_a_repeated_error_once_then_how_often_it_came_again() {
+    let served = released();
+    let created = store_keys(
+        &served,
+        &["create", "app", "--scope", "read", "--admin", "--json"],
+    );
+    let created: serde_json::Value = serde_json::from_str(&created).unwrap();
+    let secret = created["secret"].as_str().unwrap();
+    let mut child = Running(
+        tool(&served)
+            .args(["--key", secret, "follow", "auditor"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (out, news) = (
+        lines(child.0.stdout.take().unwrap()),
+        lines(child.0.stderr.take().unwrap()),
+    );
+    until(&out, |l| l.starts_with("You are an independent auditor."));
+
+    // A revoked key fails every read of the label and every reconnect,
+    // again and again: each error is printed once, then counted.
+    store_keys(&served, &["revoke", "app", "--admin"]);
+    let so_far = |l: &str| l.contains("more times so far (the label cannot be read)");
+    let (line, before) = until(&news, so_far);
+    assert_eq!(
+        line,
+        "── the same error 4 more times so far (the label cannot be read)\n"
+    );
+    let refusals = |text: &str, of: &str| {
+        text.lines()
+            .filter(|l| l.contains(of) && l.contains("HTTP 401"))
+            .count()
+    };
+    assert_eq!(refusals(&before, "/labels/production"), 1, "{before}");
+    assert!(refusals(&before, "/v1/events") <= 1, "{before}");
+
+    // Another error ends the count: what was not said yet is, then the
+    // new error in full. The retries' waits double from 250 ms: the next
+    // comes within 4 s.
+    std::thread::sleep(Duration::from_secs(8));
+    let addr = served.addr.clone();
+    drop(served);
+    let (line, before) = until(&news, |l| {
+        l.contains("/labels/production") && l.contains("refused")
+    });
+    assert!(line.contains(&format!("GET http://{addr}/")), "{line}");
+    let ended = before
+        .lines()
+        .find(|l| l.ends_with("more times (the label cannot be read)"))
+        .unwrap_or_else(|| panic!("no count of the errors before:\n{before}"));
+    let times: u64 = ended
+        .trim_start_matches("── the same error ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(times > 4, "{ended}");
+}
+
+/// `promptreg keys ARGS` on the server's store.
+fn store_keys(served: &Served, args: &[&str]) -> String {
+    let out = Command::new(get_cargo_bin("promptreg"))
+        .current_dir(served.dir.path())
+        .arg("keys")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "keys {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -2,9 +2,10 @@
 //! chat prompt's messages as role-headed text, or as JSON.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use promptreg::pack::Pack;
-use promptreg::{ErrorKind, Locale, Message, PromptRegistry, Rendering};
+use promptreg::{ErrorKind, Locale, Message, PromptRegistry, Rendering, Snapshot};
 use serde_json::json;
 
 use super::Output;
@@ -37,6 +38,9 @@ pub struct Request<'a> {
     ctx_given: bool,
     history: Vec<(String, Vec<Message>)>,
     locale: Locale,
+    /// Whose arm of a split to render (`follow --subject`); `None`: the
+    /// label's own state.
+    subject: Option<&'a str>,
 }
 
 impl<'a> Request<'a> {
@@ -55,7 +59,22 @@ impl<'a> Request<'a> {
             ctx_given: ctx.is_some(),
             history: read_history(history, max_bytes)?,
             locale: session.locale(pack)?,
+            subject: None,
         })
+    }
+
+    /// Renders what `subject` is served: a split's candidate when its
+    /// share picks the subject.
+    pub fn for_subject(self, subject: Option<&'a str>) -> Self {
+        Request { subject, ..self }
+    }
+
+    /// The state this request renders from.
+    fn snapshot(&self, registry: &PromptRegistry) -> Arc<Snapshot> {
+        match self.subject {
+            Some(subject) => registry.snapshot_for(subject),
+            None => registry.snapshot(),
+        }
     }
 }
 
@@ -69,7 +88,7 @@ pub fn show(
 ) -> Result<Output, Failure> {
     let (id, ctx, locale) = (request.id, &request.ctx, &request.locale);
     let history = super::history_slices(&request.history);
-    let snapshot = registry.snapshot();
+    let snapshot = request.snapshot(registry);
     let failed = |e: promptreg::Error| {
         let e = match e.kind() {
             ErrorKind::Template if !request.ctx_given => {
@@ -85,7 +104,7 @@ pub fn show(
     {
         Rendering::Text(text) => {
             return Ok(match session.args.json {
-                true => Output::json(&settings(registry, id, locale, ("text", json!(text)))),
+                true => Output::json(&settings(&snapshot, id, locale, ("text", json!(text)))),
                 false => Output::prompt(text),
             });
         }
@@ -93,7 +112,7 @@ pub fn show(
     };
     if session.args.json {
         let messages = ("messages", json!(messages));
-        return Ok(Output::json(&settings(registry, id, locale, messages)));
+        return Ok(Output::json(&settings(&snapshot, id, locale, messages)));
     }
     Ok(Output::prompt(as_text(&messages)))
 }
@@ -106,14 +125,13 @@ fn as_text(messages: &[Message]) -> String {
 /// and what the application sends beside it when declared: its model
 /// settings and metadata.
 fn settings(
-    registry: &PromptRegistry,
+    snapshot: &Snapshot,
     id: &str,
     locale: &Locale,
     (key, rendered): (&str, serde_json::Value),
 ) -> serde_json::Value {
     let mut out = json!({ "id": id, "locale": locale.as_str() });
     out[key] = rendered;
-    let snapshot = registry.snapshot();
     if let Ok(Some(model)) = snapshot.model_settings(id, locale) {
         out["model"] = model.to_value();
     }
