@@ -190,6 +190,21 @@ pub fn demo() -> PackFiles {
     files
 }
 
+/// [`demo`] with `production` gated and one test of `greeting`, which
+/// passes.
+pub fn gated_demo() -> PackFiles {
+    let mut files = demo();
+    files.insert(
+        "promptreg.toml",
+        format!("{MANIFEST}[release]\ngated = [\"production\"]\n"),
+    );
+    files.insert(
+        "tests/greeting.toml",
+        "prompt = \"greeting\"\n[[case]]\nname = \"hello\"\ncontext = { name = \"Ada\" }\ncontains = \"Hello Ada\"\n",
+    );
+    files
+}
+
 /// A pack of `n` prompts `p0000`.. with an English and a Japanese file each;
 /// prompts below `changed` carry `edit` in their text.
 pub fn big_pack(n: usize, changed: usize, edit: &str) -> PackFiles {

@@ -8,26 +8,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{databases, demo, writer};
-use promptreg_store::{Error, ErrorKind, Label, PackFiles, Store, TestTurns, Turn};
+use common::{databases, gated_demo, writer};
+use promptreg_store::{Error, ErrorKind, Label, Store, TestTurns, Turn};
 use tokio::sync::{Notify, Semaphore};
 
 fn label(name: &str) -> Label {
     Label::new(name).unwrap()
-}
-
-/// The demo pack with `production` gated and one test of `greeting`.
-fn gated_demo() -> PackFiles {
-    let mut files = demo();
-    files.insert(
-        "promptreg.toml",
-        format!("{}[release]\ngated = [\"production\"]\n", common::MANIFEST),
-    );
-    files.insert(
-        "tests/greeting.toml",
-        "prompt = \"greeting\"\n[[case]]\nname = \"hello\"\ncontext = { name = \"Ada\" }\ncontains = \"Hello\"\n",
-    );
-    files
 }
 
 /// Turns that wait to be let through: a test run is held at its start, so
@@ -70,6 +56,20 @@ impl TestTurns for Turnstile {
     }
 }
 
+/// A release of `latest` to `production` on a task of its own, once its
+/// tests are in `turns`' hold.
+async fn gated_release_held(
+    store: &Store,
+    turns: &Turnstile,
+) -> tokio::task::JoinHandle<Result<(), Error>> {
+    let gated = tokio::spawn({
+        let store = store.clone();
+        async move { release_latest(&store, &label("production")).await }
+    });
+    turns.wait_for(1).await;
+    gated
+}
+
 async fn release_latest(store: &Store, to: &Label) -> Result<(), Error> {
     store
         .release("demo", &Label::latest(), to, None, &writer(), "")
@@ -85,11 +85,7 @@ async fn a_gates_tests_hold_no_lock_while_they_run() {
         let turns = Turnstile::closed();
         let store = db.open().await.with_test_turns(turns.clone());
         store.push(&gated_demo(), &writer(), "first").await.unwrap();
-        let gated = tokio::spawn({
-            let store = store.clone();
-            async move { release_latest(&store, &label("production")).await }
-        });
-        turns.wait_for(1).await;
+        let gated = gated_release_held(&store, &turns).await;
         // Another label's release and a new version, while the tests run.
         release_latest(&store, &label("staging")).await.unwrap();
         let mut edited = gated_demo();
@@ -116,11 +112,7 @@ async fn a_state_that_changed_under_its_tests_is_tested_again() {
         let turns = Turnstile::closed();
         let store = db.open().await.with_test_turns(turns.clone());
         store.push(&gated_demo(), &writer(), "first").await.unwrap();
-        let gated = tokio::spawn({
-            let store = store.clone();
-            async move { release_latest(&store, &label("production")).await }
-        });
-        turns.wait_for(1).await;
+        let gated = gated_release_held(&store, &turns).await;
         let mut broken = gated_demo();
         broken.insert("defaults/greeting.md", "Good day.\n");
         store.push(&broken, &writer(), "breaks it").await.unwrap();

@@ -299,16 +299,7 @@ async fn an_abort_changes_nothing_served_and_racing_ends_name_the_winner() {
 async fn bad_splits_are_refused_and_a_gated_candidate_is_tested() {
     for db in databases("splits_refused").await {
         let store = db.open().await;
-        let mut files = demo();
-        files.insert(
-            "promptreg.toml",
-            format!("{}[release]\ngated = [\"production\"]\n", common::MANIFEST),
-        );
-        files.insert(
-            "tests/greeting.toml",
-            "prompt = \"greeting\"\n[[case]]\nname = \"hello\"\ncontext = { name = \"Ada\" }\ncontains = \"Hello Ada\"\n",
-        );
-        candidate_on_latest(&store, files).await;
+        candidate_on_latest(&store, common::gated_demo()).await;
         let production = label("production");
         let latest = Label::latest();
         let newest = store

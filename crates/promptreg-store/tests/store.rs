@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{admin, databases, demo, writer};
+use common::{admin, databases, demo, gated_demo, writer};
 use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
 use promptreg_store::{
@@ -595,20 +595,6 @@ async fn release_latest(store: &Store, to: &Label) -> Vec<LabelMove> {
         .release("demo", &Label::latest(), to, None, &writer(), "")
         .await
         .unwrap()
-}
-
-/// The demo pack with `production` gated and one test of `greeting`.
-fn gated_demo() -> PackFiles {
-    let mut files = demo();
-    files.insert(
-        "promptreg.toml",
-        format!("{}[release]\ngated = [\"production\"]\n", common::MANIFEST),
-    );
-    files.insert(
-        "tests/greeting.toml",
-        "prompt = \"greeting\"\n[[case]]\nname = \"hello\"\ncontext = { name = \"Ada\" }\ncontains = \"Hello Ada\"\n",
-    );
-    files
 }
 
 /// A gated label moves only to a state whose tests pass, by a release, a
