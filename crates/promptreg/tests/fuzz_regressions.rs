@@ -3,10 +3,10 @@
 //! panic. A crash input lives in `tests/fuzz/<target>-<what>` as the
 //! fuzzer wrote it.
 
-use std::path::Path;
-
+/// A kept crash input, by name.
+#[cfg(feature = "signing")]
 fn input(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fuzz")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
