@@ -711,13 +711,17 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
             Some("0 of 1 cases passed, forced by an admin")
         );
 
-        // Tests that cannot be read refuse even a forced move.
-        let mut unreadable = gated_demo();
-        unreadable.insert("tests/greeting.toml", "prompt = [\n");
-        store
-            .push(&unreadable, &writer(), "broken test")
-            .await
-            .unwrap();
+        // Tests that cannot be read refuse even a forced move. A push
+        // refuses such a file, so it is one a database holds from before
+        // pushes checked tests.
+        let mut next = gated_demo();
+        next.insert("defaults/farewell.md", "Goodbye for now.\n");
+        store.push(&next, &writer(), "next").await.unwrap();
+        db.tamper(match db.name {
+            "postgres" => "UPDATE version_files SET content = convert_to('prompt = [' || chr(10), 'UTF8') WHERE path = 'tests/greeting.toml'",
+            _ => "UPDATE version_files SET content = CAST('prompt = [' || char(10) AS BLOB) WHERE path = 'tests/greeting.toml'",
+        })
+        .await;
         let err = store
             .release(
                 "demo",
