@@ -3,6 +3,7 @@
 //! JavaScript callback on the JavaScript thread through a thread-safe
 //! function, as `watch`'s reloads do.
 
+use promptreg::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
 //! `PromptRegistry`: the seed's API shape over the Rust registry.
 
+use promptreg::prelude::*;
 use std::cell::OnceCell;
 use std::sync::{Arc, Mutex, PoisonError};
 

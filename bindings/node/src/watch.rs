@@ -1,6 +1,7 @@
 //! `watch`: following the files and reloading, with a JavaScript callback
 //! called on the JavaScript thread through a thread-safe function.
 
+use promptreg::prelude::*;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 

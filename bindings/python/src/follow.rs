@@ -2,6 +2,7 @@
 //! the registry, from the library's follower thread; its changes reach a
 //! Python callback on that thread.
 
+use promptreg::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -1,6 +1,7 @@
 //! `PromptRegistry`: the web-agent SDK's API in Python's conventions over
 //! the Rust registry.
 
+use promptreg::prelude::*;
 use promptreg::{ErrorKind, Pin, Prompt};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -1,6 +1,7 @@
 //! `watch`: following the files and reloading, with a Python callback
 //! called on the watcher's thread.
 
+use promptreg::prelude::*;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 

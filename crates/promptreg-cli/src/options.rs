@@ -2,6 +2,7 @@
 //! registry with the user's configuration loaded, the locale, the render
 //! context, colours.
 
+use promptreg::prelude::*;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 

@@ -6,6 +6,7 @@
 //! a release no key of `--trust-key` signed). `--bundle FILE` reads a baked
 //! bundle instead, checked the same way.
 
+use promptreg::prelude::*;
 use std::time::Duration;
 
 use promptreg::pack::Pack;

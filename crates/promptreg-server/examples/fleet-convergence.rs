@@ -17,6 +17,7 @@
 
 mod support;
 
+use promptreg::prelude::*;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -15,6 +15,7 @@
 
 mod support;
 
+use promptreg::prelude::*;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -12,6 +12,7 @@
 
 mod support;
 
+use promptreg::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};

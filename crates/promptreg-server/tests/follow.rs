@@ -6,6 +6,7 @@
 
 mod common;
 
+use promptreg::prelude::*;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;

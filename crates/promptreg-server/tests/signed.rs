@@ -6,6 +6,7 @@
 
 mod common;
 
+use promptreg::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

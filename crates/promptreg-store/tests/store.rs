@@ -5,6 +5,7 @@ mod common;
 use common::{admin, databases, demo, gated_demo, writer};
 use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
+use promptreg::prelude::*;
 use promptreg_store::{
     Actor, Change, ErrorKind, FileLimits, Label, LabelMove, PACK_ENTRY, PackFiles, Permission,
     RevisionCause, RevisionRef, Store, TESTS_ENTRY, VersionRef,

@@ -19,6 +19,7 @@
 //! Run with `cargo bench -p promptreg --bench render`; BENCHMARKS.md has
 //! the figures.
 
+use promptreg::prelude::*;
 use std::any::Any;
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -11,6 +11,7 @@
 //! clock on a shared machine: run it twice and compare; BENCHMARKS.md has
 //! the figures.
 
+use promptreg::prelude::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, Ordering};

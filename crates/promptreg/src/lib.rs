@@ -220,6 +220,7 @@
 //! [`config`] module documents the rules.
 //!
 //! ```
+//! use promptreg::prelude::*;
 //! use promptreg::{Prompt, PromptRegistry};
 //! use promptreg::config::{ConfigSpec, LoadOptions};
 //! # let home = tempfile::tempdir()?;
@@ -256,8 +257,8 @@
 //! settings ([`config::trust_project`]); the [`config`] module describes
 //! this trust boundary.
 //!
-//! Files are read by [`load_config`](PromptRegistry::load_config) and
-//! [`reload`](PromptRegistry::reload), never by a render. With the `watch`
+//! Files are read by [`load_config`](prelude::LoadConfig::load_config) and
+//! [`reload`](prelude::LoadConfig::reload), never by a render. With the `watch`
 //! feature, `PromptRegistry::watch` follows the files and reloads when they
 //! change (debounced; editors' save-by-rename, files created later and
 //! deleted files included), reporting each reload to a callback. A reload that
@@ -302,7 +303,7 @@
 //!
 //! | feature | default | what it adds | dependencies |
 //! |---|---|---|---|
-//! | `templates` | via `config` | minijinja templates: [`Renderer::compile_template`], template prompt files | `minijinja`, `serde_json` |
+//! | `templates` | via `config` | minijinja templates: [`Renderer::compile_template`](prelude::CompileTemplate::compile_template), template prompt files | `minijinja`, `serde_json` |
 //! | `config` | via `packs` | the end user's configuration ([`config`]): settings files, prompt files with front matter | `jsonc-parser`, `serde-saphyr`; `templates` |
 //! | `packs` | **on** | prompts declared in files ([`pack`]), with the user configuration a pack declares; which translations are stale | `toml`, `sha2`, `similar`; `config` |
 //! | `schema` | off | [`config::settings_schema`], the JSON Schema of the settings file | `schemars`; `config` |
@@ -343,90 +344,60 @@
 #![allow(clippy::result_large_err)]
 #![warn(rustdoc::broken_intra_doc_links)]
 
-// The core: no source, no optional dependency. ARCHITECTURE.md draws it.
-mod chat;
-mod compose;
-mod diagnostic;
-mod error;
-mod id;
-mod json_object;
-mod layer;
-mod locale;
-mod locale_match;
-mod prompt;
-mod provenance;
-mod registry;
-mod renderer;
-mod rendering;
-mod snapshot;
-pub mod split;
-mod suggest;
-pub mod trace_attributes;
+// The core, always here: `promptreg-core` has no feature and no I/O.
+// ARCHITECTURE.md draws the crates as layers.
+pub use promptreg_core::{
+    BUILT_IN_ROLES, Chat, Diagnostic, DiagnosticCode, Error, ErrorKind, Excerpt, IntoLocale,
+    IntoRenderer, JsonObject, LineIndex, Locale, LocaleLookup, LocaleMatch, LocaleStep, LookupStep,
+    MAX_DIAGNOSTICS_PER_FILE, MAX_ID_LEN, Message, MessageSource, Origin, Part, Pin, Position,
+    Prompt, PromptId, PromptRegistry, Provenance, RegistryProblem, Rendered, RenderedChat,
+    RenderedMessage, Renderer, Rendering, Role, Setting, Severity, Snapshot, SourceKind, Traced,
+    abbreviate, markers, messages_as_text, printable, split, trace_attributes,
+};
 
-// Sources and tools above the core, each behind its feature.
+// Sources and tools above the core, each from its crate, behind its feature.
 #[cfg(feature = "config")]
 #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
-pub mod config;
-#[cfg(feature = "config")]
-mod front_matter;
+pub use promptreg_packs::config;
 #[cfg(feature = "l10n")]
 #[cfg_attr(docsrs, doc(cfg(feature = "l10n")))]
-pub mod l10n;
-#[cfg(feature = "config")]
-mod model_check;
+pub use promptreg_packs::l10n;
 #[cfg(feature = "packs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "packs")))]
-pub mod pack;
-#[cfg(feature = "config")]
-mod pin_place;
-#[cfg(feature = "config")]
-mod prompt_file;
-#[cfg(feature = "remote")]
-#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
-pub mod remote;
-#[cfg(feature = "signing")]
-#[cfg_attr(docsrs, doc(cfg(feature = "signing")))]
-pub mod signing;
-#[cfg(feature = "templates")]
-mod snippet;
-#[cfg(feature = "config")]
-mod sources;
-#[cfg(feature = "templates")]
-mod template;
-#[cfg(feature = "templates")]
-mod template_tags;
+pub use promptreg_packs::pack;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
-pub mod testing;
-#[cfg(feature = "watch")]
-mod watch;
-
-/// The hash map of the render path: a fast, seeded hasher.
-pub(crate) type Map<K, V> = foldhash::HashMap<K, V>;
-
-pub use chat::{
-    BUILT_IN_ROLES, Chat, Message, MessageSource, RenderedChat, RenderedMessage, Role,
-    messages_as_text,
-};
-pub use compose::{Origin, Part, Rendered};
-pub use diagnostic::{
-    Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,
-    abbreviate, printable,
-};
-pub use error::{Error, ErrorKind};
-pub use id::{MAX_ID_LEN, PromptId};
-pub use json_object::JsonObject;
-pub use locale::{IntoLocale, Locale};
-pub use locale_match::{LocaleLookup, LocaleMatch, LocaleStep, LookupStep};
-pub use prompt::{Pin, Prompt};
-pub use provenance::{Provenance, Setting, SourceKind};
-pub use registry::PromptRegistry;
-pub use renderer::{IntoRenderer, Renderer, markers};
-pub use rendering::{Rendering, Traced};
-pub use snapshot::{RegistryProblem, Snapshot};
-#[cfg(feature = "templates")]
-#[cfg_attr(docsrs, doc(cfg(feature = "templates")))]
-pub use template::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableType};
+pub use promptreg_packs::testing;
 #[cfg(feature = "watch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "watch")))]
-pub use watch::{DEFAULT_DEBOUNCE, ReloadEvent, WatchHandle};
+pub use promptreg_packs::{DEFAULT_DEBOUNCE, ReloadEvent, WatchHandle};
+#[cfg(feature = "templates")]
+#[cfg_attr(docsrs, doc(cfg(feature = "templates")))]
+pub use promptreg_packs::{LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableType};
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
+pub use promptreg_remote as remote;
+#[cfg(feature = "signing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "signing")))]
+pub use promptreg_signing as signing;
+
+/// What sources add to [`PromptRegistry`] and [`Renderer`], as traits:
+/// `use promptreg::prelude::*;` brings them into scope.
+///
+/// | trait | adds | feature |
+/// |---|---|---|
+/// | `CompileTemplate` | `Renderer::compile_template` | `templates` |
+/// | `LoadConfig` | `load_config`, `reload`, `unload_config` | `config` |
+/// | `Watch` | `watch`, `watch_with` | `watch` |
+/// | `Follow` | `follow` | `remote` |
+/// | `FromBundle` | `PromptRegistry::from_bundle` | `remote` |
+pub mod prelude {
+    #[cfg(feature = "templates")]
+    pub use promptreg_packs::CompileTemplate;
+    #[cfg(feature = "config")]
+    pub use promptreg_packs::sources::LoadConfig;
+    #[cfg(feature = "watch")]
+    pub use promptreg_packs::watch::Watch;
+    #[cfg(feature = "remote")]
+    pub use promptreg_remote::{Follow, FromBundle};
+}

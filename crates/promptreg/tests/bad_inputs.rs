@@ -18,6 +18,7 @@
 
 mod support;
 
+use promptreg::prelude::*;
 use std::fs;
 use std::path::Path;
 

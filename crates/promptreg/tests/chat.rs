@@ -5,6 +5,7 @@
 
 mod support;
 
+use promptreg::prelude::*;
 use std::path::Path;
 
 use promptreg::pack::Pack;

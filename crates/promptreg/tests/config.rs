@@ -6,6 +6,7 @@
 mod support;
 
 use promptreg::config::{ConfigSpec, LoadedConfig, check};
+use promptreg::prelude::*;
 use promptreg::{DiagnosticCode, ErrorKind, Origin, Prompt, PromptRegistry, Severity, SourceKind};
 use support::Sandbox;
 

@@ -12,6 +12,7 @@
 
 mod support;
 
+use promptreg::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 

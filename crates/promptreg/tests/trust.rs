@@ -7,6 +7,7 @@
 
 mod support;
 
+use promptreg::prelude::*;
 use std::fs;
 use std::os::unix::fs::symlink;
 

@@ -7,6 +7,7 @@
 
 mod support;
 
+use promptreg::prelude::*;
 use std::fs;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};

@@ -2,6 +2,7 @@
 //! user's files change; `promptreg follow`, each time a server's label
 //! moves.
 
+use promptreg::prelude::*;
 use std::io::Write;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;

@@ -3,6 +3,7 @@
 //! `main` hands to [`serve`] and [`follow`]; the fleet view read from the
 //! store.
 
+use promptreg::prelude::*;
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;

@@ -1,0 +1,162 @@
+//! What a loaded pack does to a registry: its prompts installed into a
+//! snapshot, retracted from it, and which prompts a reload changed.
+
+use std::sync::Arc;
+
+use crate::id::PromptId;
+use crate::prompt::Pin;
+use crate::snapshot::Snapshot;
+
+use super::Pack;
+
+/// What [`Pack::stamp_origin`] stamps: where a pack followed from a store
+/// stands in it.
+pub struct StoreStamp<'a> {
+    /// Prompt id -> its version and digest.
+    pub versions: &'a std::collections::BTreeMap<String, (u64, String)>,
+    /// The label followed.
+    pub label: &'a str,
+    /// The label's revision, when the server said.
+    pub revision: Option<u64>,
+}
+
+impl Pack {
+    /// Stamps the provenance of each prompt's files (default and
+    /// variants) with where they stand in the store they were followed
+    /// from: the prompt's version and digest, the label and its revision.
+    pub fn stamp_origin(&mut self, stamp: &StoreStamp<'_>) {
+        use crate::provenance::Provenance;
+        let stamped = |provenance: &Arc<Provenance>, (version, digest): &(u64, String)| {
+            let mut provenance = Provenance::clone(provenance);
+            provenance.version = Some(*version);
+            provenance.digest = Some(digest.clone()).filter(|d| !d.is_empty());
+            provenance.label = Some(stamp.label.to_owned());
+            provenance.revision = stamp.revision;
+            Arc::new(provenance)
+        };
+        for prompt in self.prompts.values_mut() {
+            let Some(version) = stamp.versions.get(prompt.id.as_str()) else {
+                continue;
+            };
+            if let Some((_, default, _)) = &mut prompt.default
+                && let Some(provenance) = default.provenance()
+            {
+                *default = default
+                    .clone()
+                    .with_provenance(stamped(provenance, version));
+            }
+            for variant in prompt.variants.values_mut() {
+                variant.provenance = stamped(&variant.provenance, version);
+            }
+        }
+    }
+
+    /// Stamps the provenance of each prompt's files as the candidate of
+    /// split `split`.
+    pub fn stamp_split(&mut self, split: u64) {
+        use crate::provenance::Provenance;
+        let stamped = |provenance: &Arc<Provenance>| {
+            let mut provenance = Provenance::clone(provenance);
+            provenance.split = Some(split);
+            Arc::new(provenance)
+        };
+        for prompt in self.prompts.values_mut() {
+            if let Some((_, default, _)) = &mut prompt.default
+                && let Some(provenance) = default.provenance()
+            {
+                *default = default.clone().with_provenance(stamped(provenance));
+            }
+            for variant in prompt.variants.values_mut() {
+                variant.provenance = stamped(&variant.provenance);
+            }
+        }
+    }
+
+    /// Adds the pack's prompts and locales to `snapshot`.
+    pub(crate) fn apply(&self, snapshot: &mut Snapshot) {
+        for prompt in self.prompts.values() {
+            if let Some((_, default, _)) = &prompt.default {
+                snapshot.register(prompt.id.clone(), default.clone());
+            }
+            for variant in prompt.variants.values() {
+                let (id, locale) = (prompt.id.clone(), variant.locale.clone());
+                let provenance = Some(Arc::clone(&variant.provenance));
+                match &variant.chat {
+                    Some(chat) => {
+                        snapshot.set_chat_override(id, locale, Arc::clone(chat), provenance)
+                    }
+                    None => snapshot.set_override(id, locale, variant.renderer.clone(), provenance),
+                }
+                if let Some(settings) = prompt.model_settings(variant) {
+                    snapshot.set_model_settings(
+                        prompt.id.clone(),
+                        variant.locale.clone(),
+                        settings,
+                    );
+                }
+                let head = variant.head.iter().enumerate();
+                let tail = variant.tail.iter().enumerate();
+                let pins = head
+                    .map(|(i, r)| (Pin::Head(i), r))
+                    .chain(tail.map(|(i, r)| (Pin::Tail(i), r)));
+                // Counts were checked against the default at load.
+                for (pin, text) in pins {
+                    snapshot.set_pin_translation(
+                        prompt.id.clone(),
+                        variant.locale.clone(),
+                        pin,
+                        text.clone(),
+                        Some(Arc::clone(&variant.provenance)),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Takes out of `snapshot` what [`apply`](Self::apply) added: the
+    /// defaults, locale overrides and pin translations of the pack's
+    /// prompts.
+    pub(crate) fn retract(&self, snapshot: &mut Snapshot) {
+        for prompt in self.prompts.values() {
+            if prompt.default.is_some() {
+                snapshot.unregister(&prompt.id);
+            }
+            for variant in prompt.variants.values() {
+                snapshot.remove_override(&prompt.id, &variant.locale);
+                snapshot.remove_pin_translations(&prompt.id, &variant.locale);
+                snapshot.remove_model_settings(&prompt.id, &variant.locale);
+            }
+        }
+    }
+
+    /// Whether the pack was read from a folder, and so can be read again.
+    pub(crate) fn is_on_disk(&self) -> bool {
+        self.on_disk
+    }
+
+    /// The pack's manifest and its defaults folder: what to follow.
+    #[cfg(feature = "watch")]
+    pub(crate) fn paths(&self) -> crate::config::ConfigPaths {
+        use super::{DEFAULTS_DIR, MANIFEST, SNIPPETS_DIR};
+        crate::config::ConfigPaths {
+            files: vec![self.root.join(MANIFEST)],
+            dirs: vec![self.root.join(DEFAULTS_DIR), self.root.join(SNIPPETS_DIR)],
+        }
+    }
+
+    /// The prompts whose files differ between `before` and `self`; every
+    /// prompt of both when the manifest changed.
+    pub(crate) fn changed_since(&self, before: &Pack) -> Vec<PromptId> {
+        let (new, old) = (&self.digests, &before.digests);
+        let ids = new.prompts.keys().chain(old.prompts.keys());
+        let mut changed: Vec<PromptId> = ids
+            .filter(|id| {
+                new.manifest != old.manifest || new.prompts.get(*id) != old.prompts.get(*id)
+            })
+            .cloned()
+            .collect();
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+    }
+}
