@@ -11,7 +11,7 @@ use crate::auth::Caller;
 use crate::body::{Created, RenderRequest};
 use crate::extract::shown;
 use crate::problem::{Problem, ProblemCode};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// Records a new version of `id` from its files (path in the pack ->
 /// text), as `POST …/versions` and the web page's editor do.

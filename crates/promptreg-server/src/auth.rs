@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cache::hex;
 use crate::problem::{Problem, ProblemCode};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The name recorded for writes made without a key on a loopback server
 /// whose store has no keys.

@@ -14,7 +14,7 @@ use crate::auth::Caller;
 use crate::body::{MoveLabel, Moves, Release, Rollback};
 use crate::extract::{JsonBody, LabelName, PackName, Path, PromptName, label};
 use crate::problem::{Problem, ProblemCode, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// `PUT /v1/packs/{pack}/prompts/{id}/labels/{label}`.
 #[utoipa::path(

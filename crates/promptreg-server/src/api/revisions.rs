@@ -12,7 +12,7 @@ use crate::auth::Caller;
 use crate::body::{RestoreRevision, Restored, Rollback};
 use crate::extract::{JsonBody, LabelName, PackName, Path};
 use crate::problem::{Problem, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// `GET /v1/packs/{pack}/labels/{label}/revisions`.
 #[utoipa::path(

@@ -16,7 +16,7 @@ use super::page::{PageError, render, require_write, see_other, visitor};
 use super::tests::TestResults;
 use crate::actions::{self, Target};
 use crate::extract::{LabelName, PackName, PromptName, Query};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The longest reason accepted.
 const MAX_REASON: usize = 1024;

@@ -16,7 +16,7 @@ use super::packs::require_read;
 use super::page::{PageError, Path, data, render, see_other, visitor};
 use super::tests::TestResults;
 use crate::extract::{LabelName, PackName, Query};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// One revision as the label page lists it.
 #[derive(Debug, Serialize)]
