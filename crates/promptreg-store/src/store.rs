@@ -21,7 +21,7 @@ use crate::limits::FileLimits;
 use crate::location::Location;
 use crate::model::{
     Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
-    VersionRef,
+    VersionRef, Writer,
 };
 use crate::text;
 
@@ -514,13 +514,16 @@ impl Store {
 
     /// Moves `label` of `prompt` to version `to`, if it points at `expect`
     /// now (`None`: the label does not exist yet), and records the move.
+    /// `actor` is an [`Actor`], whose write permission the store checks
+    /// (as for every move below), or a [`Permit`](crate::Permit) whose
+    /// host checked it once already.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Conflict`] naming the version the label points at
     /// (see [`Error::current_version`]); [`ErrorKind::Forbidden`] for a
-    /// protected label without [`Permission::Admin`];
-    /// [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move;
+    /// protected label without [`Permission::Admin`], or an actor without
+    /// the write permission; [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move;
     /// [`ErrorKind::InvalidInput`] for a reason holding a NUL byte or
     /// longer than [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES) (so for
     /// every move below).
@@ -532,10 +535,10 @@ impl Store {
         label: &Label,
         to: u64,
         expect: Option<u64>,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<LabelMove, Error> {
-        actor.require(Permission::Write, &format!("move label `{label}`"))?;
+        let actor = actor.writer(&|| format!("move label `{label}`"))?;
         actor.require_forcing_allowed(reason)?;
         refuse_latest(label)?;
         text::check_message("reason", reason)?;
@@ -566,10 +569,10 @@ impl Store {
         pack: &str,
         prompt: &str,
         label: &Label,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<LabelMove, Error> {
-        actor.require(Permission::Write, &format!("roll back label `{label}`"))?;
+        let actor = actor.writer(&|| format!("roll back label `{label}`"))?;
         actor.require_forcing_allowed(reason)?;
         refuse_latest(label)?;
         text::check_message("reason", reason)?;
@@ -616,10 +619,10 @@ impl Store {
         from: &Label,
         to: &Label,
         expect: Option<u64>,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<Vec<LabelMove>, Error> {
-        actor.require(Permission::Write, &format!("release to `{to}`"))?;
+        let actor = actor.writer(&|| format!("release to `{to}`"))?;
         actor.require_forcing_allowed(reason)?;
         refuse_latest(to)?;
         text::check_message("reason", reason)?;

@@ -186,7 +186,7 @@ pub(crate) async fn restore(
 ) -> Result<Response, PageError> {
     let (pack, name) = (pack.as_str(), name.0);
     fields.check_csrf()?;
-    let caller = may_move(&state, pack, &name).await?;
+    let permit = may_move(&state, pack, &name).await?;
     let reason = reason(&fields)?;
     let number = |field: &str| fields.get(field).parse::<u64>().ok();
     let revision = number("revision").ok_or_else(|| {
@@ -203,7 +203,7 @@ pub(crate) async fn restore(
             &name,
             revision,
             number("expect"),
-            &gates.actor(&caller),
+            &gates.permit(permit),
             reason,
         )
         .await
