@@ -470,7 +470,19 @@ impl Store {
         version: &VersionRef,
     ) -> Result<u64, Error> {
         let id = self.prompt_of(pack, prompt).await?;
-        let found = on_backend!(self, resolve(id, prompt, version))?;
+        self.resolve_in(id, pack, prompt, version).await
+    }
+
+    /// [`resolve`](Self::resolve) in the pack `pack_id`, resolved already
+    /// (`pack`: its name, for the error).
+    async fn resolve_in(
+        &self,
+        pack_id: i64,
+        pack: &str,
+        prompt: &str,
+        version: &VersionRef,
+    ) -> Result<u64, Error> {
+        let found = on_backend!(self, resolve(pack_id, prompt, version))?;
         found.ok_or_else(|| self.unknown_version(pack, prompt, version))
     }
 
@@ -481,8 +493,8 @@ impl Store {
         prompt: &str,
         version: &VersionRef,
     ) -> Result<(u64, PackFiles), Error> {
-        let number = self.resolve(pack, prompt, version).await?;
-        let id = self.pack_id(pack).await?;
+        let id = self.prompt_of(pack, prompt).await?;
+        let number = self.resolve_in(id, pack, prompt, version).await?;
         let files = on_backend!(self, files(id, prompt, number))?;
         let files = files.ok_or_else(|| self.unknown_version(pack, prompt, version))?;
         Ok((number, files.into_iter().collect()))
@@ -542,8 +554,11 @@ impl Store {
         actor.require_forcing_allowed(reason)?;
         refuse_latest(label)?;
         text::check_message("reason", reason)?;
-        let to = self.resolve(pack, prompt, &VersionRef::Number(to)).await?;
-        let id = self.pack_id(pack).await?;
+        // The pack is resolved once; the transaction takes its id.
+        let id = self.prompt_of(pack, prompt).await?;
+        let to = self
+            .resolve_in(id, pack, prompt, &VersionRef::Number(to))
+            .await?;
         let moved = self
             .through_gates(pack, |tested| async move {
                 raw!(
