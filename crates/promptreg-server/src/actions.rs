@@ -5,13 +5,13 @@
 //! other's handlers.
 
 use promptreg::{Locale, Traced};
-use promptreg_store::{Change, Label, PackFiles, Scope};
+use promptreg_store::{Change, Label, PackFiles, Permit, Scope};
 
 use crate::auth::Caller;
 use crate::body::{Created, RenderRequest};
 use crate::extract::shown;
 use crate::problem::{Problem, ProblemCode};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// Records a new version of `id` from its files (path in the pack ->
 /// text), as `POST …/versions` and the web page's editor do.
@@ -101,6 +101,14 @@ impl Gates {
             Gates::Respect => caller.actor(),
         }
     }
+
+    /// The caller's permit, forcing gates when asked.
+    pub(crate) fn permit(self, permit: Permit) -> Permit {
+        match self {
+            Gates::Force => permit.forcing_gates(),
+            Gates::Respect => permit,
+        }
+    }
 }
 
 /// Where a label moves, from where.
@@ -113,16 +121,16 @@ pub(crate) struct Target<'a> {
 }
 
 /// Moves a label as `PUT …/labels/{label}` and the web page do: 412 when
-/// it no longer points at `expect`.
+/// it no longer points at `expect`. `permit` is the request's one check of
+/// the write scope ([`Caller::permit`]), made before anything was read.
 pub(crate) async fn move_to(
     state: &AppState,
-    caller: &Caller,
+    permit: Permit,
     pack: &str,
     id: &str,
     target: Target<'_>,
     reason: &str,
 ) -> Result<promptreg_store::LabelMove, Problem> {
-    caller.require(pack, Scope::Write)?;
     let moved = state
         .store
         .move_label(
@@ -131,7 +139,7 @@ pub(crate) async fn move_to(
             target.label,
             target.to,
             target.expect,
-            &target.gates.actor(caller),
+            &target.gates.permit(permit),
             reason,
         )
         .await?;
@@ -140,20 +148,19 @@ pub(crate) async fn move_to(
 }
 
 /// Moves `name` one step back in its history, as `POST …/rollback` and
-/// the web page do.
+/// the web page do, with the request's permit ([`Caller::permit`]).
 pub(crate) async fn roll_back(
     state: &AppState,
-    caller: &Caller,
+    permit: Permit,
     pack: &str,
     id: &str,
     name: &Label,
     reason: &str,
     gates: Gates,
 ) -> Result<promptreg_store::LabelMove, Problem> {
-    caller.require(pack, Scope::Write)?;
     let moved = state
         .store
-        .rollback(pack, id, name, &gates.actor(caller), reason)
+        .rollback(pack, id, name, &gates.permit(permit), reason)
         .await?;
     state.cache.invalidate(pack);
     Ok(moved)

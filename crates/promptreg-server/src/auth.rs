@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
-use promptreg_store::{Actor, ApiKey, ErrorKind, Permission, Scope, Store};
+use promptreg_store::{Actor, ApiKey, ErrorKind, Permission, Permit, Scope, Store};
 use sha2::{Digest, Sha256};
 
 use crate::cache::hex;
 use crate::problem::{Problem, ProblemCode};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The name recorded for writes made without a key on a loopback server
 /// whose store has no keys.
@@ -43,6 +43,8 @@ pub(crate) enum Caller {
 impl Caller {
     /// Refuses (403) a caller whose key does not reach `pack` with `needed`.
     pub(crate) fn require(&self, pack: &str, needed: Scope) -> Result<(), Problem> {
+        #[cfg(test)]
+        tests::count_check();
         match self {
             Caller::Local if needed < Scope::Admin => Ok(()),
             Caller::Key(key) if key.allows(pack, needed) => Ok(()),
@@ -66,6 +68,14 @@ impl Caller {
                 ),
             )),
         }
+    }
+
+    /// The request's one check of the write scope on `pack`: the permit
+    /// a write to the store takes, which the store does not check again
+    /// (403 as [`require`](Self::require) says).
+    pub(crate) fn permit(&self, pack: &str) -> Result<Permit, Problem> {
+        self.require(pack, Scope::Write)?;
+        Ok(Permit::vouched(self.actor()))
     }
 
     /// Who writes, as the store records it, with what it may do.
@@ -274,3 +284,6 @@ impl FromRequestParts<AppState> for Caller {
         state.auth.caller(&state.store, parts).await
     }
 }
+
+#[cfg(test)]
+mod tests;

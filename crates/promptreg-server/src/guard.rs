@@ -36,7 +36,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::problem::{Problem, ProblemCode};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The headers every response carries: no inline script or style, no
 /// framing, no content sniffing, no referrer beyond this site.

@@ -28,6 +28,7 @@
 
 mod actions;
 mod api;
+mod app;
 mod auth;
 mod body;
 mod cache;
@@ -47,6 +48,7 @@ mod problem;
 mod rate;
 mod responses;
 mod serve;
+mod state;
 mod web;
 
 pub use body::{

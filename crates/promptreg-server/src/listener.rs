@@ -17,9 +17,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower_service::Service;
 
+use crate::app::App;
 use crate::connection::{Activity, Connection, TimedStream, Timeouts};
 use crate::metrics::Metrics;
-use crate::serve::{App, AppState};
+use crate::state::AppState;
 
 /// What a connection beyond the cap is told before it is closed.
 const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\

@@ -13,7 +13,7 @@ use prometheus::{
     Registry, TextEncoder,
 };
 
-use crate::serve::AppState;
+use crate::state::AppState;
 
 pub(crate) struct Metrics {
     registry: Registry,

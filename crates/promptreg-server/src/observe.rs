@@ -20,7 +20,7 @@ use tower_service::Service;
 
 use crate::connection::Connection;
 use crate::problem::{Problem, ProblemCode};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The event stream: no time limit (it only starts in its handler), and
 /// its connection is exempt from the write timeout.

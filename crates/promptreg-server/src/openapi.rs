@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::serve::AppState;
+use crate::state::AppState;
 use crate::{api, events, metrics};
 
 #[derive(OpenApi)]

@@ -1,40 +1,19 @@
-//! The server: the shared state, the router with its
-//! layers (request ids, logs, metrics, timeouts, body limit), and a
-//! graceful shutdown.
+//! The server: binds its address, builds the shared state
+//! ([`AppState`]) and the router (`app.rs`), runs until told to stop, and
+//! shuts down gracefully.
 
 use std::future::Future;
-use std::io::Write as _;
 use std::net::SocketAddr;
-use std::ops::Deref;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderName, HeaderValue};
-use axum::routing::get;
-use promptreg_store::{Store, TestTurns};
+use promptreg_store::Store;
 use tokio::net::{TcpListener, TcpSocket};
-use tokio::sync::watch;
-use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestId, PropagateRequestIdLayer, RequestId, SetRequestId,
-    SetRequestIdLayer,
-};
-use tower_http::trace::{DefaultOnResponse, Trace, TraceLayer};
-use tower_layer::Layer;
 
-use crate::auth::Auth;
-use crate::cache::Cache;
+use crate::app::{App, app};
 use crate::config::Config;
-use crate::events::{self, Hub};
-use crate::fleet_writer::FleetWriter;
-use crate::heavy::HeavyWork;
-use crate::metrics::Metrics;
-use crate::observe::ObserveLayer;
-use crate::rate::ReportRate;
-use crate::web::Sessions;
-use crate::{api, guard, listener, openapi, web};
+use crate::events;
+use crate::listener;
+use crate::state::AppState;
 
 /// Why a server did not start.
 #[derive(Debug)]
@@ -74,33 +53,6 @@ impl From<promptreg_store::Error> for ServeError {
     }
 }
 
-/// What every handler shares.
-#[derive(Clone)]
-pub(crate) struct AppState(Arc<Shared>);
-
-pub(crate) struct Shared {
-    pub(crate) store: Store,
-    pub(crate) cache: Cache,
-    pub(crate) heavy: Arc<HeavyWork>,
-    pub(crate) events: Hub,
-    pub(crate) metrics: Metrics,
-    pub(crate) auth: Auth,
-    pub(crate) sessions: Sessions,
-    pub(crate) report_rate: ReportRate,
-    /// One permit per request being answered: see [`Config::max_requests`].
-    pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
-    pub(crate) fleet_writer: FleetWriter,
-    pub(crate) config: Config,
-    pub(crate) shutdown: watch::Sender<bool>,
-}
-
-impl Deref for AppState {
-    type Target = Shared;
-    fn deref(&self) -> &Shared {
-        &self.0
-    }
-}
-
 /// A bound server, ready to [`run`](Server::run).
 pub struct Server {
     listener: TcpListener,
@@ -123,32 +75,7 @@ impl Server {
         }
         let last = store.last_event_id().await?;
         let listener = listen(&config).map_err(|e| ServeError::Bind(config.listen, e))?;
-        let shutdown = watch::channel(false).0;
-        let heavy = Arc::new(HeavyWork::new(
-            config.heavy_jobs,
-            config.heavy_queue,
-            shutdown.subscribe(),
-        ));
-        // A gate's tests count against the same bound as renders and
-        // builds.
-        let store = store
-            .with_file_limits(config.file_limits)
-            .with_fleet_limits(config.fleet_limits)
-            .with_test_turns(Arc::clone(&heavy) as Arc<dyn TestTurns>);
-        let state = AppState(Arc::new(Shared {
-            cache: Cache::new(store.clone(), Arc::clone(&heavy)),
-            heavy,
-            events: Hub::new(config.client_buffer),
-            metrics: Metrics::new(),
-            auth: Auth::new(config.key_cache, config.key_grace, loopback),
-            sessions: Sessions::new(config.session_ttl, config.behind_tls),
-            report_rate: ReportRate::new(config.report_rate, config.report_burst),
-            in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_requests.max(1))),
-            fleet_writer: FleetWriter::start(store.clone()),
-            shutdown,
-            store,
-            config,
-        }));
+        let state = AppState::new(store, config, loopback);
         tokio::spawn(events::follow(state.clone(), last));
         tokio::spawn(events::recheck_readers(state.clone()));
         Ok(Server {
@@ -240,96 +167,5 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(not(unix))]
     async {
         let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// What every request goes through: the router with its routes and their
-/// layers, inside the request ids and the request log.
-pub(crate) type App =
-    SetRequestId<PropagateRequestId<Trace<Router, HttpClassifier, MakeSpan>>, RequestIds>;
-
-type HttpClassifier = SharedClassifier<ServerErrorsAsFailures>;
-type MakeSpan = fn(&Request) -> tracing::Span;
-
-/// The router and the layers every request goes through.
-///
-/// The request ids and the request log wrap the router as one service
-/// rather than through `Router::layer`, which wraps each route again and so
-/// clones and boxes the service and its future once more per request for
-/// each layer. The layers that need the matched route (metrics) or apply
-/// to routed requests only stay on the router.
-pub(crate) fn app(state: AppState) -> App {
-    let log = TraceLayer::new_for_http()
-        .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
-        .make_span_with(request_span as MakeSpan);
-    let app = PropagateRequestIdLayer::new(REQUEST_ID).layer(log.layer(router(state)));
-    SetRequestIdLayer::new(REQUEST_ID, RequestIds::new()).layer(app)
-}
-
-/// The request log's span: method, path and request id.
-fn request_span(request: &Request) -> tracing::Span {
-    let id = request
-        .headers()
-        .get(REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
-}
-
-/// The routes, with the layers that apply to each.
-fn router(state: AppState) -> Router {
-    let (routes, doc) = openapi::routes().split_for_parts();
-    let doc = Arc::new(doc);
-    routes
-        .route(
-            "/v1/openapi.json",
-            get(move || {
-                let doc = doc.clone();
-                async move { axum::Json(doc.as_ref().clone()) }
-            }),
-        )
-        .merge(web::routes(state.clone()))
-        .fallback(crate::fallback::unknown_route)
-        .method_not_allowed_fallback(api::method_not_allowed)
-        .layer(DefaultBodyLimit::max(state.config.body_limit))
-        .layer(guard::GuardLayer::new(state.clone()))
-        .route_layer(ObserveLayer::new(state.clone()))
-        .with_state(state)
-}
-
-/// Request ids: a random prefix drawn once per process, then a counter, so
-/// an id is unique across restarts and servers without a system call per
-/// request (a UUID per request costs a `getrandom` call each).
-#[derive(Clone)]
-pub(crate) struct RequestIds {
-    prefix: u64,
-    next: Arc<AtomicU64>,
-}
-
-impl RequestIds {
-    fn new() -> RequestIds {
-        let mut bytes = [0u8; 8];
-        // Without randomness the ids are still unique within the process.
-        let _ = getrandom::fill(&mut bytes);
-        RequestIds {
-            prefix: u64::from_le_bytes(bytes),
-            next: Arc::new(AtomicU64::new(1)),
-        }
-    }
-}
-
-impl MakeRequestId for RequestIds {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        // `{prefix:016x}-{n:x}` written in place: the header value is then
-        // the id's only allocation.
-        let mut id = std::io::Cursor::new([0u8; 16 + 1 + 16]);
-        write!(id, "{:016x}-{n:x}", self.prefix).ok()?;
-        let len = usize::try_from(id.position()).ok()?;
-        HeaderValue::from_bytes(&id.get_ref()[..len])
-            .ok()
-            .map(RequestId::new)
     }
 }

@@ -49,3 +49,18 @@ fn no_source_file_is_over_400_lines() {
         .collect();
     assert!(long.is_empty(), "split these by job: {long:?}");
 }
+
+#[test]
+fn nothing_imports_the_server_that_runs_it() {
+    // `serve.rs` builds the state and the router and runs them; modules
+    // take the state from `state.rs`, so no circle of modules runs
+    // through the server.
+    for file in files_under("src") {
+        let text = fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains("crate::serve") && !text.contains("super::serve"),
+            "{} imports serve.rs: take the state from state.rs",
+            file.display()
+        );
+    }
+}

@@ -96,9 +96,9 @@ pub use keys::{ApiKey, Scope};
 pub use limits::FileLimits;
 pub use location::DEFAULT_DATABASE;
 pub use model::{
-    Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Restored,
-    Revision, RevisionCause, RevisionChange, RevisionRef, RevisionSignature, Timestamp,
-    VersionInfo, VersionRef,
+    Actor, Change, EntryVersion, LATEST, Label, LabelMove, Permission, Permit, PushReport,
+    Restored, Revision, RevisionCause, RevisionChange, RevisionRef, RevisionSignature, Timestamp,
+    VersionInfo, VersionRef, Writer,
 };
 pub use splits::{Candidate, Share, Split, SplitChange, SplitState, SplitStep};
 pub use store::Store;

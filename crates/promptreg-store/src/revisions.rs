@@ -5,7 +5,7 @@
 use crate::diff::RevisionDiff;
 use crate::error::{Error, ErrorKind};
 use crate::files::PackFiles;
-use crate::model::{Actor, Label, Permission, Restored, Revision, RevisionRef};
+use crate::model::{Label, Restored, Revision, RevisionRef, Writer};
 use crate::store::Store;
 use crate::text;
 
@@ -96,7 +96,7 @@ impl Store {
         label: &Label,
         revision: impl Into<RevisionRef>,
         expect: Option<u64>,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<Restored, Error> {
         let revision = revision.into();
@@ -118,7 +118,7 @@ impl Store {
         &self,
         pack: &str,
         label: &Label,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<Restored, Error> {
         self.restore_to(pack, label, None, None, actor, reason)
@@ -131,10 +131,10 @@ impl Store {
         label: &Label,
         revision: Option<&RevisionRef>,
         expect: Option<u64>,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<Restored, Error> {
-        actor.require(Permission::Write, &format!("move label `{label}`"))?;
+        let actor = actor.writer(&|| format!("move label `{label}`"))?;
         actor.require_forcing_allowed(reason)?;
         if label.is_latest() {
             return Err(Error::new(

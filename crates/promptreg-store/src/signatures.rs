@@ -15,8 +15,8 @@ use crate::store::Store;
 /// Whether the manifest `manifest` (its bytes) requires signatures for
 /// moves of `label`.
 pub(crate) fn requires_signature(manifest: &[u8], label: &str) -> bool {
-    let text = String::from_utf8_lossy(manifest);
-    promptreg::pack::signed_labels(&text)
+    crate::gate::rules::rules(manifest)
+        .signed()
         .iter()
         .any(|l| l == label)
 }

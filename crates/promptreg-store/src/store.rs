@@ -21,7 +21,7 @@ use crate::limits::FileLimits;
 use crate::location::Location;
 use crate::model::{
     Actor, EntryVersion, LATEST, Label, LabelMove, Permission, PushReport, Timestamp, VersionInfo,
-    VersionRef,
+    VersionRef, Writer,
 };
 use crate::text;
 
@@ -470,7 +470,19 @@ impl Store {
         version: &VersionRef,
     ) -> Result<u64, Error> {
         let id = self.prompt_of(pack, prompt).await?;
-        let found = on_backend!(self, resolve(id, prompt, version))?;
+        self.resolve_in(id, pack, prompt, version).await
+    }
+
+    /// [`resolve`](Self::resolve) in the pack `pack_id`, resolved already
+    /// (`pack`: its name, for the error).
+    async fn resolve_in(
+        &self,
+        pack_id: i64,
+        pack: &str,
+        prompt: &str,
+        version: &VersionRef,
+    ) -> Result<u64, Error> {
+        let found = on_backend!(self, resolve(pack_id, prompt, version))?;
         found.ok_or_else(|| self.unknown_version(pack, prompt, version))
     }
 
@@ -481,8 +493,8 @@ impl Store {
         prompt: &str,
         version: &VersionRef,
     ) -> Result<(u64, PackFiles), Error> {
-        let number = self.resolve(pack, prompt, version).await?;
-        let id = self.pack_id(pack).await?;
+        let id = self.prompt_of(pack, prompt).await?;
+        let number = self.resolve_in(id, pack, prompt, version).await?;
         let files = on_backend!(self, files(id, prompt, number))?;
         let files = files.ok_or_else(|| self.unknown_version(pack, prompt, version))?;
         Ok((number, files.into_iter().collect()))
@@ -514,13 +526,16 @@ impl Store {
 
     /// Moves `label` of `prompt` to version `to`, if it points at `expect`
     /// now (`None`: the label does not exist yet), and records the move.
+    /// `actor` is an [`Actor`], whose write permission the store checks
+    /// (as for every move below), or a [`Permit`](crate::Permit) whose
+    /// host checked it once already.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Conflict`] naming the version the label points at
     /// (see [`Error::current_version`]); [`ErrorKind::Forbidden`] for a
-    /// protected label without [`Permission::Admin`];
-    /// [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move;
+    /// protected label without [`Permission::Admin`], or an actor without
+    /// the write permission; [`ErrorKind::InvalidLabel`] for `latest`, which only pushes move;
     /// [`ErrorKind::InvalidInput`] for a reason holding a NUL byte or
     /// longer than [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES) (so for
     /// every move below).
@@ -532,15 +547,18 @@ impl Store {
         label: &Label,
         to: u64,
         expect: Option<u64>,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<LabelMove, Error> {
-        actor.require(Permission::Write, &format!("move label `{label}`"))?;
+        let actor = actor.writer(&|| format!("move label `{label}`"))?;
         actor.require_forcing_allowed(reason)?;
         refuse_latest(label)?;
         text::check_message("reason", reason)?;
-        let to = self.resolve(pack, prompt, &VersionRef::Number(to)).await?;
-        let id = self.pack_id(pack).await?;
+        // The pack is resolved once; the transaction takes its id.
+        let id = self.prompt_of(pack, prompt).await?;
+        let to = self
+            .resolve_in(id, pack, prompt, &VersionRef::Number(to))
+            .await?;
         let moved = self
             .through_gates(pack, |tested| async move {
                 raw!(
@@ -566,10 +584,10 @@ impl Store {
         pack: &str,
         prompt: &str,
         label: &Label,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<LabelMove, Error> {
-        actor.require(Permission::Write, &format!("roll back label `{label}`"))?;
+        let actor = actor.writer(&|| format!("roll back label `{label}`"))?;
         actor.require_forcing_allowed(reason)?;
         refuse_latest(label)?;
         text::check_message("reason", reason)?;
@@ -616,10 +634,10 @@ impl Store {
         from: &Label,
         to: &Label,
         expect: Option<u64>,
-        actor: &Actor,
+        actor: &impl Writer,
         reason: &str,
     ) -> Result<Vec<LabelMove>, Error> {
-        actor.require(Permission::Write, &format!("release to `{to}`"))?;
+        let actor = actor.writer(&|| format!("release to `{to}`"))?;
         actor.require_forcing_allowed(reason)?;
         refuse_latest(to)?;
         text::check_message("reason", reason)?;

@@ -8,7 +8,7 @@ use promptreg::pack::Pack;
 use promptreg::prelude::*;
 use promptreg_store::{
     Actor, Change, ErrorKind, FileLimits, Label, LabelMove, PACK_ENTRY, PackFiles, Permission,
-    RevisionCause, RevisionRef, Store, TESTS_ENTRY, VersionRef,
+    Permit, RevisionCause, RevisionRef, Store, TESTS_ENTRY, VersionRef,
 };
 
 fn label(name: &str) -> Label {
@@ -969,6 +969,68 @@ async fn rollbacks_walk_back_the_label_history_one_step_each() {
             db.name
         );
         assert!(history.windows(2).all(|w| w[0].at <= w[1].at));
+    }
+}
+
+#[tokio::test]
+async fn a_permit_is_not_checked_again_and_a_protected_label_still_needs_an_admin() {
+    for db in databases("permit").await {
+        let store = db.open().await;
+        store.push(&demo(), &writer(), "").await.unwrap();
+        let guest = Actor::new("guest", []);
+        let err = store
+            .move_label("demo", "greeting", &label("beta"), 1, None, &guest, "")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Forbidden, "{}: {err}", db.name);
+        // Its host checked the write permission once: the store takes its word.
+        let vouched = Permit::vouched(guest);
+        let moved = store
+            .move_label("demo", "greeting", &label("beta"), 1, None, &vouched, "")
+            .await
+            .unwrap();
+        assert_eq!(moved.actor, "guest");
+        let prod = label("production");
+        store.protect("demo", &prod, true, &admin()).await.unwrap();
+        let err = store
+            .move_label(
+                "demo",
+                "greeting",
+                &prod,
+                1,
+                None,
+                &Permit::vouched(writer()),
+                "",
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Forbidden, "{}: {err}", db.name);
+        let forced = Permit::vouched(writer()).forcing_gates();
+        let err = store
+            .move_label(
+                "demo",
+                "greeting",
+                &label("beta"),
+                1,
+                Some(1),
+                &forced,
+                "why",
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Forbidden, "{}: {err}", db.name);
+        store
+            .move_label(
+                "demo",
+                "greeting",
+                &prod,
+                1,
+                None,
+                &Permit::vouched(admin()),
+                "",
+            )
+            .await
+            .unwrap();
     }
 }
 

@@ -18,7 +18,7 @@ use crate::auth::Caller;
 use crate::body::{FleetBody, FleetReport};
 use crate::extract::{JsonBody, LabelName, PackName, Path, Query};
 use crate::problem::{Problem, ProblemCode, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The largest report body: its fields' bounds, with room for JSON.
 pub(crate) const MAX_REPORT_BODY: usize = 4096;

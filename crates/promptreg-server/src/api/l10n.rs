@@ -20,7 +20,7 @@ use crate::auth::Caller;
 use crate::body::{Imported, IncompletePrompt, TranslationImport, TranslationStatus};
 use crate::extract::{JsonBody, PackName, Path, Query};
 use crate::problem::{Problem, ProblemCode, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The locales to report on.
 #[derive(Debug, Deserialize, IntoParams)]

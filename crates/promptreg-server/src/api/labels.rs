@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use promptreg_store::{Label, Scope, VersionRef};
+use promptreg_store::{Label, VersionRef};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -14,7 +14,7 @@ use crate::auth::Caller;
 use crate::body::{MoveLabel, Moves, Release, Rollback};
 use crate::extract::{JsonBody, LabelName, PackName, Path, PromptName, label};
 use crate::problem::{Problem, ProblemCode, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// `PUT /v1/packs/{pack}/prompts/{id}/labels/{label}`.
 #[utoipa::path(
@@ -49,7 +49,7 @@ pub(crate) async fn move_label(
     JsonBody(request): JsonBody<MoveLabel>,
 ) -> Result<Response, Problem> {
     let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
-    caller.require(pack, Scope::Write)?;
+    let permit = caller.permit(pack)?;
     let expect = expected_version(&state, &headers, pack, id, &name).await?;
     let target = Target {
         label: &name,
@@ -57,7 +57,7 @@ pub(crate) async fn move_label(
         expect,
         gates: Gates::forced(request.force),
     };
-    let moved = move_to(&state, &caller, pack, id, target, &request.reason).await?;
+    let moved = move_to(&state, permit, pack, id, target, &request.reason).await?;
     let now = state
         .cache
         .version(pack, id, &VersionRef::Number(request.version))
@@ -174,8 +174,9 @@ pub(crate) async fn rollback(
 ) -> Result<Json<crate::body::Move>, Problem> {
     let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     let (reason, force) = Rollback::parts(request.and_then(|JsonBody(r)| r));
+    let permit = caller.permit(pack)?;
     let gates = Gates::forced(force);
-    let moved = roll_back(&state, &caller, pack, id, &name, &reason, gates).await?;
+    let moved = roll_back(&state, permit, pack, id, &name, &reason, gates).await?;
     Ok(Json(crate::body::Move::from(&moved)))
 }
 
@@ -204,7 +205,7 @@ pub(crate) async fn release(
 ) -> Result<Json<Moves>, Problem> {
     let pack = pack.as_str();
     let (from, to) = (label(&request.from)?, label(&request.to)?);
-    caller.require(pack, Scope::Write)?;
+    let permit = caller.permit(pack)?;
     let moves = state
         .store
         .release(
@@ -212,7 +213,7 @@ pub(crate) async fn release(
             &from,
             &to,
             request.expect_revision,
-            &Gates::forced(request.force).actor(&caller),
+            &Gates::forced(request.force).permit(permit),
             &request.reason,
         )
         .await?;

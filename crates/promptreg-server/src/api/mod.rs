@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::cache::Cached;
-use crate::serve::AppState;
+use crate::state::AppState;
 
 mod fleet;
 mod l10n;

@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 use crate::body::Health;
 use crate::extract::shown;
 use crate::problem::{Problem, ProblemCode};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// `GET /healthz`: the process answers.
 #[utoipa::path(

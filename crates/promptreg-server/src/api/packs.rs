@@ -14,7 +14,7 @@ use crate::auth::Caller;
 use crate::body::Moves;
 use crate::extract::{LabelName, PackName, Path};
 use crate::problem::{Problem, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// `GET /v1/packs`.
 #[utoipa::path(

@@ -18,7 +18,7 @@ use crate::auth::Caller;
 use crate::body::{Created, DiffResponse, Moves, NewVersion, VersionList, VersionSummary};
 use crate::extract::{JsonBody, PackName, Path, PromptName, Query, label};
 use crate::problem::{Problem, ProblemCode, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// Which version of a prompt: a label (default `production`) or a number.
 #[derive(Debug, Deserialize, IntoParams)]

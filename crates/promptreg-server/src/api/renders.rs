@@ -13,7 +13,7 @@ use crate::body::{ExplainResponse, RenderRequest, RenderResponse, SplitArm};
 use crate::cache::Renderer;
 use crate::extract::{JsonBody, PackName, Path, PromptName, label};
 use crate::problem::{Problem, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 use promptreg::Rendering;
 
 /// The renderer of the label asked for (built off the async workers): of

@@ -12,7 +12,7 @@ use crate::auth::Caller;
 use crate::body::{RestoreRevision, Restored, Rollback};
 use crate::extract::{JsonBody, LabelName, PackName, Path};
 use crate::problem::{Problem, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// `GET /v1/packs/{pack}/labels/{label}/revisions`.
 #[utoipa::path(
@@ -98,12 +98,12 @@ pub(crate) async fn rollback_pack(
     request: Option<JsonBody<Option<Rollback>>>,
 ) -> Result<Json<Restored>, Problem> {
     let (pack, name) = (pack.as_str(), name.0);
-    caller.require(pack, Scope::Write)?;
+    let permit = caller.permit(pack)?;
     let (reason, force) = Rollback::parts(request.and_then(|JsonBody(r)| r));
-    let actor = Gates::forced(force).actor(&caller);
+    let permit = Gates::forced(force).permit(permit);
     let restored = state
         .store
-        .rollback_pack(pack, &name, &actor, &reason)
+        .rollback_pack(pack, &name, &permit, &reason)
         .await?;
     state.cache.invalidate(pack);
     Ok(Json(Restored::of(name.as_str(), &restored)))
@@ -136,7 +136,7 @@ pub(crate) async fn restore_revision(
     JsonBody(request): JsonBody<RestoreRevision>,
 ) -> Result<Json<Restored>, Problem> {
     let (pack, name) = (pack.as_str(), name.0);
-    caller.require(pack, Scope::Write)?;
+    let permit = caller.permit(pack)?;
     let restored = state
         .store
         .restore(
@@ -144,7 +144,7 @@ pub(crate) async fn restore_revision(
             &name,
             request.revision.to_ref()?,
             request.expect,
-            &Gates::forced(request.force).actor(&caller),
+            &Gates::forced(request.force).permit(permit),
             &request.reason,
         )
         .await?;

@@ -13,7 +13,7 @@ use crate::auth::Caller;
 use crate::body::{EndSplit, SplitBody, SplitShare, StartSplit, share_of};
 use crate::extract::{JsonBody, LabelName, PackName, Path, label};
 use crate::problem::{Problem, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// `GET /v1/packs/{pack}/labels/{label}/split`.
 #[utoipa::path(

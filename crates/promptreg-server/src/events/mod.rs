@@ -32,7 +32,7 @@ use tokio::sync::{broadcast, watch};
 use crate::auth::{self, Caller};
 use crate::extract::Query;
 use crate::problem::{Problem, ProblemCode, ProblemDetails};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 pub(crate) mod stream;
 

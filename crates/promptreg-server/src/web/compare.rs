@@ -17,7 +17,7 @@ use super::packs::require_read;
 use super::page::Path;
 use super::page::{PageError, render};
 use crate::extract::{PackName, PromptName, Query};
-use crate::serve::AppState;
+use crate::state::AppState;
 use promptreg_store::file_locale;
 
 /// The compare form's fields.

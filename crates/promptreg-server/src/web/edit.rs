@@ -17,7 +17,7 @@ use super::page::Path;
 use super::page::{PageError, require_write, see_other, visitor, with_status};
 use crate::actions::{prompt_file_path, save_version};
 use crate::extract::{PackName, PromptName};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The longest commit message accepted.
 const MAX_MESSAGE: usize = 4096;

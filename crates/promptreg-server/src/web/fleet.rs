@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::packs::require_read;
 use super::page::{PageError, Path, data, render};
 use crate::extract::{LabelName, PackName};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// How many instances the page lists.
 const SHOWN: usize = 100;

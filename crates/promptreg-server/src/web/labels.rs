@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{Html, Response};
 use minijinja::context;
-use promptreg_store::{Label, PackFiles, Scope, VersionRef};
+use promptreg_store::{Label, PackFiles, Permission, Permit, VersionRef};
 use serde::Deserialize;
 
 use super::compare::{FileRows, compare_files, version_ref};
@@ -16,7 +16,7 @@ use super::page::{PageError, render, require_write, see_other, visitor};
 use super::tests::TestResults;
 use crate::actions::{self, Target};
 use crate::extract::{LabelName, PackName, PromptName, Query};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The longest reason accepted.
 const MAX_REASON: usize = 1024;
@@ -28,23 +28,24 @@ pub(crate) struct To {
 }
 
 /// Checks the visitor may move `name`: write, and admin when protected.
+/// The permit is the request's one check of the write scope.
 pub(super) async fn may_move(
     state: &AppState,
     pack: &str,
     name: &Label,
-) -> Result<crate::auth::Caller, PageError> {
+) -> Result<Permit, PageError> {
     let caller = visitor()
         .map(|v| v.caller)
         .ok_or_else(|| PageError::new(StatusCode::UNAUTHORIZED, "Sign in first"))?;
-    require_write(&caller, pack)?;
+    let permit = require_write(&caller, pack)?;
     let protected = state.store.protected_labels(pack).await?;
-    if protected.contains(name.as_str()) && caller.require(pack, Scope::Admin).is_err() {
+    if protected.contains(name.as_str()) && !permit.actor().may(Permission::Admin) {
         return Err(PageError::new(
             StatusCode::FORBIDDEN,
             format!("Only admin keys may move {name}: it is a protected label"),
         ));
     }
-    Ok(caller)
+    Ok(permit)
 }
 
 /// Where the label points now, if anywhere.
@@ -128,7 +129,7 @@ pub(crate) async fn publish(
 ) -> Result<Response, PageError> {
     let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     fields.check_csrf()?;
-    let caller = may_move(&state, pack, &name).await?;
+    let permit = may_move(&state, pack, &name).await?;
     let reason = reason(&fields)?;
     let number = |field: &str| fields.get(field).parse::<u64>().ok();
     let to = number("to").ok_or_else(|| {
@@ -143,7 +144,7 @@ pub(crate) async fn publish(
         expect: number("expect"),
         gates: forced(&fields),
     };
-    let moved = actions::move_to(&state, &caller, pack, id, target, reason)
+    let moved = actions::move_to(&state, permit, pack, id, target, reason)
         .await
         .map_err(|p| moved_meanwhile(p, &name))?;
     Ok(after_move(pack, id, &name, moved.to))
@@ -199,8 +200,8 @@ pub(crate) async fn roll_back(
     let (pack, id, name) = (pack.as_str(), id.as_str(), name.0);
     fields.check_csrf()?;
     let reason = reason(&fields)?;
-    let caller = may_move(&state, pack, &name).await?;
-    let moved = actions::roll_back(&state, &caller, pack, id, &name, reason, forced(&fields))
+    let permit = may_move(&state, pack, &name).await?;
+    let moved = actions::roll_back(&state, permit, pack, id, &name, reason, forced(&fields))
         .await
         .map_err(|p| moved_meanwhile(p, &name))?;
     Ok(after_move(pack, id, &name, moved.to))

@@ -31,7 +31,7 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::serve::AppState;
+use crate::state::AppState;
 
 pub(crate) use session::Sessions;
 

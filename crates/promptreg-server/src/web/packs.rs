@@ -16,7 +16,7 @@ use super::page::{PageError, render, visitor};
 use crate::body::TranslationStatus;
 use crate::cache::Cached;
 use crate::extract::{PackName, Query};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// A cached JSON document, read back.
 pub(crate) fn json(cached: &Cached) -> Value {

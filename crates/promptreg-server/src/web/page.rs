@@ -173,13 +173,19 @@ impl IntoResponse for PageError {
     }
 }
 
-/// Requires the write scope on `pack`: 403 `This key may only read` for
-/// a key that may read it, the plain refusal for a key that may not.
-pub(crate) fn require_write(caller: &Caller, pack: &str) -> Result<(), PageError> {
-    caller.require(pack, promptreg_store::Scope::Read)?;
-    caller
-        .require(pack, promptreg_store::Scope::Write)
-        .map_err(|p| PageError::read_only(&p.details().detail))
+/// Requires the write scope on `pack`, the request's one check of it
+/// ([`Caller::permit`]): 403 `This key may only read` for a key that may
+/// read it, the plain refusal for a key that may not.
+pub(crate) fn require_write(
+    caller: &Caller,
+    pack: &str,
+) -> Result<promptreg_store::Permit, PageError> {
+    caller.permit(pack).map_err(|refused| {
+        match caller.require(pack, promptreg_store::Scope::Read) {
+            Err(unreadable) => unreadable.into(),
+            Ok(()) => PageError::read_only(&refused.details().detail),
+        }
+    })
 }
 
 /// Any serialisable value for a template.

@@ -22,7 +22,7 @@ use crate::body::RenderRequest;
 use crate::cache::{Installed, Renderer};
 use crate::extract::{PackName, PromptName, Query};
 use crate::problem::{Problem, ProblemCode};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The playground's fields.
 #[derive(Debug, Default, Deserialize)]

@@ -13,7 +13,7 @@ use super::packs::require_read;
 use super::page::Path;
 use super::page::{PageError, render, visitor};
 use crate::extract::{PackName, PromptName, Query};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// What the page shows besides the prompt: typed-in locales, and the
 /// outcome of the POST that led here.

@@ -16,7 +16,7 @@ use super::packs::require_read;
 use super::page::{PageError, Path, data, render, see_other, visitor};
 use super::tests::TestResults;
 use crate::extract::{LabelName, PackName, Query};
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// One revision as the label page lists it.
 #[derive(Debug, Serialize)]
@@ -186,7 +186,7 @@ pub(crate) async fn restore(
 ) -> Result<Response, PageError> {
     let (pack, name) = (pack.as_str(), name.0);
     fields.check_csrf()?;
-    let caller = may_move(&state, pack, &name).await?;
+    let permit = may_move(&state, pack, &name).await?;
     let reason = reason(&fields)?;
     let number = |field: &str| fields.get(field).parse::<u64>().ok();
     let revision = number("revision").ok_or_else(|| {
@@ -203,7 +203,7 @@ pub(crate) async fn restore(
             &name,
             revision,
             number("expect"),
-            &gates.actor(&caller),
+            &gates.permit(permit),
             reason,
         )
         .await

@@ -18,7 +18,7 @@ use super::csrf;
 use super::form::Fields;
 use super::page::{PageError, VISITOR, Visitor, see_other, with_status};
 use crate::auth::Caller;
-use crate::serve::AppState;
+use crate::state::AppState;
 
 const COOKIE: &str = "promptreg_session";
 /// The sign-in form's CSRF token, before there is a session.

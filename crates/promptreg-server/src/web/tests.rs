@@ -16,7 +16,7 @@ use super::page::{PageError, Path, render};
 use crate::extract::{PackName, PromptName, Query};
 use crate::heavy::HeavyWork;
 use crate::problem::FailedCase;
-use crate::serve::AppState;
+use crate::state::AppState;
 
 /// The longest a page waits for a test run: a page answers in seconds,
 /// and a gate's own run has its own, longer bound.

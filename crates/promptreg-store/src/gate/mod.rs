@@ -33,6 +33,7 @@ use crate::files::PackFiles;
 use crate::model::Revision;
 
 mod budget;
+pub(crate) mod rules;
 
 use budget::{Budget, Spent};
 
@@ -96,12 +97,10 @@ pub trait TestTurns: Send + Sync {
 /// dropped.
 pub type Turn = Box<dyn Send>;
 
-/// Whether the manifest `manifest` (its bytes) gates `label`.
+/// Whether the manifest `manifest` (its bytes) gates `label`: parsed once
+/// per manifest version ([`rules`]).
 pub(crate) fn gates(manifest: &[u8], label: &str) -> bool {
-    let text = String::from_utf8_lossy(manifest);
-    promptreg::pack::gated_labels(&text)
-        .iter()
-        .any(|l| l == label)
+    rules::rules(manifest).gated().iter().any(|l| l == label)
 }
 
 /// One test case that failed against a candidate state.
