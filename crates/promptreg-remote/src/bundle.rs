@@ -3,27 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
 use crate::pack::{Pack, StoreStamp};
 use crate::signing::{Signature, Statement, TrustedKeys, files_digest, state_digest};
-
-/// The bundle document; fields the follower does not need are ignored.
-#[derive(Debug, Deserialize)]
-struct Document {
-    pack: String,
-    label: String,
-    entries: Vec<Entry>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Entry {
-    id: String,
-    version: u64,
-    #[serde(default)]
-    digest: String,
-    files: BTreeMap<String, String>,
-}
+use crate::wire::BundleDocument;
 
 /// A bundle as it arrived, from the server, the disk cache or a baked
 /// file, before anything in it is believed.
@@ -68,7 +50,7 @@ impl Bundle {
         pack: &str,
         label: &str,
     ) -> Result<Bundle, String> {
-        let doc: Document = serde_json::from_slice(&received.raw)
+        let doc: BundleDocument = serde_json::from_slice(&received.raw)
             .map_err(|e| format!("{origin}: the bundle is not valid JSON of a bundle: {e}"))?;
         if doc.pack != pack || doc.label != label {
             return Err(format!(
@@ -116,7 +98,7 @@ impl Bundle {
 
     /// Every file of the pack, by path in it, as received.
     pub(crate) fn files(&self) -> Vec<(String, String)> {
-        serde_json::from_slice::<Document>(&self.received.raw)
+        serde_json::from_slice::<BundleDocument>(&self.received.raw)
             .map(|doc| doc.entries.into_iter().flat_map(|e| e.files).collect())
             .unwrap_or_default()
     }

@@ -3,10 +3,11 @@
 //! followed.
 //!
 //! A file holds one header line, `promptreg-follow sha256=<hex>
-//! etag=<etag> revision=<n> signatures=<a>,<b>` (the revision and its
-//! signatures when the server named them; a split's candidate, in a
-//! `.candidate` file beside, has `split=<id> share=<basis points>`
-//! instead), then the bundle as received. It is written to a temporary
+//! etag=<etag>` and the bundle's headers as the wire protocol writes them
+//! for a file ([`BundleHeaders::to_fields`]: `revision=<n>
+//! signatures=<a>,<b>` when the server named them; a split's candidate,
+//! in a `.candidate` file beside, `split=id=<id>;share=<basis
+//! points>;digest=<etag>`), then the bundle as received. It is written to a temporary
 //! file and renamed, so a reader sees a whole file or the previous one;
 //! the hash catches a truncated or altered file, which is then ignored.
 
@@ -18,8 +19,25 @@ use sha2::{Digest, Sha256};
 
 use super::bundle::Received;
 use crate::split::SplitRule;
+use crate::wire::{BundleHeaders, SplitHeader};
 
 const MAGIC: &str = "promptreg-follow";
+
+/// A candidate's split as files written before the wire protocol had one
+/// form wrote it: `split=<id> share=<basis points>`.
+fn legacy_split(fields: &[&str]) -> Option<SplitRule> {
+    let number = |name: &str| {
+        fields
+            .iter()
+            .filter_map(|f| f.split_once('='))
+            .find(|(k, _)| *k == name)
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+    };
+    Some(SplitRule {
+        id: number("split")?,
+        basis_points: u32::try_from(number("share")?).unwrap_or(u32::MAX),
+    })
+}
 
 /// The cache file of one followed label.
 #[derive(Debug, Clone)]
@@ -87,31 +105,14 @@ impl CacheFile {
             .map_err(|_| self.problem("has a header that is not UTF-8"))?;
         let mut fields = header.split(' ');
         let (magic, hash, etag) = (fields.next(), fields.next(), fields.next());
-        // Then `name=number` fields, in any order; unknown ones are
-        // ignored (a newer promptreg may write more).
-        let numbers: Vec<(&str, u64)> = fields
-            .filter_map(|f| f.split_once('='))
-            .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
-            .collect();
-        let number = |name: &str| numbers.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-        let signatures: Vec<String> = header
-            .split(' ')
-            .find_map(|f| f.strip_prefix("signatures="))
-            .map(|list| {
-                list.split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let revision = number("revision");
-        let split = match (number("split"), number("share")) {
-            (Some(id), Some(share)) => Some(SplitRule {
-                id,
-                basis_points: u32::try_from(share).unwrap_or(u32::MAX),
-            }),
-            _ => None,
-        };
+        // Then the bundle's headers as `name=value` fields, in any order;
+        // unknown ones are ignored (a newer promptreg may write more).
+        let fields: Vec<&str> = fields.collect();
+        let headers = BundleHeaders::from_fields(fields.iter().copied());
+        let split = headers
+            .split
+            .map(|s| s.rule)
+            .or_else(|| legacy_split(&fields));
         let (Some(MAGIC), Some(hash), Some(etag)) = (
             magic,
             hash.and_then(|h| h.strip_prefix("sha256=")),
@@ -127,8 +128,8 @@ impl CacheFile {
             received: Received {
                 raw: raw.to_vec(),
                 etag: etag.to_owned(),
-                revision,
-                signatures,
+                revision: headers.revision,
+                signatures: headers.signatures,
             },
             split,
         })
@@ -142,20 +143,19 @@ impl CacheFile {
         let temp = self
             .path
             .with_extension(format!("tmp{}", std::process::id()));
-        let mut revision = bundle
-            .revision
-            .map(|r| format!(" revision={r}"))
-            .unwrap_or_default();
-        if !bundle.signatures.is_empty() {
-            revision += &format!(" signatures={}", bundle.signatures.join(","));
-        }
-        if let Some(split) = split {
-            revision += &format!(" split={} share={}", split.id, split.basis_points);
-        }
+        let headers = BundleHeaders {
+            revision: bundle.revision,
+            signatures: bundle.signatures.clone(),
+            split: split.map(|rule| SplitHeader {
+                rule,
+                digest: etag.trim_matches('"').to_owned(),
+            }),
+        };
         let header = format!(
-            "{MAGIC} sha256={} etag={}{revision}\n",
+            "{MAGIC} sha256={} etag={}{}\n",
             hex(&Sha256::digest(raw)),
-            etag.replace(' ', "")
+            etag.replace(' ', ""),
+            headers.to_fields()
         );
         let written = fs::create_dir_all(dir)
             .and_then(|()| {

@@ -9,6 +9,7 @@ use ureq::Agent;
 
 use super::Remote;
 use super::bundle::Received;
+use crate::wire::{BundleHeaders, SplitHeader};
 
 /// What a bundle request returned.
 #[derive(Debug)]
@@ -28,32 +29,6 @@ pub(crate) enum Fetched {
         received: Received,
         split: Option<SplitHeader>,
     },
-}
-
-/// A split as the label's bundle names it (`Promptreg-Split: id=4;
-/// share=1000; digest=…`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SplitHeader {
-    pub(crate) id: u64,
-    pub(crate) basis_points: u32,
-    pub(crate) digest: String,
-}
-
-impl SplitHeader {
-    fn parse(value: &str) -> Option<SplitHeader> {
-        let field = |name: &str| {
-            value
-                .split(';')
-                .filter_map(|part| part.trim().split_once('='))
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.trim())
-        };
-        Some(SplitHeader {
-            id: field("id")?.parse().ok()?,
-            basis_points: field("share")?.parse().ok()?,
-            digest: field("digest")?.to_owned(),
-        })
-    }
 }
 
 /// What a report request returned, when the server took it or did not
@@ -145,22 +120,17 @@ impl Client {
             retry_after: None,
         })?;
         let status = response.status().as_u16();
-        let header = |name: &str| {
+        let BundleHeaders {
+            revision,
+            signatures,
+            split,
+        } = BundleHeaders::decode(|name| {
             response
                 .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        let revision = header("promptreg-revision").and_then(|v| v.parse().ok());
-        let split = header("promptreg-split").and_then(|v| SplitHeader::parse(&v));
-        let signatures: Vec<String> = response
-            .headers()
-            .get_all("promptreg-signature")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .map(str::to_owned)
-            .collect();
+                .get_all(name)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+        });
         if status == 304 {
             return Ok(Fetched::NotModified {
                 revision,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::baked::BakedBundle;
 use super::bundle::{Bundle, Received};
 use super::cache::{self, CacheFile};
-use super::client::{self, Client, Fetched, SplitHeader};
+use super::client::{self, Client, Fetched};
 use super::report::{self, Reporter};
 use super::sse::{self, Line, SseEvent};
 use super::{Change, Remote, Source, Status};
@@ -17,6 +17,7 @@ use crate::error::{Error, ErrorKind};
 use crate::pack::Pack;
 use crate::registry::{PromptRegistry, Shared};
 use crate::split::SplitRule;
+use crate::wire::SplitHeader;
 
 /// A running follower; dropping it stops its thread (the registry keeps
 /// what was published).
@@ -641,22 +642,19 @@ impl Run {
         let Some(split) = split else {
             return self.drop_candidate();
         };
-        let rule = SplitRule {
-            id: split.id,
-            basis_points: split.basis_points,
-        };
+        let rule = split.rule;
         // A candidate's signatures are of its split: with trusted keys,
         // the same state under a new split is fetched with the new ones.
         let trusting = self.remote.trusted_keys.is_some();
         let held = self.candidate.as_ref().filter(|(held_rule, b)| {
-            b.etag().trim_matches('"') == split.digest && (!trusting || held_rule.id == split.id)
+            b.etag().trim_matches('"') == split.digest && (!trusting || held_rule.id == rule.id)
         });
         let bundle = match held {
             Some((held_rule, _)) if *held_rule == rule => return,
             Some((_, bundle)) => bundle.clone(),
             None => match self
                 .fetch_candidate(&split)
-                .and_then(|b| self.admit_candidate(split.id, b))
+                .and_then(|b| self.admit_candidate(rule.id, b))
             {
                 Ok(bundle) => bundle,
                 Err(why) => {
@@ -727,7 +725,7 @@ impl Run {
                     false => Err(format!(
                         "{origin}: the candidate is {}, not split {}'s {}",
                         bundle.etag(),
-                        split.id,
+                        split.rule.id,
                         split.digest
                     )),
                 }

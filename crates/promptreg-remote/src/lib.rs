@@ -56,6 +56,7 @@ mod client;
 mod follower;
 mod report;
 mod sse;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

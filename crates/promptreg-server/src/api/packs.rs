@@ -5,6 +5,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use promptreg::remote::wire::BundleHeaders;
 use promptreg_store::Scope;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -81,19 +82,6 @@ pub(crate) async fn list_prompts(
     Ok(conditional(&headers, &listing))
 }
 
-/// The label's revision a bundle is, on a `200` and a `304` alike.
-pub(crate) const REVISION_HEADER: HeaderName = HeaderName::from_static("promptreg-revision");
-
-/// The split running on the label, on a `200` and a `304` alike:
-/// `id=4; share=1000; digest=…` (share in basis points; the digest is the
-/// candidate bundle's ETag, `GET …/labels/{label}/split/bundle`).
-pub(crate) const SPLIT_HEADER: HeaderName = HeaderName::from_static("promptreg-split");
-
-/// A signature of the label's revision by a releaser's key, on a `200`
-/// and a `304` alike, one header each: the SSH signature's base64 on one
-/// line.
-pub(crate) const SIGNATURE_HEADER: HeaderName = HeaderName::from_static("promptreg-signature");
-
 /// `GET /v1/packs/{pack}/labels/{label}`.
 #[utoipa::path(
     get, path = "/v1/packs/{pack}/labels/{label}", tag = "packs",
@@ -131,26 +119,19 @@ pub(crate) async fn get_bundle(
     caller.require(pack, Scope::Read)?;
     let view = state.cache.label(pack, &name).await?;
     let mut response = conditional(&headers, &view.bundle);
-    if let Some(revision) = view.revision {
-        response
-            .headers_mut()
-            .insert(REVISION_HEADER, HeaderValue::from(revision));
-    }
-    add_signatures(&mut response, &view.signatures);
-    if let Some(split) = &view.split
-        && let Ok(value) = HeaderValue::from_str(&split.header())
-    {
-        response.headers_mut().insert(SPLIT_HEADER, value);
-    }
+    add_wire_headers(&mut response, &view.wire_headers());
     Ok(response)
 }
 
-/// One `Promptreg-Signature` header per signature of what `response`
-/// carries.
-pub(crate) fn add_signatures(response: &mut Response, signatures: &[String]) {
-    for signature in signatures {
-        if let Ok(value) = HeaderValue::from_str(signature) {
-            response.headers_mut().append(SIGNATURE_HEADER, value);
+/// The follow protocol's headers (`Promptreg-Revision`, one
+/// `Promptreg-Signature` each, `Promptreg-Split`) on a bundle's response,
+/// as the protocol's one definition encodes them.
+pub(crate) fn add_wire_headers(response: &mut Response, wire: &BundleHeaders) {
+    for (name, value) in wire.encode() {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response
+                .headers_mut()
+                .append(HeaderName::from_static(name), value);
         }
     }
 }

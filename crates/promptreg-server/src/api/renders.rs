@@ -28,13 +28,7 @@ async fn renderer_for(
     let name = label(&request.label)?;
     let mut view = state.cache.label(pack, &name).await?;
     let arm = match (&view.split, &request.subject) {
-        (Some(split), Some(subject)) => {
-            let rule = promptreg::split::SplitRule {
-                id: split.id,
-                basis_points: split.basis_points,
-            };
-            Some((split.id, rule.arm(subject)))
-        }
+        (Some(split), Some(subject)) => Some((split.rule.id, split.rule.arm(subject))),
         _ => None,
     };
     if let Some((_, promptreg::split::Arm::Candidate)) = arm {

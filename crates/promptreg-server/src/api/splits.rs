@@ -4,6 +4,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use promptreg::remote::wire::BundleHeaders;
 use promptreg_store::{Candidate, Scope};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -263,7 +264,11 @@ pub(crate) async fn candidate_bundle(
     caller.require(pack, Scope::Read)?;
     let view = state.cache.candidate(pack, &name).await?;
     let mut response = super::conditional(&headers, &view.bundle);
-    super::packs::add_signatures(&mut response, &view.signatures);
+    let signatures = BundleHeaders {
+        signatures: view.signatures.clone(),
+        ..BundleHeaders::default()
+    };
+    super::packs::add_wire_headers(&mut response, &signatures);
     Ok(response)
 }
 

@@ -22,7 +22,9 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use promptreg::remote::wire::SplitHeader;
 use promptreg::signing::Signature;
+use promptreg::split::SplitRule;
 use promptreg_store::{
     EntryVersion, LATEST, Label, PACK_ENTRY, Store, VersionRef, is_pack_level, state_digest,
 };
@@ -35,7 +37,7 @@ use crate::problem::Problem;
 
 use slots::{Cell, LabelSlot, Slots};
 use views::kind;
-pub(crate) use views::{Cached, Installed, LabelView, Renderer, SplitHeld};
+pub(crate) use views::{Cached, Installed, LabelView, Renderer};
 
 /// The most packs whose listing and labels are kept.
 pub(crate) const MAX_PACKS: usize = 1_000;
@@ -199,9 +201,11 @@ impl Cache {
             let armored: Vec<String> = signatures.into_iter().map(|s| s.signature).collect();
             view.signatures = header_forms(&armored);
         }
-        view.split = split.map(|s| SplitHeld {
-            id: s.id,
-            basis_points: s.share.basis_points(),
+        view.split = split.map(|s| SplitHeader {
+            rule: SplitRule {
+                id: s.id,
+                basis_points: s.share.basis_points(),
+            },
             digest: s.digest,
         });
         Ok(Arc::new(view))

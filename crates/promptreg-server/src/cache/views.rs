@@ -8,6 +8,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use promptreg::PromptRegistry;
 use promptreg::pack::Pack;
+use promptreg::remote::wire::{BundleHeaders, SplitHeader};
 use promptreg_store::{EntryVersion, PACK_ENTRY, PackFiles, TESTS_ENTRY};
 use tokio::sync::OnceCell;
 
@@ -61,7 +62,7 @@ pub(crate) struct LabelView {
     /// ([`Signature::to_header`](promptreg::signing::Signature::to_header)).
     pub(crate) signatures: Vec<String>,
     /// The split running on the label when the view was read.
-    pub(crate) split: Option<SplitHeld>,
+    pub(crate) split: Option<SplitHeader>,
     pub(super) prompts: HashMap<String, Arc<Cached>>,
     pub(super) entries: Vec<EntryVersion>,
     /// Built on the first render: the pack installed in a registry, or
@@ -70,26 +71,17 @@ pub(crate) struct LabelView {
     pub(super) origin: String,
 }
 
-/// A split as the label's bundle names it (`Promptreg-Split`).
-#[derive(Debug, Clone)]
-pub(crate) struct SplitHeld {
-    pub(crate) id: u64,
-    pub(crate) basis_points: u32,
-    pub(crate) digest: String,
-}
-
-impl SplitHeld {
-    /// `id=4; share=1000; digest=3f9c…`: its id, share in basis points,
-    /// and the candidate's digest (its bundle's ETag).
-    pub(crate) fn header(&self) -> String {
-        format!(
-            "id={}; share={}; digest={}",
-            self.id, self.basis_points, self.digest
-        )
-    }
-}
-
 impl LabelView {
+    /// What the bundle's headers say about it (the follow protocol's
+    /// `Promptreg-*` headers).
+    pub(crate) fn wire_headers(&self) -> BundleHeaders {
+        BundleHeaders {
+            revision: self.revision,
+            signatures: self.signatures.clone(),
+            split: self.split.clone(),
+        }
+    }
+
     /// The prompt's version at this label, serialised, if it has one.
     pub(crate) fn prompt(&self, id: &str) -> Option<Arc<Cached>> {
         self.prompts.get(id).cloned()

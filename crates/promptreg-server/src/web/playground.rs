@@ -252,12 +252,8 @@ async fn renderer_at(
             let mut view = state.cache.label(pack, &label).await?;
             let mut arm = None;
             if let Some(split) = view.split.as_ref().filter(|_| !subject.is_empty()) {
-                let rule = promptreg::split::SplitRule {
-                    id: split.id,
-                    basis_points: split.basis_points,
-                };
-                let picked = rule.arm(subject);
-                arm = Some(format!("split {}: {}", split.id, picked.as_str()));
+                let picked = split.rule.arm(subject);
+                arm = Some(format!("split {}: {}", split.rule.id, picked.as_str()));
                 if picked == promptreg::split::Arm::Candidate {
                     view = state.cache.candidate(pack, &label).await?;
                 }
