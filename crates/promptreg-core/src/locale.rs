@@ -54,6 +54,16 @@ struct Script {
 }
 
 impl Locale {
+    /// The fallback locale of a registry that sets none: `en`.
+    pub fn default_fallback() -> Locale {
+        // `en` is a constant, valid tag; keep a parsed copy to clone.
+        static EN: std::sync::OnceLock<Locale> = std::sync::OnceLock::new();
+        EN.get_or_init(|| {
+            Locale::parse("en").unwrap_or_else(|_| unreachable!("`en` is a valid tag"))
+        })
+        .clone()
+    }
+
     /// Parses and normalises a tag.
     ///
     /// # Errors

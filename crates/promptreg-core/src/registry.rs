@@ -157,10 +157,7 @@ impl std::fmt::Debug for PromptRegistry {
 }
 
 fn english() -> Locale {
-    // `en` is a constant, valid tag; keep a parsed copy to clone.
-    static EN: OnceLock<Locale> = OnceLock::new();
-    EN.get_or_init(|| Locale::parse("en").unwrap_or_else(|_| unreachable!("`en` is a valid tag")))
-        .clone()
+    Locale::default_fallback()
 }
 
 impl PromptRegistry {

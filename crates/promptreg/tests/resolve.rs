@@ -398,3 +398,82 @@ fn unreadable_files_are_errors_not_absent() {
     let err = resolve_prompt(KEY, &settings(None), &sandbox.cwd(), DEFAULT, &small).unwrap_err();
     assert!(err.to_string().contains("larger than the limit"), "{err}");
 }
+
+/// The stateless resolver and a loaded configuration choose the same user
+/// file for every render locale: both match the files' locales as a render
+/// matches a prompt's variants (chain, same language and script, fallback).
+mod the_same_file_as_a_loaded_configuration {
+    use promptreg::config::{ConfigSpec, LoadOptions};
+    use promptreg::prelude::*;
+    use promptreg::{Locale, PromptRegistry};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const TAGS: [&str; 18] = [
+        "en", "en-001", "en-GB", "zh", "zh-TW", "zh-Hant", "zh-HK", "zh-CN", "pt", "pt-BR",
+        "pt-PT", "sr", "sr-Latn", "sr-Cyrl", "ja", "fr", "es-419", "es-MX",
+    ];
+
+    fn loaded(sandbox: &Sandbox, locale: &str) -> String {
+        let registry = PromptRegistry::new();
+        registry.register_default(KEY, DEFAULT).unwrap();
+        let spec = ConfigSpec::builder("app")
+            .key(KEY)
+            .prompts_dir(DIR)
+            .build()
+            .unwrap();
+        let options = LoadOptions::new(sandbox.home(), sandbox.cwd());
+        registry.load_config(spec, options).unwrap();
+        registry.render_in(KEY, &(), locale).unwrap()
+    }
+
+    fn stateless(sandbox: &Sandbox, locale: &str) -> String {
+        let mut opts = options(sandbox);
+        opts.locale = Some(Locale::parse(locale).unwrap());
+        let cfg = settings(None);
+        resolve_prompt(KEY, &cfg, &sandbox.cwd(), DEFAULT, &opts)
+            .unwrap()
+            .final_text
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn for_every_locale(
+            files in proptest::sample::subsequence(TAGS.to_vec(), 0..6),
+            plain in any::<bool>(),
+            locale in proptest::sample::select(TAGS.to_vec()),
+        ) {
+            let sandbox = Sandbox::new();
+            for tag in &files {
+                sandbox.cwd_file(&format!("{DIR}/{KEY}.{tag}.md"), format!("From {tag}."));
+            }
+            if plain {
+                local(&sandbox, "Plain.");
+            }
+            prop_assert_eq!(stateless(&sandbox, locale), loaded(&sandbox, locale));
+        }
+    }
+
+    /// The cases the issue names, written out.
+    #[test]
+    fn hong_kong_portugal_serbian_latin_and_world_english() {
+        let sandbox = Sandbox::new();
+        for tag in ["zh-TW", "pt-BR", "sr-Latn", "en"] {
+            sandbox.cwd_file(&format!("{DIR}/{KEY}.{tag}.md"), format!("From {tag}."));
+        }
+        for (locale, file) in [
+            ("zh-HK", "zh-TW"),
+            ("pt-PT", "pt-BR"),
+            ("sr-Latn-RS", "sr-Latn"),
+            ("en-001", "en"),
+            ("fr", "en"),
+        ] {
+            let expected = appended(&format!("From {file}."));
+            assert_eq!(stateless(&sandbox, locale), expected, "{locale}");
+            assert_eq!(loaded(&sandbox, locale), expected, "{locale}");
+        }
+    }
+}

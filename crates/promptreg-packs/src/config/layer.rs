@@ -8,6 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::locale_files;
 use super::options::LoadOptions;
 use super::resolve::{self, BlockSource, Choice, Scope};
 use super::settings::{PromptSettings, Settings, SettingsBlock};
@@ -51,7 +52,7 @@ pub(crate) struct UserFile {
 pub(crate) struct KeyFiles {
     pub(crate) plain: Option<Arc<UserFile>>,
     /// `<key>.<locale>.md` files: few per key, so a list, searched in order.
-    pub(crate) by_locale: Vec<(Box<str>, Arc<UserFile>)>,
+    pub(crate) by_locale: Vec<(Locale, Arc<UserFile>)>,
 }
 
 impl KeyFiles {
@@ -331,37 +332,6 @@ struct LayerBlocks<'a, 'l> {
     fallback: &'l Locale,
 }
 
-impl<'a> LayerBlocks<'a, '_> {
-    /// The locale file of `files` a render in this locale uses, matched as
-    /// a render matches locale variants: the locale's chain, a file of the
-    /// same language and script (the likeliest region first, then by tag),
-    /// then the fallback locale's chain.
-    fn by_locale(&self, files: &'a KeyFiles) -> Option<&'a Arc<UserFile>> {
-        let keyed = |key: &str| {
-            files
-                .by_locale
-                .iter()
-                .find(|(k, _)| **k == *key)
-                .map(|(_, f)| f)
-        };
-        let same_script = || {
-            let script = self.locale.language_script()?;
-            files
-                .by_locale
-                .iter()
-                .filter_map(|(key, f)| Some((key, f, f.locale.as_ref()?)))
-                .filter(|(_, _, l)| l.language_script() == Some(script))
-                .min_by_key(|(key, _, l)| (!l.has_likely_region(), *key))
-                .map(|(_, f, _)| f)
-        };
-        self.locale
-            .chain()
-            .find_map(keyed)
-            .or_else(same_script)
-            .or_else(|| self.fallback.chain().find_map(keyed))
-    }
-}
-
 impl<'a> BlockSource for LayerBlocks<'a, '_> {
     type Block = &'a UserFile;
 
@@ -371,10 +341,7 @@ impl<'a> BlockSource for LayerBlocks<'a, '_> {
 
     fn dir(&mut self, scope: Scope) -> Result<Option<&'a UserFile>, Diagnostic> {
         let files = &self.config.dirs[scope as usize];
-        let by_locale = match files.by_locale.is_empty() {
-            true => None,
-            false => self.by_locale(files),
-        };
+        let by_locale = locale_files::pick(self.locale, self.fallback, &files.by_locale);
         Ok(by_locale.or(files.plain.as_ref()).map(|f| &**f))
     }
 

@@ -392,7 +392,7 @@ impl Loader<'_> {
             let files = found.entry(key).or_default();
             match locale {
                 Some(locale) => {
-                    files.by_locale.push((locale.key().into(), file));
+                    files.by_locale.push((locale, file));
                 }
                 None => files.plain = Some(file),
             }

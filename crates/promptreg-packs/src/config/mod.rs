@@ -141,6 +141,7 @@ mod check;
 mod files;
 mod layer;
 mod load;
+mod locale_files;
 mod mode;
 mod options;
 mod read_cache;

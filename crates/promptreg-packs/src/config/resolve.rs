@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::files::{self, non_empty};
+use super::locale_files;
 use super::mode::Mode;
 use super::read_cache;
 use super::settings::PromptSettings;
@@ -14,7 +15,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::id;
 use crate::locale::Locale;
-use crate::prompt_file::non_blank;
+use crate::prompt_file::{self, non_blank};
 
 /// Which of the user's files a block was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -127,9 +128,14 @@ pub struct ResolveOptions {
     pub prompts_dir: String,
     /// The home directory.
     pub home: PathBuf,
-    /// When set, `<key>.<locale>.md` is looked up along the locale's
-    /// fallback chain before `<key>.md`, in each directory.
+    /// When set, a `<key>.<locale>.md` file is looked for before
+    /// `<key>.md`, in each directory, chosen as a loaded configuration
+    /// chooses one (the locale's chain, a file of the same language and
+    /// script, then [`fallback_locale`](Self::fallback_locale)'s chain).
     pub locale: Option<Locale>,
+    /// The locale whose chain is tried last, as a registry's fallback
+    /// locale: `en` unless set.
+    pub fallback_locale: Locale,
     /// The largest file read, in bytes.
     pub max_file_size: u64,
 }
@@ -142,6 +148,7 @@ impl ResolveOptions {
             prompts_dir: prompts_dir.into(),
             home: home.into(),
             locale: None,
+            fallback_locale: Locale::default_fallback(),
             max_file_size: super::spec::DEFAULT_MAX_FILE_SIZE,
         }
     }
@@ -350,15 +357,21 @@ pub(crate) fn choose<'s, S: BlockSource>(
     }
 }
 
-/// The file names a key's block is looked up under in one directory: the
-/// locale variants along `chain`, then `<key>.md`.
-pub(crate) fn file_names<'a>(
-    key: &'a str,
-    chain: impl Iterator<Item = &'a str> + 'a,
-) -> impl Iterator<Item = String> + 'a {
-    chain
-        .map(move |locale| format!("{key}.{locale}.md"))
-        .chain(std::iter::once(format!("{key}.md")))
+/// The `<key>.<locale>.md` files in `dir`, with their locales; none when
+/// the folder cannot be listed (then no file of it can be read either).
+fn locale_files_of(key: &str, dir: &Path) -> Vec<(Locale, PathBuf)> {
+    let Ok(Some(names)) = prompt_file::markdown_names(dir) else {
+        return Vec::new();
+    };
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let stem = name.strip_suffix(".md")?;
+            let (file_key, tag) = stem.rsplit_once('.')?;
+            let locale = Locale::parse(tag).ok().filter(|_| file_key == key)?;
+            Some((locale, dir.join(&name)))
+        })
+        .collect()
 }
 
 /// The rule's files, read from disk at each call.
@@ -393,12 +406,18 @@ impl BlockSource for Disk<'_> {
         }) else {
             return Ok(None);
         };
-        let chain = self.options.locale.iter().flat_map(|l| l.chain());
-        for name in file_names(self.key, chain) {
-            if let Some(block) = self.read_block(&dir.join(name))? {
-                return Ok(Some(block));
+        if let Some(locale) = &self.options.locale {
+            let mut by_locale = Vec::new();
+            for (tag, path) in locale_files_of(self.key, &dir) {
+                if let Some(block) = self.read_block(&path)? {
+                    by_locale.push((tag, block));
+                }
+            }
+            let fallback = &self.options.fallback_locale;
+            if let Some(block) = locale_files::pick(locale, fallback, &by_locale) {
+                return Ok(Some(block.clone()));
             }
         }
-        Ok(None)
+        self.read_block(&dir.join(format!("{}.md", self.key)))
     }
 }
