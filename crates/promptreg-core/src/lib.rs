@@ -70,5 +70,5 @@ pub use prompt::{Pin, Prompt};
 pub use provenance::{Provenance, Setting, SourceKind};
 pub use registry::PromptRegistry;
 pub use renderer::{IntoRenderer, Renderer, markers};
-pub use rendering::{Rendering, Traced};
+pub use rendering::{Form, RenderOutput, RenderRequest, Rendering, Traced};
 pub use snapshot::{RegistryProblem, Snapshot};

@@ -8,6 +8,7 @@ mod entry;
 mod history;
 mod memo;
 mod render;
+mod request;
 mod write;
 
 use std::sync::Arc;
