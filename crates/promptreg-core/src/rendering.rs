@@ -82,6 +82,21 @@ impl Traced {
         }
     }
 
+    /// A text prompt's render; a chat prompt's is refused with
+    /// [`ErrorKind::ChatPrompt`](crate::ErrorKind::ChatPrompt), as
+    /// [`render_traced`](crate::PromptRegistry::render_traced) refuses it.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ChatPrompt`](crate::ErrorKind::ChatPrompt) for a chat
+    /// prompt's render.
+    pub fn into_text(self) -> Result<Rendered, Error> {
+        match self {
+            Traced::Text(rendered) => Ok(rendered),
+            Traced::Chat(chat) => Err(crate::snapshot::chat_as_text(&chat.id, &chat.locale)),
+        }
+    }
+
     /// As messages: a chat prompt's, or a text prompt's render as one
     /// `system` message with its parts (none when it is blank).
     pub fn into_chat(self) -> RenderedChat {

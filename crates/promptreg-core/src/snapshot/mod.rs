@@ -28,6 +28,7 @@ use crate::suggest;
 use entry::{Body, Entry};
 pub(crate) use history::Histories;
 use memo::{Memo, Slots};
+pub(crate) use render::chat_as_text;
 
 /// An immutable state of a [`PromptRegistry`](crate::PromptRegistry).
 ///

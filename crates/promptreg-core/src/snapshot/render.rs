@@ -68,7 +68,8 @@ impl Snapshot {
     ///
     /// See [`PromptRegistry::render`](crate::PromptRegistry::render).
     pub fn render_traced<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<Rendered, Error> {
-        text_of(self.traced_request(&RenderRequest::new(id, ctx).form(Form::Text))?)
+        self.traced_request(&RenderRequest::new(id, ctx).form(Form::Text))?
+            .into_text()
     }
 
     /// Renders `id` for `locale` and records where every part came from.
@@ -84,7 +85,7 @@ impl Snapshot {
     ) -> Result<Rendered, Error> {
         in_locale(locale, |locale| {
             let request = RenderRequest::new(id, ctx).locale(locale).form(Form::Text);
-            text_of(self.traced_request(&request)?)
+            self.traced_request(&request)?.into_text()
         })
     }
 
@@ -523,17 +524,8 @@ fn with_cx<C: Serialize + Any, R>(
     render(&cx)
 }
 
-/// The text render of a traced request of [`Form::Text`]: a chat prompt
-/// is refused before it renders, so it is one.
-fn text_of(traced: Traced) -> Result<Rendered, Error> {
-    match traced {
-        Traced::Text(rendered) => Ok(rendered),
-        Traced::Chat(chat) => Err(chat_as_text(&chat.id, &chat.locale)),
-    }
-}
-
 /// The error for a chat prompt rendered as text.
-pub(super) fn chat_as_text(id: &PromptId, locale: &Locale) -> Error {
+pub(crate) fn chat_as_text(id: &PromptId, locale: &Locale) -> Error {
     Error::new(
         ErrorKind::ChatPrompt,
         format!("prompt `{id}` is a chat prompt (for `{locale}`): it renders as messages, not one text"),
