@@ -323,8 +323,13 @@ impl From<ProvenanceView> for PartProvenance {
     }
 }
 
-/// Tracing attributes as one dict, name -> str or int.
-fn attributes(py: Python<'_>, pairs: Vec<(&'static str, AttributeValue)>) -> PyResult<Py<PyAny>> {
+/// Tracing attributes as one dict, name -> str or int, in the order of
+/// their names (as the Node.js binding's object has them).
+fn attributes(
+    py: Python<'_>,
+    mut pairs: Vec<(&'static str, AttributeValue)>,
+) -> PyResult<Py<PyAny>> {
+    pairs.sort_by_key(|(name, _)| *name);
     let dict = PyDict::new(py);
     for (name, value) in pairs {
         match value {
