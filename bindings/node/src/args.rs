@@ -7,31 +7,10 @@ use napi::bindgen_prelude::{
 use napi::{Env, Status, ValueType};
 use promptreg::Renderer;
 
-use crate::errors::{throw_range_error, throw_type_error};
+use crate::errors::{OrThrow, throw_range_error, throw_type_error};
+use crate::handle::PromptRegistry;
+pub(crate) use crate::js::{is_absent, type_of};
 use crate::js_renderer;
-use crate::registry::PromptRegistry;
-
-/// The `typeof` of a JavaScript value, as a JavaScript developer reads it
-/// (`null` apart, since `typeof null` misleads).
-pub(crate) fn type_of(value: &Unknown<'_>) -> &'static str {
-    match value.get_type() {
-        Ok(ValueType::Undefined) => "undefined",
-        Ok(ValueType::Null) => "null",
-        Ok(ValueType::Boolean) => "boolean",
-        Ok(ValueType::Number) => "number",
-        Ok(ValueType::String) => "string",
-        Ok(ValueType::Symbol) => "symbol",
-        Ok(ValueType::Object) => "object",
-        Ok(ValueType::Function) => "function",
-        Ok(ValueType::BigInt) => "bigint",
-        _ => "an unknown value",
-    }
-}
-
-/// Whether `value` is `undefined` or `null`: an optional argument left out.
-pub(crate) fn is_absent(value: Option<&Unknown<'_>>) -> bool {
-    value.is_none_or(|v| matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)))
-}
 
 /// A string argument.
 pub(crate) fn string(env: &Env, value: Unknown<'_>, name: &str) -> napi::Result<String> {
@@ -202,7 +181,6 @@ pub(crate) fn optional_trusted_keys(
     value: Option<Unknown<'_>>,
     name: &str,
 ) -> napi::Result<Option<promptreg::signing::TrustedKeys>> {
-    use crate::errors::OrThrow;
     let Some(value) = value.filter(|v| !is_absent(Some(v))) else {
         return Ok(None);
     };

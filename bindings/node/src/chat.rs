@@ -10,6 +10,7 @@ use promptreg::{Chat, Message, Role};
 
 use crate::args;
 use crate::errors::throw_type_error;
+use crate::js::undefined;
 
 /// A chat message: who speaks and what is said.
 #[napi(object)]
@@ -192,7 +193,7 @@ pub(crate) fn histories_arg(
             let field = |key: &str| -> Result<Unknown<'_>> {
                 match item.get::<Unknown<'_>>(key)? {
                     Some(value) => Ok(value),
-                    None => crate::registry::undefined(env),
+                    None => undefined(env),
                 }
             };
             let role = args::string(env, field("role")?, &format!("{name}.role"))?;

@@ -9,7 +9,7 @@
 use napi::bindgen_prelude::{Object, Unknown};
 use napi::{Env, JsError, Status};
 
-use crate::config::Diagnostic;
+use crate::diagnostic::Diagnostic;
 
 /// The `code` of a `TypeError` for an argument of the wrong type, as
 /// Node.js's own functions name it.

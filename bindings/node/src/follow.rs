@@ -14,10 +14,11 @@ use napi::{Env, Result, Status, Task, ValueType};
 use napi_derive::napi;
 use promptreg::remote::{self, Change, Remote};
 
-use crate::args::{self, type_of};
+use crate::args;
 use crate::errors::{OrThrow, throw_range_error, throw_type_error};
+use crate::handle::{Kept, Shared};
+use crate::js::{type_of, undefined};
 use crate::pack::Pack;
-use crate::registry::{Shared, undefined};
 
 /// Options of `follow`.
 #[napi(object, object_from_js = false, object_to_js = false)]
@@ -161,17 +162,25 @@ pub struct Follower {
 /// The follower, while open, and its last status once closed; shared
 /// between the registry (which keeps it running while JavaScript holds no
 /// reference) and its `Follower`.
-pub(crate) type FollowSlot = Arc<Mutex<Slot>>;
+type FollowSlot = Arc<Mutex<Slot>>;
 
 /// An open follower, or the status it had when it was closed.
-pub(crate) enum Slot {
+enum Slot {
     Open(Arc<remote::Follower>),
     Closed(Box<remote::Status>),
 }
 
 impl Slot {
-    pub(crate) fn is_open(&self) -> bool {
+    fn is_open(&self) -> bool {
         matches!(self, Slot::Open(_))
+    }
+}
+
+impl Kept for Mutex<Slot> {
+    fn is_open(&self) -> bool {
+        self.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_open()
     }
 }
 
@@ -380,7 +389,7 @@ pub(crate) fn start(env: &Env, shared: &Shared, options: Unknown<'_>) -> Result<
     }
     let follower = shared.registry.follow(remote).or_throw(env)?;
     let slot: FollowSlot = Arc::new(Mutex::new(Slot::Open(Arc::new(follower))));
-    shared.keep_follower(Arc::clone(&slot));
+    shared.keep(Arc::clone(&slot) as Arc<dyn Kept>);
     Ok(Follower { slot })
 }
 

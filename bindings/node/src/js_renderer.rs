@@ -24,7 +24,7 @@ use napi::{Env, ValueType, sys};
 use promptreg::{Locale, Renderer};
 use serde::Serialize;
 
-use crate::args::type_of;
+use crate::js::type_of;
 
 /// A reference to a JavaScript function `(ctx, locale) => string`.
 type JsFunction = FunctionRef<(), ()>;

@@ -15,14 +15,23 @@
 
 #![deny(missing_docs)]
 
+// The modules form a DAG, leaves first (`tests/modules.rs` checks that no
+// `crate::` import closes a circle): `js`; `diagnostic`; `errors`;
+// `js_renderer`; `handle` (the class's data); `args`; `chat`, `config`,
+// `trace`, `resolve`; `pack`, `watch`; `follow`; `render`; `registry` (the
+// class's methods), which imports what it needs of each.
 mod args;
 mod chat;
 mod config;
+mod diagnostic;
 mod errors;
 mod follow;
+mod handle;
+mod js;
 mod js_renderer;
 mod pack;
 mod registry;
+mod render;
 mod resolve;
 mod trace;
 mod watch;
@@ -30,10 +39,12 @@ mod watch;
 // The JavaScript API, also reachable from Rust (the tests build this crate
 // as a library, where napi-rs registers nothing).
 pub use chat::{ChatItem, ChatMessage, ChatMessageDeclaration, ChatOptions, HistoryPlaceholder};
-pub use config::{ConfigSpec, Diagnostic, LoadOptions, LoadReport, check, check_settings};
+pub use config::{ConfigSpec, LoadOptions, check, check_settings};
+pub use diagnostic::{Diagnostic, LoadReport};
 pub use follow::{FirstSync, FollowChange, FollowOptions, FollowStatus, Follower};
 pub use pack::Pack;
 pub use registry::PromptRegistry;
+pub use render::RenderOptions;
 pub use resolve::{PromptBlock, PromptConfig, ResolvePromptOptions, resolve_prompt_block};
 pub use trace::{
     ChatTrace, LocaleMatch, LookupStep, MessageSource, PartOrigin, PartProvenance, SettingRef,

@@ -6,7 +6,8 @@ use napi::{Env, Result};
 use napi_derive::napi;
 
 use crate::args;
-use crate::config::{ConfigSpec, Diagnostic};
+use crate::config::ConfigSpec;
+use crate::diagnostic::Diagnostic;
 use crate::errors::OrThrow;
 
 /// A pack loaded from a folder: its prompts, locale variants and the user

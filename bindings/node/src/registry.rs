@@ -2,21 +2,27 @@
 
 use promptreg::prelude::*;
 use std::cell::OnceCell;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use napi::bindgen_prelude::{Function, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
-use promptreg::{ErrorKind, Locale, Pin, Prompt};
+use promptreg::trace_view::{ChatTraceView, TraceView};
+use promptreg::{ErrorKind, Form, Pin, Prompt, RenderOutput, Traced};
 
 use crate::args;
 use crate::chat::{self, ChatMessage, Rendering};
-use crate::config::{self, LoadReport};
+use crate::config;
+use crate::diagnostic::LoadReport;
 use crate::errors::{self, OrThrow};
-use crate::follow::{self, FollowSlot, Follower};
+use crate::follow::{self, Follower};
+pub use crate::handle::PromptRegistry;
+use crate::handle::Shared;
+use crate::js::undefined;
 use crate::js_renderer::JsRenderCx;
+use crate::render::Call;
 use crate::trace::{ChatTrace, Trace};
-use crate::watch::{self, WatchOptions, WatchSlot, Watcher};
+use crate::watch::{self, WatchOptions, Watcher};
 
 thread_local! {
     /// The process-wide registry of this JavaScript thread: JavaScript
@@ -24,71 +30,26 @@ thread_local! {
     static GLOBAL: OnceCell<Arc<Shared>> = const { OnceCell::new() };
 }
 
-/// A registry and the watches that follow its files.
-#[derive(Default)]
-pub(crate) struct Shared {
-    pub(crate) registry: promptreg::PromptRegistry,
-    /// Open watches, kept here so that a watch runs until `close()` even
-    /// when JavaScript drops its `Watcher`, as `fs.watch` does.
-    watches: Mutex<Vec<WatchSlot>>,
-    /// Open followers, kept for the same reason.
-    followers: Mutex<Vec<FollowSlot>>,
-}
-
-impl Shared {
-    /// Keeps `slot` while it is open, forgetting the closed ones.
-    pub(crate) fn keep(&self, slot: WatchSlot) {
-        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
-        watches.retain(|w| w.lock().unwrap_or_else(PoisonError::into_inner).is_some());
-        watches.push(slot);
-    }
-
-    /// Keeps `slot` while it is open, forgetting the closed ones.
-    pub(crate) fn keep_follower(&self, slot: FollowSlot) {
-        let mut followers = self
-            .followers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        followers.retain(|f| f.lock().unwrap_or_else(PoisonError::into_inner).is_open());
-        followers.push(slot);
-    }
-}
-
-/// The registry of every system prompt of an application: defaults under
-/// ids, per-locale overrides, appended rules, pinned blocks, packs and the
-/// user's configuration.
-///
-/// `new PromptRegistry()` is an independent registry (tests, several
-/// tenants); `PromptRegistry.global()` (also exported as `promptRegistry`)
-/// is the process-wide one.
-#[napi]
-pub struct PromptRegistry {
-    shared: Arc<Shared>,
-}
-
-/// `undefined`, for a field left out.
-pub(crate) fn undefined(env: &Env) -> Result<Unknown<'_>> {
-    // SAFETY: `env` is the live environment of this call.
-    let raw = unsafe { <() as napi::bindgen_prelude::ToNapiValue>::to_napi_value(env.raw(), ()) }?;
-    // SAFETY: `raw` was just made in `env`.
-    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
-}
-
 impl PromptRegistry {
-    fn wrap(shared: Arc<Shared>) -> Self {
-        PromptRegistry { shared }
+    /// Answers the request `call` makes in `form`, traced when `traced`.
+    fn answer(
+        &self,
+        env: &Env,
+        ctx: Option<Unknown<'_>>,
+        call: &Call,
+        form: Form,
+        traced: bool,
+    ) -> Result<RenderOutput> {
+        self.render_with(env, ctx, |registry, cx| {
+            call.with_request(cx, form, traced, |request| registry.render_request(request))
+        })
     }
 
-    pub(crate) fn inner(&self) -> &promptreg::PromptRegistry {
-        &self.shared.registry
-    }
-
-    /// The locale argument of a render, else the registry's locale.
-    fn locale_arg(&self, env: &Env, locale: Option<Unknown<'_>>) -> Result<Locale> {
-        match args::optional_string(env, locale, "locale")? {
-            Some(locale) => Locale::parse(&locale).or_throw(env),
-            None => Ok(self.inner().locale()),
-        }
+    /// The trace of a text render.
+    fn text_trace(&self, env: &Env, ctx: Option<Unknown<'_>>, call: &Call) -> Result<Trace> {
+        let traced = trace_of(self.answer(env, ctx, call, Form::Text, true)?)?;
+        let rendered = traced.into_text().or_throw(env)?;
+        Ok(Trace::from(TraceView::from(rendered)))
     }
 
     /// Renders with a context made for this call, turning a JavaScript
@@ -127,6 +88,13 @@ impl PromptRegistry {
             _ => errors::throw(env, &error),
         })
     }
+}
+
+/// The trace a traced request gives.
+fn trace_of(output: RenderOutput) -> Result<Traced> {
+    output
+        .into_traced()
+        .ok_or_else(|| napi::Error::from_reason("a traced render gave no trace"))
 }
 
 /// The arm of a split a subject gets (`armFor`).
@@ -287,7 +255,8 @@ impl PromptRegistry {
 
     /// Renders `id` with `ctx` for `locale` (default: the registry's
     /// locale, see `setLocale`). JavaScript renderers run now, on this
-    /// thread.
+    /// thread. `options.subject` renders from the state the subject is
+    /// served while a split runs (see `renderFor`).
     #[napi]
     pub fn render(
         &self,
@@ -295,13 +264,11 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "string")] id: Unknown<'_>,
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "RenderOptions")] options: Option<Unknown<'_>>,
     ) -> Result<String> {
-        let id = args::string(&env, id, "id")?;
-        let locale = args::optional_string(&env, locale, "locale")?;
-        self.render_with(&env, ctx, |registry, cx| match &locale {
-            Some(locale) => registry.render_in(&id, cx, locale.as_str()),
-            None => registry.render(&id, cx),
-        })
+        let call = Call::new(&env, id, locale, None, options)?;
+        let output = self.answer(&env, ctx, &call, Form::Text, false)?;
+        Ok(output.into_rendering().into_text())
     }
 
     /// Renders `id` as `render` does and returns the text with, for every
@@ -313,21 +280,17 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "string")] id: Unknown<'_>,
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "RenderOptions")] options: Option<Unknown<'_>>,
     ) -> Result<Trace> {
-        let id = args::string(&env, id, "id")?;
-        let locale = args::optional_string(&env, locale, "locale")?;
-        let rendered = self.render_with(&env, ctx, |registry, cx| match &locale {
-            Some(locale) => registry.render_traced_in(&id, cx, locale.as_str()),
-            None => registry.render_traced(&id, cx),
-        })?;
-        Ok(Trace::from(&rendered))
+        let call = Call::new(&env, id, locale, None, options)?;
+        self.text_trace(&env, ctx, &call)
     }
 
     /// Renders `id` as `render` does, from the state `subject` is served:
     /// while a split runs on a followed label, its candidate for the
     /// subjects its share picks (by the subject's key and the split's id:
     /// the same subject, the same arm, in every process), else the
-    /// registry's own.
+    /// registry's own. The same as `render` with `{ subject }`.
     #[napi]
     pub fn render_for(
         &self,
@@ -337,16 +300,9 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
     ) -> Result<String> {
-        let subject = args::string(&env, subject, "subject")?;
-        let id = args::string(&env, id, "id")?;
-        let locale = args::optional_string(&env, locale, "locale")?;
-        self.render_with(&env, ctx, |registry, cx| {
-            let snapshot = registry.snapshot_for(&subject);
-            match &locale {
-                Some(locale) => snapshot.render_in(&id, cx, locale.as_str()),
-                None => snapshot.render(&id, cx),
-            }
-        })
+        let call = Call::for_subject(&env, subject, id, locale)?;
+        let output = self.answer(&env, ctx, &call, Form::Text, false)?;
+        Ok(output.into_rendering().into_text())
     }
 
     /// `renderTraced` from the state `subject` is served (see
@@ -361,17 +317,8 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
     ) -> Result<Trace> {
-        let subject = args::string(&env, subject, "subject")?;
-        let id = args::string(&env, id, "id")?;
-        let locale = args::optional_string(&env, locale, "locale")?;
-        let rendered = self.render_with(&env, ctx, |registry, cx| {
-            let snapshot = registry.snapshot_for(&subject);
-            match &locale {
-                Some(locale) => snapshot.render_traced_in(&id, cx, locale.as_str()),
-                None => snapshot.render_traced(&id, cx),
-            }
-        })?;
-        Ok(Trace::from(&rendered))
+        let call = Call::for_subject(&env, subject, id, locale)?;
+        self.text_trace(&env, ctx, &call)
     }
 
     /// The split running on a followed label and the arm `subject` gets
@@ -397,8 +344,9 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "string")] id: Unknown<'_>,
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "RenderOptions")] options: Option<Unknown<'_>>,
     ) -> Result<Trace> {
-        self.render_traced(env, id, ctx, locale)
+        self.render_traced(env, id, ctx, locale, options)
     }
 
     /// Registers chat prompt `id`: its messages in order, each
@@ -476,7 +424,8 @@ impl PromptRegistry {
     /// (default: the registry's locale), inserting at each `{ history }`
     /// placeholder the messages `histories` has under its name (none when
     /// it has none). A text prompt renders as one `system` message; a
-    /// message that renders blank is left out.
+    /// message that renders blank is left out. `options.subject` renders
+    /// from the state the subject is served while a split runs.
     #[napi]
     pub fn render_messages(
         &self,
@@ -485,15 +434,11 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "RenderOptions")] options: Option<Unknown<'_>>,
     ) -> Result<Vec<ChatMessage>> {
-        let id = args::string(&env, id, "id")?;
-        let locale = args::optional_string(&env, locale, "locale")?;
-        let histories = chat::histories_arg(&env, histories, "histories")?;
-        let histories = chat::borrowed(&histories);
-        let messages = self.render_with(&env, ctx, |registry, cx| match &locale {
-            Some(locale) => registry.render_messages_in(&id, cx, locale.as_str(), &histories),
-            None => registry.render_messages(&id, cx, &histories),
-        })?;
+        let call = Call::new(&env, id, locale, histories, options)?;
+        let output = self.answer(&env, ctx, &call, Form::Messages, false)?;
+        let messages = output.into_rendering().into_messages();
         Ok(messages.into_iter().map(ChatMessage::from).collect())
     }
 
@@ -512,17 +457,11 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "RenderOptions")] options: Option<Unknown<'_>>,
     ) -> Result<Rendering> {
-        let id = args::string(&env, id, "id")?;
-        let locale = self.locale_arg(&env, locale)?;
-        let histories = chat::histories_arg(&env, histories, "histories")?;
-        let histories = chat::borrowed(&histories);
-        let rendering = self.render_with(&env, ctx, |registry, cx| {
-            registry
-                .snapshot()
-                .render_any_in(&id, cx, &locale, &histories)
-        })?;
-        Ok(Rendering::from(rendering))
+        let call = Call::new(&env, id, locale, histories, options)?;
+        let output = self.answer(&env, ctx, &call, Form::AsDeclared, false)?;
+        Ok(Rendering::from(output.into_rendering()))
     }
 
     /// Renders chat prompt `id` as `renderMessages` does and returns every
@@ -536,15 +475,11 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "RenderOptions")] options: Option<Unknown<'_>>,
     ) -> Result<ChatTrace> {
-        let id = args::string(&env, id, "id")?;
-        let locale = self.locale_arg(&env, locale)?;
-        let histories = chat::histories_arg(&env, histories, "histories")?;
-        let histories = chat::borrowed(&histories);
-        let rendered = self.render_with(&env, ctx, |registry, cx| {
-            registry.render_messages_traced_in(&id, cx, locale.as_str(), &histories)
-        })?;
-        Ok(ChatTrace::from(&rendered))
+        let call = Call::new(&env, id, locale, histories, options)?;
+        let traced = trace_of(self.answer(&env, ctx, &call, Form::Messages, true)?)?;
+        Ok(ChatTrace::from(ChatTraceView::from(traced.into_chat())))
     }
 
     /// Renders chat prompt `id` as role-headed text (`# system`, the
@@ -558,14 +493,11 @@ impl PromptRegistry {
         #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
         #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "RenderOptions")] options: Option<Unknown<'_>>,
     ) -> Result<String> {
-        let id = args::string(&env, id, "id")?;
-        let locale = self.locale_arg(&env, locale)?;
-        let histories = chat::histories_arg(&env, histories, "histories")?;
-        let histories = chat::borrowed(&histories);
-        self.render_with(&env, ctx, |registry, cx| {
-            registry.render_chat_as_text(&id, cx, locale.as_str(), &histories)
-        })
+        let call = Call::new(&env, id, locale, histories, options)?;
+        let output = self.answer(&env, ctx, &call, Form::AsDeclared, false)?;
+        Ok(output.into_rendering().into_text())
     }
 
     /// Whether `id` renders as a chat prompt for `locale` (default: the

@@ -1,13 +1,19 @@
-//! The trace of a render (`renderTraced`, `explain`) as plain objects.
+//! The trace of a render (`renderTraced`, `explain`) as plain objects,
+//! copied from the library's plain-data view of a trace
+//! ([`promptreg::trace_view`]).
 //!
 //! The shapes follow the library's serialisation (`promptreg explain
 //! --json`), with JavaScript's camelCase names and offsets in UTF-16 code
 //! units, so that `trace.text.slice(part.start, part.end) === part.text`.
 
 use napi_derive::napi;
-use promptreg::{Origin, Part, Provenance, Rendered, RenderedChat, RenderedMessage};
-use serde::Serialize;
+use promptreg::trace_attributes::AttributeValue;
+use promptreg::trace_view::{
+    ChatTraceView, MessageView, OriginView, PartView, ProvenanceView, StepView, TraceView,
+};
 use serde_json::Value;
+
+use crate::js::{saturating_i64, saturating_u32, utf16_offset};
 
 /// A rendered prompt with where each part came from.
 #[napi(object)]
@@ -192,146 +198,109 @@ pub struct MessageSource {
     pub name: Option<String>,
 }
 
-impl From<&RenderedChat> for ChatTrace {
-    fn from(rendered: &RenderedChat) -> Self {
+impl From<ChatTraceView> for ChatTrace {
+    fn from(view: ChatTraceView) -> Self {
         ChatTrace {
-            id: rendered.id.to_string(),
-            locale: rendered.locale.to_string(),
-            lookup: lookup(&rendered.lookup),
-            messages: rendered.messages.iter().map(TraceMessage::from).collect(),
-            model: rendered.model.as_ref().map(|m| m.to_value()),
-            metadata: rendered.metadata.as_ref().map(|m| m.to_value()),
-            trace_attributes: attributes(rendered.trace_attributes()),
+            id: view.id,
+            locale: view.locale,
+            lookup: view.lookup.into_iter().map(LookupStep::from).collect(),
+            messages: view.messages.into_iter().map(TraceMessage::from).collect(),
+            model: view.model.map(|m| m.to_value()),
+            metadata: view.metadata.map(|m| m.to_value()),
+            trace_attributes: attributes(view.trace_attributes),
         }
     }
 }
 
-impl From<&RenderedMessage> for TraceMessage {
-    fn from(message: &RenderedMessage) -> Self {
-        // The library's serialisation is the one description of a source's
-        // fields (`MessageSource` is non-exhaustive); read them from it.
-        let source = serde_json::to_value(&message.source).unwrap_or(Value::Null);
+impl From<TraceView> for Trace {
+    fn from(view: TraceView) -> Self {
+        Trace {
+            parts: parts(&view.text, view.parts),
+            id: view.id,
+            locale: view.locale,
+            text: view.text,
+            lookup: view.lookup.into_iter().map(LookupStep::from).collect(),
+            model: view.model.map(|m| m.to_value()),
+            metadata: view.metadata.map(|m| m.to_value()),
+            trace_attributes: attributes(view.trace_attributes),
+        }
+    }
+}
+
+impl From<MessageView> for TraceMessage {
+    fn from(message: MessageView) -> Self {
         TraceMessage {
-            role: message.role.to_string(),
-            content: message.content.clone(),
-            parts: message
-                .parts
-                .iter()
-                .map(|part| TracePart::new(&message.content, part))
-                .collect(),
+            parts: parts(&message.content, message.parts),
+            role: message.role,
+            content: message.content,
             source: MessageSource {
-                kind: source
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                index: source
-                    .get("index")
-                    .and_then(Value::as_u64)
-                    .map_or(0, |i| u32::try_from(i).unwrap_or(u32::MAX)),
-                name: source
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                kind: message.source.kind.to_owned(),
+                index: saturating_u32(message.source.index),
+                name: message.source.name,
             },
         }
     }
 }
 
-/// The steps of locale matching.
-fn lookup(steps: &[promptreg::LookupStep]) -> Vec<LookupStep> {
-    steps
-        .iter()
-        .map(|step| LookupStep {
-            key: step.key.clone(),
-            step: name_of(&step.step),
+impl From<StepView> for LookupStep {
+    fn from(step: StepView) -> Self {
+        LookupStep {
+            key: step.key,
+            step: step.step.to_owned(),
+        }
+    }
+}
+
+/// The parts of `text`, with offsets in UTF-16 code units.
+fn parts(text: &str, parts: Vec<PartView>) -> Vec<TracePart> {
+    parts
+        .into_iter()
+        .map(|part| TracePart {
+            start: utf16_offset(text, part.range.start),
+            end: utf16_offset(text, part.range.end),
+            origin: PartOrigin::from(part.origin),
+            text: part.text,
+            provenance: part.provenance.map(PartProvenance::from),
+            snippets: part.snippets,
         })
         .collect()
 }
 
-impl From<&Rendered> for Trace {
-    fn from(rendered: &Rendered) -> Self {
-        Trace {
-            id: rendered.id.to_string(),
-            locale: rendered.locale.to_string(),
-            text: rendered.text.clone(),
-            lookup: lookup(&rendered.lookup),
-            parts: rendered
-                .parts
-                .iter()
-                .map(|part| TracePart::new(&rendered.text, part))
-                .collect(),
-            model: rendered.model.as_ref().map(|m| m.to_value()),
-            metadata: rendered.metadata.as_ref().map(|m| m.to_value()),
-            trace_attributes: attributes(rendered.trace_attributes()),
-        }
-    }
-}
-
-impl TracePart {
-    /// Part `part` of `text`.
-    fn new(text: &str, part: &Part) -> Self {
-        TracePart {
-            origin: PartOrigin::from(&part.origin),
-            start: utf16_offset(text, part.range.start),
-            end: utf16_offset(text, part.range.end),
-            text: text.get(part.range.clone()).unwrap_or_default().to_owned(),
-            provenance: part.provenance.as_deref().map(PartProvenance::from),
-            snippets: part
-                .snippets
-                .iter()
-                .map(|f| f.to_string_lossy().into_owned())
-                .collect(),
-        }
-    }
-}
-
-impl From<&Origin> for PartOrigin {
-    fn from(origin: &Origin) -> Self {
-        // The library's serialisation is the one description of an origin's
-        // fields (`Origin` is non-exhaustive); read them from it.
-        let fields = serde_json::to_value(origin).unwrap_or(Value::Null);
-        let text = |key: &str| fields.get(key).and_then(Value::as_str).map(str::to_owned);
-        let translation = fields.get("translation").and_then(|t| {
-            Some(LocaleMatch {
-                locale: t.get("locale")?.as_str()?.to_owned(),
-                step: t.get("step")?.as_str()?.to_owned(),
-            })
-        });
+impl From<OriginView> for PartOrigin {
+    fn from(origin: OriginView) -> Self {
         PartOrigin {
-            kind: text("kind").unwrap_or_default(),
-            label: origin.to_string(),
-            index: fields
-                .get("index")
-                .and_then(Value::as_u64)
-                .and_then(|i| u32::try_from(i).ok()),
-            locale: text("locale"),
-            step: text("step"),
-            replaces_body: fields.get("replaces_body").and_then(Value::as_bool),
-            translation,
+            kind: origin.kind.to_owned(),
+            label: origin.label,
+            index: origin.index.and_then(|i| u32::try_from(i).ok()),
+            locale: origin.locale,
+            step: origin.step.map(str::to_owned),
+            replaces_body: origin.replaces_body,
+            translation: origin.translation.map(|t| LocaleMatch {
+                locale: t.locale,
+                step: t.step.to_owned(),
+            }),
         }
     }
 }
 
-impl From<&Provenance> for PartProvenance {
-    fn from(provenance: &Provenance) -> Self {
-        let path = |p: &std::path::Path| p.display().to_string();
+impl From<ProvenanceView> for PartProvenance {
+    fn from(provenance: ProvenanceView) -> Self {
         PartProvenance {
-            source: name_of(&provenance.source),
-            what: provenance.what.clone(),
-            file: provenance.file.as_deref().map(path),
-            target: provenance.target.as_deref().map(path),
-            locale: provenance.locale.as_ref().map(|l| l.to_string()),
-            mode: provenance.mode.clone(),
-            chosen_by: provenance.chosen_by.as_ref().map(|setting| SettingRef {
-                file: path(&setting.file),
-                key_path: setting.key_path.clone(),
+            source: provenance.source.to_owned(),
+            what: provenance.what,
+            file: provenance.file,
+            target: provenance.target,
+            locale: provenance.locale,
+            mode: provenance.mode,
+            chosen_by: provenance.chosen_by.map(|setting| SettingRef {
+                file: setting.file,
+                key_path: setting.key_path,
                 line: saturating_u32(setting.line),
                 column: saturating_u32(setting.column),
             }),
             version: provenance.version.map(saturating_i64),
-            digest: provenance.digest.clone(),
-            label: provenance.label.clone(),
+            digest: provenance.digest,
+            label: provenance.label,
             revision: provenance.revision.map(saturating_i64),
             split: provenance.split.map(saturating_i64),
             stale: provenance.stale,
@@ -339,53 +308,17 @@ impl From<&Provenance> for PartProvenance {
     }
 }
 
-/// The serialised name of a unit variant (`same-script`, `pack`).
-fn name_of(value: &impl Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(Value::String(name)) => name,
-        _ => String::new(),
-    }
-}
-
-/// The UTF-16 offset of byte offset `byte` of `text`.
-pub(crate) fn utf16_offset(text: &str, byte: usize) -> u32 {
-    let prefix = text.get(..byte).unwrap_or(text);
-    saturating_u32(prefix.encode_utf16().count())
-}
-
-fn saturating_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
 /// Tracing attributes as one object, name -> value.
-fn attributes(pairs: Vec<(&'static str, promptreg::trace_attributes::AttributeValue)>) -> Value {
+fn attributes(pairs: Vec<(&'static str, AttributeValue)>) -> Value {
     let map = pairs
         .into_iter()
         .map(|(name, value)| {
-            (
-                name.to_owned(),
-                serde_json::to_value(value).unwrap_or(Value::Null),
-            )
+            let value = match value {
+                AttributeValue::String(text) => Value::String(text),
+                AttributeValue::Int(n) => Value::from(n),
+            };
+            (name.to_owned(), value)
         })
         .collect();
     Value::Object(map)
-}
-
-pub(crate) fn saturating_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utf16_offset;
-
-    #[test]
-    fn offsets_count_utf16_code_units() {
-        let text = "あa😀b";
-        assert_eq!(utf16_offset(text, 0), 0);
-        assert_eq!(utf16_offset(text, "あ".len()), 1);
-        assert_eq!(utf16_offset(text, "あa".len()), 2);
-        // An emoji is two code units in JavaScript.
-        assert_eq!(utf16_offset(text, "あa😀".len()), 4);
-    }
 }

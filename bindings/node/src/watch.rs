@@ -11,10 +11,10 @@ use napi::{Env, Result, Status, ValueType};
 use napi_derive::napi;
 use promptreg::{DEFAULT_DEBOUNCE, WatchHandle};
 
-use crate::args::type_of;
-use crate::config::{Diagnostic, LoadReport};
+use crate::diagnostic::{Diagnostic, LoadReport};
 use crate::errors::{OrThrow, throw_type_error};
-use crate::registry::Shared;
+use crate::handle::{Kept, Shared};
+use crate::js::type_of;
 
 /// What a reload started by `watch` did.
 #[napi(object)]
@@ -58,7 +58,7 @@ pub struct Watcher {
 
 /// The handle of one watch, shared between the registry (which keeps it
 /// running while JavaScript holds no reference) and its `Watcher`.
-pub(crate) type WatchSlot = Arc<Mutex<Option<WatchHandle>>>;
+type WatchSlot = Arc<Mutex<Option<WatchHandle>>>;
 
 #[napi]
 impl Watcher {
@@ -79,6 +79,14 @@ impl Watcher {
     pub fn is_open(&self) -> bool {
         self.slot
             .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+}
+
+impl Kept for Mutex<Option<WatchHandle>> {
+    fn is_open(&self) -> bool {
+        self.lock()
             .unwrap_or_else(PoisonError::into_inner)
             .is_some()
     }
@@ -128,7 +136,7 @@ pub(crate) fn start(
         })
         .or_throw(env)?;
     let slot: WatchSlot = Arc::new(Mutex::new(Some(handle)));
-    shared.keep(Arc::clone(&slot));
+    shared.keep(Arc::clone(&slot) as Arc<dyn Kept>);
     Ok(Watcher { slot })
 }
 

@@ -159,6 +159,10 @@ test('follow a label: first sync, render, the label moves with the tool, onChang
   // A gradual release: `latest` one step ahead serves half the subjects.
   const translate = path.join(server.pack, 'defaults', 'translate.system.md');
   fs.writeFileSync(translate, fs.readFileSync(translate, 'utf8').replace('You translate web page text', 'You carefully translate web page text'));
+  // The candidate's Japanese narrator says "guide": a subject picks its
+  // arm for chat prompts and any locale too.
+  const narratorJa = path.join(server.pack, 'defaults', `${NARRATOR}.ja.md`);
+  fs.writeFileSync(narratorJa, fs.readFileSync(narratorJa, 'utf8').replace('なアシスタントです。', 'なガイドです。'));
   server.store('push', server.pack, '--message', 'Carefully');
   server.store('canary', 'production', '--from', 'latest', '--percent', '50');
   const split = await until('the split', async () => follower?.status().split ?? undefined);
@@ -177,6 +181,19 @@ test('follow a label: first sync, render, the label moves with the tool, onChang
   assert.equal(prompts.renderTracedFor(stable, 'translate.system').traceAttributes['promptreg.arm'], undefined);
   assert.ok(prompts.render('translate.system').startsWith('You translate'), 'no subject: the label');
   assert.throws(() => untyped(prompts.renderFor.bind(prompts), 7, 'translate.system'), typeErrorNaming('subject'));
+  // `{ subject }` on every render: text and chat, any locale, traced or not.
+  const ja = (who: string) => prompts.renderMessages(NARRATOR, ctx, 'ja-JP', { conversation: [] }, { subject: who });
+  assert.match(ja(chosen)[0].content, /なガイドです。/);
+  assert.match(ja(stable)[0].content, /なアシスタントです。/);
+  const chatTrace = prompts.renderMessagesTraced(NARRATOR, ctx, 'ja', undefined, { subject: chosen });
+  assert.equal(chatTrace.traceAttributes['promptreg.arm'], 'candidate');
+  assert.equal(chatTrace.traceAttributes['promptreg.split'], split.split);
+  const any = prompts.renderAny(NARRATOR, ctx, 'ja', undefined, { subject: chosen });
+  assert.match(any.messages?.[0].content ?? '', /なガイドです。/);
+  assert.match(prompts.renderChatAsText(NARRATOR, ctx, 'ja', undefined, { subject: chosen }), /なガイドです。/);
+  assert.ok(prompts.render(TRANSLATE, undefined, 'fr', { subject: chosen }).startsWith('You carefully translate'));
+  assert.equal(prompts.renderTraced(TRANSLATE, undefined, 'fr', { subject: chosen }).traceAttributes['promptreg.arm'], 'candidate');
+  assert.ok(prompts.render(TRANSLATE, undefined, 'fr', { subject: stable }).startsWith('You translate'));
 
   follower.close();
   assert.equal(follower.isOpen, false);

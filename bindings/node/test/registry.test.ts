@@ -210,3 +210,26 @@ test('a traced part names the snippet files its template included', () => {
   assert.deepEqual(tail('ja').snippets.map((f) => path.relative(root, f)), ['snippets/verification.ja.md']);
   assert.deepEqual(prompts.renderTraced('goal-running', ctx, 'en').parts[0].snippets, []);
 });
+
+test('every render takes { subject } after its arguments; with no split running, every subject gets the registry', () => {
+  const prompts = new PromptRegistry();
+  prompts.registerDefault('translate.system', 'Translate.');
+  prompts.override('translate.system', 'fr', 'Traduisez.');
+  prompts.registerChat('helper', [{ role: 'system', content: 'Help.' }, { history: 'turns' }]);
+  const options = { subject: 'user-7' };
+  assert.equal(prompts.render('translate.system', undefined, 'fr-CA', options), 'Traduisez.');
+  assert.equal(prompts.renderTraced('translate.system', undefined, undefined, options).text, 'Translate.');
+  assert.equal(prompts.explain('translate.system', undefined, 'fr', options).parts[0].origin.kind, 'override');
+  const turns = { turns: [{ role: 'user', content: 'Hi' }] };
+  assert.deepEqual(prompts.renderMessages('helper', undefined, undefined, turns, options), [
+    { role: 'system', content: 'Help.' },
+    { role: 'user', content: 'Hi' },
+  ]);
+  assert.equal(prompts.renderMessagesTraced('helper', undefined, 'ja', turns, options).messages.length, 2);
+  assert.equal(prompts.renderAny('helper', undefined, undefined, turns, options).kind, 'messages');
+  assert.ok(prompts.renderChatAsText('helper', undefined, undefined, turns, options).startsWith('# system'));
+  assert.throws(
+    () => (prompts.render as (...args: unknown[]) => string)('translate.system', undefined, undefined, { subject: 7 }),
+    (e: unknown) => e instanceof TypeError && /`options.subject`/.test(e.message),
+  );
+});

@@ -133,7 +133,7 @@ pub(crate) fn histories_arg(value: Option<&Bound<'_, PyAny>>, name: &str) -> PyR
 }
 
 /// Histories as the library borrows them.
-pub(crate) fn borrowed(histories: &Histories) -> Vec<(&str, &[Message])> {
+pub(crate) fn borrowed(histories: &[(String, Vec<Message>)]) -> Vec<(&str, &[Message])> {
     histories
         .iter()
         .map(|(name, messages)| (name.as_str(), messages.as_slice()))

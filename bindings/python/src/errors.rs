@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use pyo3::{PyTypeInfo, create_exception};
 
-use crate::config::Diagnostic;
+use crate::diagnostic::Diagnostic;
 
 create_exception!(
     promptreg,

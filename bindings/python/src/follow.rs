@@ -4,15 +4,14 @@
 
 use promptreg::prelude::*;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use promptreg::remote::{self, Change, Remote};
-use promptreg::signing::TrustedKeys;
 use pyo3::prelude::*;
 
 use crate::errors::{OrRaise, type_error};
+use crate::keys::trusted_keys;
 use crate::pack::Pack;
 use crate::record::record;
 use crate::running::{self, Running};
@@ -241,22 +240,6 @@ impl Follower {
     ) {
         self.close(py);
     }
-}
-
-/// Trusted keys from a list of public keys (`ssh-ed25519 AAAA…`, an
-/// `allowed_signers` line) and key files.
-pub(crate) fn trusted_keys(keys: &[String], name: &str) -> PyResult<TrustedKeys> {
-    let mut trusted = TrustedKeys::new();
-    for (i, text) in keys.iter().enumerate() {
-        let item = format!("{name}[{i}]");
-        let added = if text.trim_start().starts_with("ssh-") || text.contains(" ssh-") {
-            trusted.add_openssh(text, &item)
-        } else {
-            trusted.add_file(Path::new(text))
-        };
-        added.or_raise()?;
-    }
-    Ok(trusted)
 }
 
 /// Starts following the server `options` names for `registry`.

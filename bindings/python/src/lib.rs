@@ -16,10 +16,18 @@
 
 #![deny(missing_docs)]
 
+// The modules form a DAG, leaves first (`tests/modules.rs` checks that no
+// `crate::` path closes a circle): `record`, `running`; `diagnostic`;
+// `errors`; `py_data`, `py_renderer`, `keys`, `handle` (the class's data);
+// `config`, `chat`, `trace`, `resolve`, `watch`; `pack`; `follow`;
+// `registry` (the class's methods), which imports what it needs of each.
 mod chat;
 mod config;
+mod diagnostic;
 mod errors;
 mod follow;
+mod handle;
+mod keys;
 mod pack;
 mod py_data;
 mod py_renderer;
@@ -42,8 +50,8 @@ fn _promptreg(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<chat::ChatRequest>()?;
     m.add_class::<pack::Pack>()?;
     m.add_class::<config::ConfigSpec>()?;
-    m.add_class::<config::Diagnostic>()?;
-    m.add_class::<config::LoadReport>()?;
+    m.add_class::<diagnostic::Diagnostic>()?;
+    m.add_class::<diagnostic::LoadReport>()?;
     m.add_class::<trace::Trace>()?;
     m.add_class::<trace::TracePart>()?;
     m.add_class::<trace::PartOrigin>()?;

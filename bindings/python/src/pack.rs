@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 
-use crate::config::{ConfigSpec, Diagnostic, diagnostics};
+use crate::config::ConfigSpec;
+use crate::diagnostic::{Diagnostic, diagnostics};
 use crate::errors::OrRaise;
-use crate::follow::trusted_keys;
-use crate::registry::PromptRegistry;
+use crate::handle::PromptRegistry;
+use crate::keys::trusted_keys;
 
 /// A pack: its prompts, locale variants and the user configuration it
 /// declares.

@@ -2,13 +2,17 @@
 //! the Rust registry.
 
 use promptreg::prelude::*;
-use promptreg::{ErrorKind, Pin, Prompt};
+use promptreg::trace_view::{ChatTraceView, TraceView};
+use promptreg::{
+    ErrorKind, Form, Locale, Pin, Prompt, RenderOutput, RenderRequest, RenderedChat, Traced,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::chat::{self, ChatRequest};
-use crate::config::{ConfigSpec, LoadReport, load_options};
+use crate::config::{ConfigSpec, load_options};
+use crate::diagnostic::LoadReport;
 use crate::errors::{self, OrRaise, passes_through};
 use crate::follow::{self, FollowOptions, Follower};
 use crate::py_renderer::{self, PyRenderCx};
@@ -16,18 +20,7 @@ use crate::record::optional_json_to_py;
 use crate::trace::{ChatTrace, Trace};
 use crate::watch::{self, Watcher};
 
-/// The registry of every system prompt of an application: defaults under
-/// ids, per-locale overrides, appended rules, pinned blocks, packs and the
-/// user's configuration.
-///
-/// `PromptRegistry()` is an independent registry (tests, several tenants);
-/// `promptreg.prompt_registry` is the process-wide one. Every method may be
-/// called from any thread; renders release the GIL while the library
-/// composes.
-#[pyclass(frozen, module = "promptreg")]
-pub struct PromptRegistry {
-    pub(crate) inner: promptreg::PromptRegistry,
-}
+pub use crate::handle::PromptRegistry;
 
 impl PromptRegistry {
     /// Renders with a context made for this call, the GIL released, and
@@ -60,10 +53,82 @@ impl PromptRegistry {
         })
     }
 
-    /// The locale argument, else the registry's locale.
-    fn locale_or_default(&self, locale: Option<String>) -> String {
-        locale.unwrap_or_else(|| self.inner.locale().to_string())
+    /// Answers the request `id`, `locale` (parsed once; `None`: the
+    /// registry's), `histories` and `subject` make, in `form`, traced when
+    /// `traced`, the GIL released while the library composes.
+    #[allow(clippy::too_many_arguments)]
+    fn answer(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        ctx: Option<Bound<'_, PyAny>>,
+        locale: Option<&str>,
+        histories: &[(String, Vec<promptreg::Message>)],
+        subject: Option<&str>,
+        form: Form,
+        traced: bool,
+    ) -> PyResult<RenderOutput> {
+        let locale = locale.map(Locale::parse).transpose().or_raise()?;
+        let histories = chat::borrowed(histories);
+        self.render_with(py, ctx, |registry, cx| {
+            let mut request = RenderRequest::new(id, cx).histories(&histories).form(form);
+            if let Some(locale) = &locale {
+                request = request.locale(locale);
+            }
+            if let Some(subject) = subject {
+                request = request.subject(subject);
+            }
+            if traced {
+                request = request.traced();
+            }
+            registry.render_request(&request)
+        })
     }
+
+    /// The trace of a text render.
+    fn text_trace(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        ctx: Option<Bound<'_, PyAny>>,
+        locale: Option<&str>,
+        subject: Option<&str>,
+    ) -> PyResult<Trace> {
+        let output = self.answer(py, id, ctx, locale, &[], subject, Form::Text, true)?;
+        let rendered = trace_of(output)?.into_text().or_raise()?;
+        Trace::new(py, TraceView::from(rendered))
+    }
+
+    /// The traced messages of a chat render.
+    fn chat_trace(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        ctx: Option<Bound<'_, PyAny>>,
+        locale: Option<&str>,
+        history: Option<&Bound<'_, PyAny>>,
+        subject: Option<&str>,
+    ) -> PyResult<RenderedChat> {
+        let histories = chat::histories_arg(history, "history")?;
+        let output = self.answer(
+            py,
+            id,
+            ctx,
+            locale,
+            &histories,
+            subject,
+            Form::Messages,
+            true,
+        )?;
+        Ok(trace_of(output)?.into_chat())
+    }
+}
+
+/// The trace a traced request gives.
+fn trace_of(output: RenderOutput) -> PyResult<Traced> {
+    output
+        .into_traced()
+        .ok_or_else(|| PyValueError::new_err("a traced render gave no trace"))
 }
 
 #[pymethods]
@@ -156,54 +221,53 @@ impl PromptRegistry {
     }
 
     /// Renders `id` with `ctx` for `locale` (default: the registry's
-    /// locale, see `set_locale`).
-    #[pyo3(signature = (id, ctx = None, locale = None))]
+    /// locale, see `set_locale`); with `subject`, from the state the
+    /// subject is served while a split runs (see `render_for`).
+    #[pyo3(signature = (id, ctx = None, locale = None, *, subject = None))]
     fn render(
         &self,
         py: Python<'_>,
         id: &str,
         ctx: Option<Bound<'_, PyAny>>,
         locale: Option<&str>,
+        subject: Option<&str>,
     ) -> PyResult<String> {
-        self.render_with(py, ctx, |registry, cx| match locale {
-            Some(locale) => registry.render_in(id, cx, locale),
-            None => registry.render(id, cx),
-        })
+        let output = self.answer(py, id, ctx, locale, &[], subject, Form::Text, false)?;
+        Ok(output.into_rendering().into_text())
     }
 
     /// Renders `id` as `render` does and returns the text with, for every
     /// part, where it came from.
-    #[pyo3(signature = (id, ctx = None, locale = None))]
+    #[pyo3(signature = (id, ctx = None, locale = None, *, subject = None))]
     fn render_traced(
         &self,
         py: Python<'_>,
         id: &str,
         ctx: Option<Bound<'_, PyAny>>,
         locale: Option<&str>,
+        subject: Option<&str>,
     ) -> PyResult<Trace> {
-        let rendered = self.render_with(py, ctx, |registry, cx| match locale {
-            Some(locale) => registry.render_traced_in(id, cx, locale),
-            None => registry.render_traced(id, cx),
-        })?;
-        Trace::new(py, &rendered)
+        self.text_trace(py, id, ctx, locale, subject)
     }
 
     /// The same as `render_traced`, named after `promptreg explain`.
-    #[pyo3(signature = (id, ctx = None, locale = None))]
+    #[pyo3(signature = (id, ctx = None, locale = None, *, subject = None))]
     fn explain(
         &self,
         py: Python<'_>,
         id: &str,
         ctx: Option<Bound<'_, PyAny>>,
         locale: Option<&str>,
+        subject: Option<&str>,
     ) -> PyResult<Trace> {
-        self.render_traced(py, id, ctx, locale)
+        self.text_trace(py, id, ctx, locale, subject)
     }
 
     /// Renders `id` as `render` does, from the state `subject` is served:
     /// while a split runs on a followed label, its candidate for the
     /// subjects its share picks (the same subject, the same arm, in every
-    /// process and language), else the registry's own.
+    /// process and language), else the registry's own. The same as
+    /// `render(..., subject=subject)`.
     #[pyo3(signature = (subject, id, ctx = None, locale = None))]
     fn render_for(
         &self,
@@ -213,13 +277,7 @@ impl PromptRegistry {
         ctx: Option<Bound<'_, PyAny>>,
         locale: Option<&str>,
     ) -> PyResult<String> {
-        self.render_with(py, ctx, |registry, cx| {
-            let snapshot = registry.snapshot_for(subject);
-            match locale {
-                Some(locale) => snapshot.render_in(id, cx, locale),
-                None => snapshot.render(id, cx),
-            }
-        })
+        self.render(py, id, ctx, locale, Some(subject))
     }
 
     /// Renders `id` as `render_for` does and returns the trace, whose
@@ -231,15 +289,9 @@ impl PromptRegistry {
         subject: &str,
         id: &str,
         ctx: Option<Bound<'_, PyAny>>,
-        locale: Option<String>,
+        locale: Option<&str>,
     ) -> PyResult<Trace> {
-        let locale = self.locale_or_default(locale);
-        let rendered = self.render_with(py, ctx, |registry, cx| {
-            registry
-                .snapshot_for(subject)
-                .render_traced_in(id, cx, locale.as_str())
-        })?;
-        Trace::new(py, &rendered)
+        self.text_trace(py, id, ctx, locale, Some(subject))
     }
 
     /// The split and arm (`"stable"` or `"candidate"`) `subject` gets while
@@ -304,8 +356,9 @@ impl PromptRegistry {
     /// Renders the messages of chat prompt `id` as OpenAI's chat format (a
     /// list of `{"role", "content"}` dicts), inserting at each placeholder
     /// the messages `history` has under its name (none when it has none).
-    /// A text prompt renders as one system message.
-    #[pyo3(signature = (id, ctx = None, locale = None, history = None))]
+    /// A text prompt renders as one system message. With `subject`, from
+    /// the state the subject is served while a split runs.
+    #[pyo3(signature = (id, ctx = None, locale = None, history = None, *, subject = None))]
     fn render_messages<'py>(
         &self,
         py: Python<'py>,
@@ -313,97 +366,99 @@ impl PromptRegistry {
         ctx: Option<Bound<'_, PyAny>>,
         locale: Option<&str>,
         history: Option<&Bound<'_, PyAny>>,
+        subject: Option<&str>,
     ) -> PyResult<Bound<'py, PyList>> {
         let histories = chat::histories_arg(history, "history")?;
-        let histories = chat::borrowed(&histories);
-        let messages = self.render_with(py, ctx, |registry, cx| match locale {
-            Some(locale) => registry.render_messages_in(id, cx, locale, &histories),
-            None => registry.render_messages(id, cx, &histories),
-        })?;
-        chat::messages_to_py(py, &messages)
+        let output = self.answer(
+            py,
+            id,
+            ctx,
+            locale,
+            &histories,
+            subject,
+            Form::Messages,
+            false,
+        )?;
+        chat::messages_to_py(py, &output.into_rendering().into_messages())
     }
 
     /// Renders chat prompt `id` as `render_messages` does, with the model
     /// settings and metadata for the locale: `request.openai()` and
     /// `request.anthropic()` are the keyword arguments of those SDKs'
     /// `create` calls.
-    #[pyo3(signature = (id, ctx = None, locale = None, history = None))]
+    #[pyo3(signature = (id, ctx = None, locale = None, history = None, *, subject = None))]
     fn render_chat(
         &self,
         py: Python<'_>,
         id: &str,
         ctx: Option<Bound<'_, PyAny>>,
-        locale: Option<String>,
+        locale: Option<&str>,
         history: Option<&Bound<'_, PyAny>>,
+        subject: Option<&str>,
     ) -> PyResult<ChatRequest> {
-        let locale = self.locale_or_default(locale);
-        let histories = chat::histories_arg(history, "history")?;
-        let histories = chat::borrowed(&histories);
-        let rendered = self.render_with(py, ctx, |registry, cx| {
-            registry.render_messages_traced_in(id, cx, locale.as_str(), &histories)
-        })?;
+        let rendered = self.chat_trace(py, id, ctx, locale, history, subject)?;
         Ok(ChatRequest {
             id: rendered.id.to_string(),
-            messages: rendered
-                .messages
-                .iter()
-                .map(|m| promptreg::Message::new(m.role.clone(), m.content.clone()))
-                .collect(),
-            model: rendered.model.as_ref().map(|m| m.to_value()),
-            metadata: rendered.metadata.as_ref().map(|m| m.to_value()),
+            messages: rendered.to_messages(),
+            model: rendered.model.map(|m| m.to_value()),
+            metadata: rendered.metadata.map(|m| m.to_value()),
         })
     }
 
     /// Renders chat prompt `id` as `render_messages` does and returns every
     /// message with, for each part, where it came from.
-    #[pyo3(signature = (id, ctx = None, locale = None, history = None))]
+    #[pyo3(signature = (id, ctx = None, locale = None, history = None, *, subject = None))]
     fn render_messages_traced(
         &self,
         py: Python<'_>,
         id: &str,
         ctx: Option<Bound<'_, PyAny>>,
-        locale: Option<String>,
+        locale: Option<&str>,
         history: Option<&Bound<'_, PyAny>>,
+        subject: Option<&str>,
     ) -> PyResult<ChatTrace> {
-        let locale = self.locale_or_default(locale);
-        let histories = chat::histories_arg(history, "history")?;
-        let histories = chat::borrowed(&histories);
-        let rendered = self.render_with(py, ctx, |registry, cx| {
-            registry.render_messages_traced_in(id, cx, locale.as_str(), &histories)
-        })?;
-        ChatTrace::new(py, &rendered)
+        let rendered = self.chat_trace(py, id, ctx, locale, history, subject)?;
+        ChatTrace::new(py, ChatTraceView::from(rendered))
     }
 
     /// Renders chat prompt `id` as role-headed text (`# system`, the
     /// content, a blank line, `# user`, ...), for a log or a review; a text
     /// prompt renders as `render` does.
-    #[pyo3(signature = (id, ctx = None, locale = None, history = None))]
+    #[pyo3(signature = (id, ctx = None, locale = None, history = None, *, subject = None))]
     fn render_chat_as_text(
         &self,
         py: Python<'_>,
         id: &str,
         ctx: Option<Bound<'_, PyAny>>,
-        locale: Option<String>,
+        locale: Option<&str>,
         history: Option<&Bound<'_, PyAny>>,
+        subject: Option<&str>,
     ) -> PyResult<String> {
-        let locale = self.locale_or_default(locale);
         let histories = chat::histories_arg(history, "history")?;
-        let histories = chat::borrowed(&histories);
-        self.render_with(py, ctx, |registry, cx| {
-            registry.render_chat_as_text(id, cx, locale.as_str(), &histories)
-        })
+        let output = self.answer(
+            py,
+            id,
+            ctx,
+            locale,
+            &histories,
+            subject,
+            Form::AsDeclared,
+            false,
+        )?;
+        Ok(output.into_rendering().into_text())
     }
 
     /// Whether `id` renders as a chat prompt for `locale` (default: the
     /// registry's locale): `render` refuses it, `render_messages` renders
     /// it.
     #[pyo3(signature = (id, locale = None))]
-    fn is_chat(&self, id: &str, locale: Option<String>) -> PyResult<bool> {
-        let locale = self.locale_or_default(locale);
-        self.inner
-            .snapshot()
-            .is_chat(id, locale.as_str())
-            .or_raise()
+    fn is_chat(&self, id: &str, locale: Option<&str>) -> PyResult<bool> {
+        let snapshot = self.inner.snapshot();
+        match locale {
+            Some(locale) => snapshot.is_chat(id, locale),
+            None => snapshot.is_chat(id, snapshot.locale()),
+        }
+        .or_raise()
     }
 
     /// The model settings `id` renders with for `locale` (default: the
@@ -525,7 +580,7 @@ impl PromptRegistry {
         callback: &Bound<'_, PyAny>,
         debounce: Option<f64>,
     ) -> PyResult<Watcher> {
-        watch::start(slf, callback, debounce)
+        watch::start(&slf.get().inner, callback, debounce)
     }
 
     /// Follows `label` of `pack` on the `promptreg serve` at `server`: the

@@ -1,17 +1,20 @@
 //! The trace of a render (`render_traced`, `explain`,
-//! `render_messages_traced`) as typed objects.
+//! `render_messages_traced`) as typed objects, copied from the library's
+//! plain-data view of a trace ([`promptreg::trace_view`]).
 //!
 //! The shapes follow the library's serialisation (`promptreg explain
 //! --json`). A part's `start` and `end` count characters (code points), so
 //! that `trace.text[part.start:part.end] == part.text`; `byte_range` is the
 //! same span in the UTF-8 encoding, as the library reports it.
 
-use promptreg::{Origin, Part, Provenance, Rendered, RenderedChat, RenderedMessage};
+use promptreg::trace_attributes::AttributeValue;
+use promptreg::trace_view::{
+    ChatTraceView, MessageView, OriginView, PartView, ProvenanceView, StepView, TraceView,
+};
 use pyo3::prelude::*;
-use serde::Serialize;
-use serde_json::Value;
+use pyo3::types::PyDict;
 
-use crate::record::{json_to_py, optional_json_to_py, record};
+use crate::record::{optional_json_to_py, record};
 
 /// A rendered prompt with where each part came from.
 #[pyclass(frozen, get_all, module = "promptreg")]
@@ -209,138 +212,110 @@ pub struct MessageSource {
 record!(MessageSource[kind, index, name]);
 
 impl Trace {
-    pub(crate) fn new(py: Python<'_>, rendered: &Rendered) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, view: TraceView) -> PyResult<Self> {
         Ok(Trace {
-            id: rendered.id.to_string(),
-            locale: rendered.locale.to_string(),
-            text: rendered.text.clone(),
-            lookup: lookup(&rendered.lookup),
-            parts: parts(&rendered.text, &rendered.parts),
-            model: optional_json_to_py(py, rendered.model.as_ref().map(|m| m.to_value()))?,
-            metadata: optional_json_to_py(py, rendered.metadata.as_ref().map(|m| m.to_value()))?,
-            trace_attributes: json_to_py(py, &attributes(rendered.trace_attributes()))?,
+            parts: parts(&view.text, view.parts),
+            id: view.id,
+            locale: view.locale,
+            text: view.text,
+            lookup: view.lookup.into_iter().map(LookupStep::from).collect(),
+            model: optional_json_to_py(py, view.model.map(|m| m.to_value()))?,
+            metadata: optional_json_to_py(py, view.metadata.map(|m| m.to_value()))?,
+            trace_attributes: attributes(py, view.trace_attributes)?,
         })
     }
 }
 
 impl ChatTrace {
-    pub(crate) fn new(py: Python<'_>, rendered: &RenderedChat) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, view: ChatTraceView) -> PyResult<Self> {
         Ok(ChatTrace {
-            id: rendered.id.to_string(),
-            locale: rendered.locale.to_string(),
-            lookup: lookup(&rendered.lookup),
-            messages: rendered.messages.iter().map(TraceMessage::from).collect(),
-            model: optional_json_to_py(py, rendered.model.as_ref().map(|m| m.to_value()))?,
-            metadata: optional_json_to_py(py, rendered.metadata.as_ref().map(|m| m.to_value()))?,
-            trace_attributes: json_to_py(py, &attributes(rendered.trace_attributes()))?,
+            id: view.id,
+            locale: view.locale,
+            lookup: view.lookup.into_iter().map(LookupStep::from).collect(),
+            messages: view.messages.into_iter().map(TraceMessage::from).collect(),
+            model: optional_json_to_py(py, view.model.map(|m| m.to_value()))?,
+            metadata: optional_json_to_py(py, view.metadata.map(|m| m.to_value()))?,
+            trace_attributes: attributes(py, view.trace_attributes)?,
         })
     }
 }
 
-impl From<&RenderedMessage> for TraceMessage {
-    fn from(message: &RenderedMessage) -> Self {
-        // The library's serialisation is the one description of a source's
-        // fields (`MessageSource` is non-exhaustive); read them from it.
-        let source = serde_json::to_value(&message.source).unwrap_or(Value::Null);
+impl From<MessageView> for TraceMessage {
+    fn from(message: MessageView) -> Self {
         TraceMessage {
-            role: message.role.to_string(),
-            content: message.content.clone(),
-            parts: parts(&message.content, &message.parts),
+            parts: parts(&message.content, message.parts),
+            role: message.role,
+            content: message.content,
             source: MessageSource {
-                kind: source
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                index: source.get("index").and_then(Value::as_u64).unwrap_or(0),
-                name: source
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                kind: message.source.kind.to_owned(),
+                index: message.source.index as u64,
+                name: message.source.name,
             },
         }
     }
 }
 
-fn lookup(steps: &[promptreg::LookupStep]) -> Vec<LookupStep> {
-    steps
-        .iter()
-        .map(|step| LookupStep {
-            key: step.key.clone(),
-            step: name_of(&step.step),
+impl From<StepView> for LookupStep {
+    fn from(step: StepView) -> Self {
+        LookupStep {
+            key: step.key,
+            step: step.step.to_owned(),
+        }
+    }
+}
+
+/// The parts of `text`, with offsets in characters.
+fn parts(text: &str, parts: Vec<PartView>) -> Vec<TracePart> {
+    let chars = |byte: usize| text.get(..byte).unwrap_or(text).chars().count();
+    parts
+        .into_iter()
+        .map(|part| TracePart {
+            start: chars(part.range.start),
+            end: chars(part.range.end),
+            byte_range: (part.range.start, part.range.end),
+            origin: PartOrigin::from(part.origin),
+            text: part.text,
+            provenance: part.provenance.map(PartProvenance::from),
+            snippets: part.snippets,
         })
         .collect()
 }
 
-fn parts(text: &str, parts: &[Part]) -> Vec<TracePart> {
-    parts
-        .iter()
-        .map(|part| TracePart::new(text, part))
-        .collect()
-}
-
-impl TracePart {
-    fn new(text: &str, part: &Part) -> Self {
-        let chars = |byte: usize| text.get(..byte).unwrap_or(text).chars().count();
-        TracePart {
-            origin: PartOrigin::from(&part.origin),
-            start: chars(part.range.start),
-            end: chars(part.range.end),
-            byte_range: (part.range.start, part.range.end),
-            text: text.get(part.range.clone()).unwrap_or_default().to_owned(),
-            provenance: part.provenance.as_deref().map(PartProvenance::from),
-            snippets: part
-                .snippets
-                .iter()
-                .map(|f| f.to_string_lossy().into_owned())
-                .collect(),
-        }
-    }
-}
-
-impl From<&Origin> for PartOrigin {
-    fn from(origin: &Origin) -> Self {
-        // The library's serialisation is the one description of an origin's
-        // fields (`Origin` is non-exhaustive); read them from it.
-        let fields = serde_json::to_value(origin).unwrap_or(Value::Null);
-        let text = |key: &str| fields.get(key).and_then(Value::as_str).map(str::to_owned);
-        let translation = fields.get("translation").and_then(|t| {
-            Some(LocaleMatch {
-                locale: t.get("locale")?.as_str()?.to_owned(),
-                step: t.get("step")?.as_str()?.to_owned(),
-            })
-        });
+impl From<OriginView> for PartOrigin {
+    fn from(origin: OriginView) -> Self {
         PartOrigin {
-            kind: text("kind").unwrap_or_default(),
-            label: origin.to_string(),
-            index: fields.get("index").and_then(Value::as_u64),
-            locale: text("locale"),
-            step: text("step"),
-            replaces_body: fields.get("replaces_body").and_then(Value::as_bool),
-            translation,
+            kind: origin.kind.to_owned(),
+            label: origin.label,
+            index: origin.index.map(|i| i as u64),
+            locale: origin.locale,
+            step: origin.step.map(str::to_owned),
+            replaces_body: origin.replaces_body,
+            translation: origin.translation.map(|t| LocaleMatch {
+                locale: t.locale,
+                step: t.step.to_owned(),
+            }),
         }
     }
 }
 
-impl From<&Provenance> for PartProvenance {
-    fn from(provenance: &Provenance) -> Self {
-        let path = |p: &std::path::Path| p.display().to_string();
+impl From<ProvenanceView> for PartProvenance {
+    fn from(provenance: ProvenanceView) -> Self {
         PartProvenance {
-            source: name_of(&provenance.source),
-            what: provenance.what.clone(),
-            file: provenance.file.as_deref().map(path),
-            target: provenance.target.as_deref().map(path),
-            locale: provenance.locale.as_ref().map(|l| l.to_string()),
-            mode: provenance.mode.clone(),
-            chosen_by: provenance.chosen_by.as_ref().map(|setting| SettingRef {
-                file: path(&setting.file),
-                key_path: setting.key_path.clone(),
+            source: provenance.source.to_owned(),
+            what: provenance.what,
+            file: provenance.file,
+            target: provenance.target,
+            locale: provenance.locale,
+            mode: provenance.mode,
+            chosen_by: provenance.chosen_by.map(|setting| SettingRef {
+                file: setting.file,
+                key_path: setting.key_path,
                 line: setting.line,
                 column: setting.column,
             }),
             version: provenance.version,
-            digest: provenance.digest.clone(),
-            label: provenance.label.clone(),
+            digest: provenance.digest,
+            label: provenance.label,
             revision: provenance.revision,
             split: provenance.split,
             stale: provenance.stale,
@@ -348,25 +323,19 @@ impl From<&Provenance> for PartProvenance {
     }
 }
 
-/// The serialised name of a unit variant (`same-script`, `pack`).
-fn name_of(value: &impl Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(Value::String(name)) => name,
-        _ => String::new(),
+/// Tracing attributes as one dict, name -> str or int, in the order of
+/// their names (as the Node.js binding's object has them).
+fn attributes(
+    py: Python<'_>,
+    mut pairs: Vec<(&'static str, AttributeValue)>,
+) -> PyResult<Py<PyAny>> {
+    pairs.sort_by_key(|(name, _)| *name);
+    let dict = PyDict::new(py);
+    for (name, value) in pairs {
+        match value {
+            AttributeValue::String(text) => dict.set_item(name, text)?,
+            AttributeValue::Int(n) => dict.set_item(name, n)?,
+        }
     }
-}
-
-/// Tracing attributes as one object, name -> value.
-fn attributes(pairs: Vec<(&'static str, promptreg::trace_attributes::AttributeValue)>) -> Value {
-    Value::Object(
-        pairs
-            .into_iter()
-            .map(|(name, value)| {
-                (
-                    name.to_owned(),
-                    serde_json::to_value(value).unwrap_or(Value::Null),
-                )
-            })
-            .collect(),
-    )
+    Ok(dict.into_any().unbind())
 }

@@ -9,10 +9,9 @@ use promptreg::{DEFAULT_DEBOUNCE, WatchHandle};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::config::{Diagnostic, LoadReport, diagnostics};
+use crate::diagnostic::{Diagnostic, LoadReport, diagnostics};
 use crate::errors::{OrRaise, type_error};
 use crate::record::record;
-use crate::registry::PromptRegistry;
 use crate::running::{self, Running};
 
 /// What a reload started by `watch` did.
@@ -101,7 +100,7 @@ pub(crate) fn seconds(value: f64, name: &str) -> PyResult<Duration> {
 /// Starts following the files of `registry`, calling `callback` after each
 /// reload that changed something.
 pub(crate) fn start(
-    registry: &Bound<'_, PromptRegistry>,
+    registry: &promptreg::PromptRegistry,
     callback: &Bound<'_, PyAny>,
     debounce: Option<f64>,
 ) -> PyResult<Watcher> {
@@ -118,8 +117,6 @@ pub(crate) fn start(
     };
     let callback = callback.clone().unbind();
     let handle = registry
-        .get()
-        .inner
         .watch_with(debounce, move |event| {
             let Some(event) = to_py(event) else {
                 return;

@@ -131,6 +131,13 @@ def test_follow_a_label_as_it_moves(server: Server) -> None:
             ),
             encoding="utf-8",
         )
+        # The candidate's Japanese narrator says "guide": a subject picks its
+        # arm for chat prompts and any locale too.
+        narrator_ja = server.pack / "defaults" / f"{NARRATOR}.ja.md"
+        narrator_ja.write_text(
+            narrator_ja.read_text(encoding="utf-8").replace("なアシスタントです。", "なガイドです。"),
+            encoding="utf-8",
+        )
         server.tool("store", "push", str(server.pack), "--message", "Carefully")
         server.tool("store", "canary", "production", "--from", "latest", "--percent", "50")
         split, percent = until("the split", lambda: follower.status().split)
@@ -146,6 +153,20 @@ def test_follow_a_label_as_it_moves(server: Server) -> None:
         assert careful.trace_attributes["promptreg.arm"] == "candidate"
         assert prompts.render_for(stable, TRANSLATE).startswith("You translate")
         assert prompts.render(TRANSLATE).startswith("You translate")
+        # `subject=` on every render: text and chat, any locale, traced or not.
+        ja = prompts.render_messages(NARRATOR, ctx, "ja-JP", {"conversation": []}, subject=chosen)
+        assert "なガイドです。" in ja[0]["content"]
+        ja = prompts.render_messages(NARRATOR, ctx, "ja-JP", subject=stable)
+        assert "なアシスタントです。" in ja[0]["content"]
+        chat_trace = prompts.render_messages_traced(NARRATOR, ctx, "ja", subject=chosen)
+        assert chat_trace.trace_attributes["promptreg.arm"] == "candidate"
+        assert chat_trace.trace_attributes["promptreg.split"] == split
+        request = prompts.render_chat(NARRATOR, ctx, "ja", subject=chosen)
+        assert "なガイドです。" in request.messages[0]["content"]
+        assert "なガイドです。" in prompts.render_chat_as_text(NARRATOR, ctx, "ja", subject=chosen)
+        assert prompts.render(TRANSLATE, None, "fr", subject=chosen).startswith("You carefully translate")
+        assert prompts.render_traced(TRANSLATE, locale="fr", subject=chosen).trace_attributes["promptreg.arm"] == "candidate"
+        assert prompts.explain(TRANSLATE, subject=stable).text.startswith("You translate")
 
     assert not follower.is_open
     follower.close()

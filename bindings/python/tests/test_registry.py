@@ -250,3 +250,24 @@ def test_a_part_from_a_stale_translation_says_so(tmp_path: Any) -> None:
     assert ja.provenance is not None and ja.provenance.stale
     [en] = registry.render_traced("greeting").parts
     assert en.provenance is not None and not en.provenance.stale
+
+
+def test_every_render_takes_a_subject_and_no_split_gives_every_subject_the_registry(
+    registry: PromptRegistry,
+) -> None:
+    registry.register_default("translate.system", "Translate.")
+    registry.override("translate.system", "fr", "Traduisez.")
+    registry.register_chat("helper", [{"role": "system", "content": "Help."}, {"history": "turns"}])
+    turns: dict[str, list[promptreg.Message]] = {"turns": [{"role": "user", "content": "Hi"}]}
+    assert registry.render("translate.system", None, "fr-CA", subject="user-7") == "Traduisez."
+    assert registry.render_traced("translate.system", subject="user-7").text == "Translate."
+    assert registry.explain("translate.system", locale="fr", subject="user-7").parts[0].origin.kind == "override"
+    assert registry.render_messages("helper", history=turns, subject="user-7") == [
+        {"role": "system", "content": "Help."},
+        {"role": "user", "content": "Hi"},
+    ]
+    assert len(registry.render_messages_traced("helper", None, "ja", turns, subject="user-7").messages) == 2
+    assert registry.render_chat("helper", history=turns, subject="user-7").messages[1]["content"] == "Hi"
+    assert registry.render_chat_as_text("helper", history=turns, subject="user-7").startswith("# system")
+    with pytest.raises(TypeError):
+        registry.render("translate.system", subject=7)  # type: ignore[arg-type]

@@ -48,6 +48,7 @@ pub mod snapshot;
 pub mod split;
 pub mod suggest;
 pub mod trace_attributes;
+pub mod trace_view;
 
 /// The hash map of the render path: a fast, seeded hasher.
 pub type Map<K, V> = foldhash::HashMap<K, V>;
@@ -70,5 +71,6 @@ pub use prompt::{Pin, Prompt};
 pub use provenance::{Provenance, Setting, SourceKind};
 pub use registry::PromptRegistry;
 pub use renderer::{IntoRenderer, Renderer, markers};
-pub use rendering::{Rendering, Traced};
+pub use rendering::{Form, RenderOutput, RenderRequest, Rendering, Traced};
 pub use snapshot::{RegistryProblem, Snapshot};
+pub use trace_view::{ChatTraceView, MessageView, PartView, TraceView};

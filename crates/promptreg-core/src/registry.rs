@@ -14,6 +14,7 @@ use crate::json_object::JsonObject;
 use crate::locale::{IntoLocale, Locale};
 use crate::prompt::{Pin, Prompt};
 use crate::renderer::IntoRenderer;
+use crate::rendering::{RenderOutput, RenderRequest};
 use crate::snapshot::{Histories, RegistryProblem, Snapshot};
 use crate::split::{Arm, SplitRule};
 
@@ -208,8 +209,56 @@ impl PromptRegistry {
         }
     }
 
+    /// Renders `request` from the state its subject is served (see
+    /// [`snapshot_for`](Self::snapshot_for); no subject: the registry's
+    /// own): text or messages, in the form it asks, with the trace when it
+    /// asks for it. Every other `render*` method is a shorthand for one
+    /// request.
+    ///
+    /// ```
+    /// use promptreg_core::{Form, PromptRegistry, RenderRequest, Rendering};
+    ///
+    /// let registry = PromptRegistry::new();
+    /// registry.register_default("greeting", "Hello.")?;
+    /// registry.set_override("greeting", "fr", "Bonjour.")?;
+    /// let request = RenderRequest::new("greeting", &()).locale_tag("fr-CA")?.subject("user-7");
+    /// let output = registry.render_request(&request)?;
+    /// assert_eq!(output.into_rendering(), Rendering::Text("Bonjour.".into()));
+    /// // As messages: a text prompt is one `system` message.
+    /// let messages = registry.render_request(&request.form(Form::Messages))?.into_rendering().into_messages();
+    /// assert_eq!(messages[0].content, "Bonjour.");
+    /// # Ok::<(), promptreg_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// See [`Snapshot::render_request`].
+    #[inline]
+    pub fn render_request<C: Serialize + Any>(
+        &self,
+        request: &RenderRequest<'_, C>,
+    ) -> Result<RenderOutput, Error> {
+        self.in_state_for(request.subject, |state| state.render_request(request))
+    }
+
+    /// Runs `render` with the state `subject` is served, without taking a
+    /// reference count on it.
+    #[inline]
+    fn in_state_for<R>(&self, subject: Option<&str>, render: impl FnOnce(&Snapshot) -> R) -> R {
+        if let Some(subject) = subject {
+            let candidate = self.shared.candidate.load();
+            if let Some(c) = &*candidate
+                && c.rule.arm(subject) == Arm::Candidate
+            {
+                return render(&c.state.load());
+            }
+        }
+        render(&self.current())
+    }
+
     /// [`render`](Self::render) of the state `subject` is served
-    /// ([`snapshot_for`](Self::snapshot_for)).
+    /// ([`snapshot_for`](Self::snapshot_for)): a [`RenderRequest`] with a
+    /// subject, of [`Form::Text`](crate::Form::Text).
     ///
     /// # Errors
     ///
@@ -220,11 +269,11 @@ impl PromptRegistry {
         id: &str,
         ctx: &C,
     ) -> Result<String, Error> {
-        let candidate = self.shared.candidate.load();
-        match &*candidate {
-            Some(c) if c.rule.arm(subject) == Arm::Candidate => c.state.load().render(id, ctx),
-            _ => self.current().render(id, ctx),
-        }
+        let request = RenderRequest::new(id, ctx)
+            .subject(subject)
+            .form(crate::rendering::Form::Text);
+        let output = self.render_request(&request)?;
+        Ok(output.into_rendering().into_text())
     }
 
     /// The registry's shared state, for a source to change it through (see
@@ -841,5 +890,110 @@ mod split_tests {
             "Hello.\n\nBe brief."
         );
         assert_eq!(registry.arm_for(&candidate), None);
+    }
+
+    #[test]
+    fn a_subject_picks_its_arm_for_chat_prompts_in_any_locale() {
+        use crate::chat::{Chat, Message, Role};
+        use crate::rendering::{Form, Rendering, Traced};
+
+        let registry = PromptRegistry::new();
+        let chat = |system: &str| Prompt::chat(Chat::new().system(system).history("turns"));
+        registry.register("helper", chat("Help.")).unwrap();
+        registry
+            .set_chat_override(
+                "helper",
+                "ja",
+                Chat::new().system("手伝って。").history("turns"),
+            )
+            .unwrap();
+        let rule = SplitRule {
+            id: 4,
+            basis_points: 5000,
+        };
+        registry.shared.set_candidate(rule, |main| {
+            let mut next = Snapshot::clone(main);
+            let id = PromptId::new("helper").unwrap();
+            let locale = Locale::parse("ja").unwrap();
+            let candidate = Chat::new().system("候補。").history("turns");
+            next.set_chat_override(id, locale, Arc::new(candidate), None);
+            next
+        });
+        let (stable, candidate) = (
+            subject_on(rule, Arm::Stable),
+            subject_on(rule, Arm::Candidate),
+        );
+        let turns = [Message::new(Role::User, "こんにちは")];
+        let histories = [("turns", &turns[..])];
+        let request = |subject| {
+            RenderRequest::new("helper", &())
+                .locale_tag("ja-JP")
+                .unwrap()
+                .histories(&histories)
+                .subject(subject)
+        };
+        let first =
+            |output: RenderOutput| output.into_rendering().into_messages()[0].content.clone();
+        assert_eq!(
+            first(registry.render_request(&request(&stable)).unwrap()),
+            "手伝って。"
+        );
+        assert_eq!(
+            first(registry.render_request(&request(&candidate)).unwrap()),
+            "候補。"
+        );
+        // Every form and the trace, from the candidate's state.
+        let traced = registry
+            .render_request(&request(&candidate).traced())
+            .unwrap()
+            .into_traced();
+        let Some(Traced::Chat(chat)) = traced else {
+            panic!("a chat prompt is traced as messages: {traced:?}");
+        };
+        assert_eq!(chat.messages[0].content, "候補。");
+        assert_eq!(chat.messages[1].content, "こんにちは");
+        let as_messages = registry
+            .render_request(&request(&candidate).form(Form::Messages))
+            .unwrap();
+        assert!(matches!(as_messages.into_rendering(), Rendering::Messages(m) if m.len() == 2));
+        let as_text = registry.render_request(&request(&candidate).form(Form::Text));
+        assert_eq!(
+            as_text.unwrap_err().kind(),
+            crate::error::ErrorKind::ChatPrompt
+        );
+        // English has no candidate override: both arms alike.
+        let en = RenderRequest::new("helper", &())
+            .histories(&histories)
+            .subject(&candidate);
+        assert_eq!(first(registry.render_request(&en).unwrap()), "Help.");
+    }
+
+    #[test]
+    fn a_request_takes_each_form_of_a_text_prompt() {
+        use crate::chat::{Message, Role};
+        use crate::rendering::{Form, Rendering, Traced};
+
+        let registry = PromptRegistry::new();
+        registry.register_default("plain", "Be brief.").unwrap();
+        let request = RenderRequest::new("plain", &());
+        let text = registry.render_request(&request).unwrap().into_rendering();
+        assert_eq!(text, Rendering::Text("Be brief.".into()));
+        let messages = registry
+            .render_request(&request.clone().form(Form::Messages))
+            .unwrap()
+            .into_rendering();
+        assert_eq!(
+            messages,
+            Rendering::Messages(vec![Message::new(Role::System, "Be brief.")])
+        );
+        let traced = registry.render_request(&request.clone().traced()).unwrap();
+        assert!(matches!(traced.into_traced(), Some(Traced::Text(r)) if r.parts.len() == 1));
+        // A history has no placeholder in a text prompt.
+        let turns = [Message::new(Role::User, "Hi")];
+        let histories = [("turns", &turns[..])];
+        let err = registry
+            .render_request(&request.histories(&histories))
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::InvalidChat);
     }
 }

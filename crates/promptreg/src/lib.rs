@@ -347,12 +347,13 @@
 // The core, always here: `promptreg-core` has no feature and no I/O.
 // ARCHITECTURE.md draws the crates as layers.
 pub use promptreg_core::{
-    BUILT_IN_ROLES, Chat, Diagnostic, DiagnosticCode, Error, ErrorKind, Excerpt, IntoLocale,
-    IntoRenderer, JsonObject, LineIndex, Locale, LocaleLookup, LocaleMatch, LocaleStep, LookupStep,
-    MAX_DIAGNOSTICS_PER_FILE, MAX_ID_LEN, Message, MessageSource, Origin, Part, Pin, Position,
-    Prompt, PromptId, PromptRegistry, Provenance, RegistryProblem, Rendered, RenderedChat,
-    RenderedMessage, Renderer, Rendering, Role, Setting, Severity, Snapshot, SourceKind, Traced,
-    abbreviate, markers, messages_as_text, printable, split, trace_attributes,
+    BUILT_IN_ROLES, Chat, ChatTraceView, Diagnostic, DiagnosticCode, Error, ErrorKind, Excerpt,
+    Form, IntoLocale, IntoRenderer, JsonObject, LineIndex, Locale, LocaleLookup, LocaleMatch,
+    LocaleStep, LookupStep, MAX_DIAGNOSTICS_PER_FILE, MAX_ID_LEN, Message, MessageSource, Origin,
+    Part, Pin, Position, Prompt, PromptId, PromptRegistry, Provenance, RegistryProblem,
+    RenderOutput, RenderRequest, Rendered, RenderedChat, RenderedMessage, Renderer, Rendering,
+    Role, Setting, Severity, Snapshot, SourceKind, TraceView, Traced, abbreviate, markers,
+    messages_as_text, printable, split, trace_attributes, trace_view,
 };
 
 // Sources and tools above the core, each from its crate, behind its feature.

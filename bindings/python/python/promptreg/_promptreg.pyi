@@ -459,9 +459,15 @@ class PromptRegistry:
     ) -> None: ...
     def append(self, id: str, extra: Renderer) -> None: ...
     def append_all(self, extra: Renderer) -> None: ...
-    def render(self, id: str, ctx: Any = None, locale: Optional[str] = None) -> str: ...
-    def render_traced(self, id: str, ctx: Any = None, locale: Optional[str] = None) -> Trace: ...
-    def explain(self, id: str, ctx: Any = None, locale: Optional[str] = None) -> Trace: ...
+    def render(
+        self, id: str, ctx: Any = None, locale: Optional[str] = None, *, subject: Optional[str] = None
+    ) -> str: ...
+    def render_traced(
+        self, id: str, ctx: Any = None, locale: Optional[str] = None, *, subject: Optional[str] = None
+    ) -> Trace: ...
+    def explain(
+        self, id: str, ctx: Any = None, locale: Optional[str] = None, *, subject: Optional[str] = None
+    ) -> Trace: ...
     def render_for(
         self, subject: str, id: str, ctx: Any = None, locale: Optional[str] = None
     ) -> str: ...
@@ -488,6 +494,8 @@ class PromptRegistry:
         ctx: Any = None,
         locale: Optional[str] = None,
         history: Optional[_History] = None,
+        *,
+        subject: Optional[str] = None,
     ) -> builtins.list[Message]: ...
     def render_chat(
         self,
@@ -495,6 +503,8 @@ class PromptRegistry:
         ctx: Any = None,
         locale: Optional[str] = None,
         history: Optional[_History] = None,
+        *,
+        subject: Optional[str] = None,
     ) -> ChatRequest: ...
     def render_messages_traced(
         self,
@@ -502,6 +512,8 @@ class PromptRegistry:
         ctx: Any = None,
         locale: Optional[str] = None,
         history: Optional[_History] = None,
+        *,
+        subject: Optional[str] = None,
     ) -> ChatTrace: ...
     def render_chat_as_text(
         self,
@@ -509,6 +521,8 @@ class PromptRegistry:
         ctx: Any = None,
         locale: Optional[str] = None,
         history: Optional[_History] = None,
+        *,
+        subject: Optional[str] = None,
     ) -> str: ...
     def is_chat(self, id: str, locale: Optional[str] = None) -> bool: ...
     def model_settings(self, id: str, locale: Optional[str] = None) -> Optional[dict[str, Any]]: ...

@@ -6,23 +6,8 @@ use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::suggest;
 
-use super::Snapshot;
-
 /// The histories a chat render inserts, by placeholder name.
 pub(crate) type Histories<'h> = [(&'h str, &'h [Message])];
-
-impl Snapshot {
-    /// A history passed to text prompt `id`: refused, as it has no
-    /// placeholder (see [`crate::Rendering`]).
-    pub(crate) fn refuse_history_of_text(
-        &self,
-        id: &str,
-        history: &Histories<'_>,
-    ) -> Result<(), Error> {
-        let (id, _) = self.lookup(id)?;
-        check_history(id, None, history)
-    }
-}
 
 /// Every history passed is for a placeholder `chat` declares.
 pub(super) fn check_history(

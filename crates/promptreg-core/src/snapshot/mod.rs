@@ -8,6 +8,7 @@ mod entry;
 mod history;
 mod memo;
 mod render;
+mod request;
 mod write;
 
 use std::sync::Arc;
@@ -27,6 +28,7 @@ use crate::suggest;
 use entry::{Body, Entry};
 pub(crate) use history::Histories;
 use memo::{Memo, Slots};
+pub(crate) use render::chat_as_text;
 
 /// An immutable state of a [`PromptRegistry`](crate::PromptRegistry).
 ///

@@ -12,9 +12,9 @@ use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::layer::LayerChoice;
 use crate::locale::{IntoLocale, Locale};
-use crate::locale_match::{self};
 use crate::prompt::Pin;
 use crate::renderer::{RenderCx, Renderer};
+use crate::rendering::{Form, RenderRequest, Rendering, Traced, in_locale};
 
 use super::Snapshot;
 use super::entry::{Body, Entry};
@@ -22,13 +22,16 @@ use super::history::{Histories, check_history, check_history_roles, insert_histo
 use super::memo::Decision;
 
 impl Snapshot {
-    /// Renders `id` for the current locale with context `ctx`.
+    /// Renders `id` for the current locale with context `ctx`: a
+    /// [`RenderRequest`] of [`Form::Text`].
     ///
     /// # Errors
     ///
     /// See [`PromptRegistry::render`](crate::PromptRegistry::render).
+    #[inline]
     pub fn render<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<String, Error> {
-        self.compose(id, ctx, &self.locale, None)
+        let request = RenderRequest::new(id, ctx).form(Form::Text);
+        self.plain_request(&request).map(Rendering::into_text)
     }
 
     /// Renders `id`, a prompt that needs no context, for the current locale.
@@ -45,16 +48,17 @@ impl Snapshot {
     /// # Errors
     ///
     /// See [`PromptRegistry::render`](crate::PromptRegistry::render).
+    #[inline]
     pub fn render_in<C: Serialize + Any>(
         &self,
         id: &str,
         ctx: &C,
         locale: impl IntoLocale,
     ) -> Result<String, Error> {
-        match locale.as_parsed() {
-            Some(locale) => self.compose(id, ctx, locale, None),
-            None => self.compose(id, ctx, &locale.into_locale()?, None),
-        }
+        in_locale(locale, |locale| {
+            let request = RenderRequest::new(id, ctx).locale(locale).form(Form::Text);
+            self.plain_request(&request).map(Rendering::into_text)
+        })
     }
 
     /// Renders `id` for the current locale and records where every part came
@@ -64,7 +68,8 @@ impl Snapshot {
     ///
     /// See [`PromptRegistry::render`](crate::PromptRegistry::render).
     pub fn render_traced<C: Serialize + Any>(&self, id: &str, ctx: &C) -> Result<Rendered, Error> {
-        self.traced(id, ctx, self.locale.clone())
+        self.traced_request(&RenderRequest::new(id, ctx).form(Form::Text))?
+            .into_text()
     }
 
     /// Renders `id` for `locale` and records where every part came from.
@@ -78,43 +83,15 @@ impl Snapshot {
         ctx: &C,
         locale: impl IntoLocale,
     ) -> Result<Rendered, Error> {
-        self.traced(id, ctx, locale.into_locale()?)
-    }
-
-    fn traced<C: Serialize + Any>(
-        &self,
-        id: &str,
-        ctx: &C,
-        locale: Locale,
-    ) -> Result<Rendered, Error> {
-        let mut parts = Vec::new();
-        let text = self.compose(id, ctx, &locale, Some(&mut parts))?;
-        let (id, entry) = self.lookup(id)?;
-        Ok(Rendered {
-            id: id.clone(),
-            text,
-            model: self.model_of(entry, &locale).cloned(),
-            metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
-            lookup: locale_match::lookup(&locale, &self.fallback),
-            locale,
-            parts,
+        in_locale(locale, |locale| {
+            let request = RenderRequest::new(id, ctx).locale(locale).form(Form::Text);
+            self.traced_request(&request)?.into_text()
         })
-    }
-
-    fn compose<C: Serialize + Any>(
-        &self,
-        id: &str,
-        ctx: &C,
-        locale: &Locale,
-        trace: Option<&mut Vec<Part>>,
-    ) -> Result<String, Error> {
-        let (id, entry) = self.lookup(id)?;
-        self.compose_entry(id, entry, ctx, locale, trace)
     }
 
     /// [`compose`](Self::compose) of an entry already looked up.
     #[inline]
-    fn compose_entry<C: Serialize + Any>(
+    pub(super) fn compose_entry<C: Serialize + Any>(
         &self,
         id: &PromptId,
         entry: &Entry,
@@ -161,7 +138,12 @@ impl Snapshot {
     /// What renders of `id` in `locale` do, decided by the first of them
     /// (see [`Memo`](super::memo::Memo)).
     #[inline]
-    fn decision(&self, id: &PromptId, entry: &Entry, locale: &Locale) -> Option<&Decision> {
+    pub(super) fn decision(
+        &self,
+        id: &PromptId,
+        entry: &Entry,
+        locale: &Locale,
+    ) -> Option<&Decision> {
         let decide = |budget: &_| match self.body(id, entry, locale) {
             Ok((slot, Body::Text(body))) => {
                 let plan = self.plan(id, entry, locale, (slot, body), With::EVERYTHING);
@@ -241,15 +223,15 @@ impl Snapshot {
     /// its placeholders; a text prompt is one `system` message. With
     /// `trace`, each message records its parts. `M` is what the caller
     /// keeps of each message, so the untraced render builds its list once.
-    fn compose_messages<C: Serialize + Any, M: From<RenderedMessage>>(
+    pub(super) fn compose_messages<C: Serialize + Any, M: From<RenderedMessage>>(
         &self,
-        id: &str,
+        id: &PromptId,
+        entry: &Entry,
         ctx: &C,
         locale: &Locale,
         history: &Histories<'_>,
         trace: bool,
     ) -> Result<Vec<M>, Error> {
-        let (id, entry) = self.lookup(id)?;
         let decision = if trace {
             None
         } else {
@@ -344,7 +326,8 @@ impl Snapshot {
     }
 
     /// Renders the messages of chat prompt `id` for the current locale,
-    /// with `history` inserted at its placeholders (`&[]` for none).
+    /// with `history` inserted at its placeholders (`&[]` for none): a
+    /// [`RenderRequest`] of [`Form::Messages`].
     ///
     /// # Errors
     ///
@@ -355,7 +338,10 @@ impl Snapshot {
         ctx: &C,
         history: &Histories<'_>,
     ) -> Result<Vec<Message>, Error> {
-        self.render_messages_in(id, ctx, self.locale.clone(), history)
+        let request = RenderRequest::new(id, ctx)
+            .histories(history)
+            .form(Form::Messages);
+        self.plain_request(&request).map(Rendering::into_messages)
     }
 
     /// [`render_messages`](Self::render_messages) for `locale`.
@@ -370,10 +356,13 @@ impl Snapshot {
         locale: impl IntoLocale,
         history: &Histories<'_>,
     ) -> Result<Vec<Message>, Error> {
-        match locale.as_parsed() {
-            Some(locale) => self.compose_messages(id, ctx, locale, history, false),
-            None => self.compose_messages(id, ctx, &locale.into_locale()?, history, false),
-        }
+        in_locale(locale, |locale| {
+            let request = RenderRequest::new(id, ctx)
+                .locale(locale)
+                .histories(history)
+                .form(Form::Messages);
+            self.plain_request(&request).map(Rendering::into_messages)
+        })
     }
 
     /// Renders the messages of `id` for `locale` and records where every
@@ -389,16 +378,12 @@ impl Snapshot {
         locale: impl IntoLocale,
         history: &Histories<'_>,
     ) -> Result<RenderedChat, Error> {
-        let locale = locale.into_locale()?;
-        let messages = self.compose_messages(id, ctx, &locale, history, true)?;
-        let (id, entry) = self.lookup(id)?;
-        Ok(RenderedChat {
-            id: id.clone(),
-            messages,
-            model: self.model_of(entry, &locale).cloned(),
-            metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
-            lookup: locale_match::lookup(&locale, &self.fallback),
-            locale,
+        in_locale(locale, |locale| {
+            let request = RenderRequest::new(id, ctx)
+                .locale(locale)
+                .histories(history)
+                .form(Form::Messages);
+            self.traced_request(&request).map(Traced::into_chat)
         })
     }
 
@@ -416,15 +401,12 @@ impl Snapshot {
         locale: impl IntoLocale,
         history: &Histories<'_>,
     ) -> Result<String, Error> {
-        let locale = locale.into_locale()?;
-        if !self.is_chat(id, &locale)? {
-            check_history(&PromptId::new(id)?, None, history)?;
-            return self.compose(id, ctx, &locale, None);
-        }
-        let messages: Vec<Message> = self.compose_messages(id, ctx, &locale, history, false)?;
-        Ok(crate::chat::messages_as_text(
-            messages.iter().map(|m| (&m.role, m.content.as_str())),
-        ))
+        in_locale(locale, |locale| {
+            let request = RenderRequest::new(id, ctx)
+                .locale(locale)
+                .histories(history);
+            self.plain_request(&request).map(Rendering::into_text)
+        })
     }
 
     /// The override locale matching finds, else the default.
@@ -543,7 +525,7 @@ fn with_cx<C: Serialize + Any, R>(
 }
 
 /// The error for a chat prompt rendered as text.
-fn chat_as_text(id: &PromptId, locale: &Locale) -> Error {
+pub(crate) fn chat_as_text(id: &PromptId, locale: &Locale) -> Error {
     Error::new(
         ErrorKind::ChatPrompt,
         format!("prompt `{id}` is a chat prompt (for `{locale}`): it renders as messages, not one text"),
