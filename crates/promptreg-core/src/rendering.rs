@@ -42,12 +42,11 @@ pub enum Rendering {
 impl Rendering {
     /// The text: a text prompt's own, or messages as role-headed text
     /// ([`messages_as_text`]).
+    #[inline]
     pub fn into_text(self) -> String {
         match self {
             Rendering::Text(text) => text,
-            Rendering::Messages(messages) => {
-                messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())))
-            }
+            Rendering::Messages(messages) => role_headed(&messages),
         }
     }
 
@@ -359,6 +358,11 @@ impl Snapshot {
             self.traced_request(&request)
         })
     }
+}
+
+/// Messages as role-headed text, out of the text path's way.
+fn role_headed(messages: &[Message]) -> String {
+    messages_as_text(messages.iter().map(|m| (&m.role, m.content.as_str())))
 }
 
 /// Runs `render` with `locale`, parsed when it is a tag, borrowed when it
