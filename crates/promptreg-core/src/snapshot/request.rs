@@ -78,27 +78,41 @@ impl Snapshot {
         let messages = self.as_messages(request, id, entry, locale)?;
         if messages {
             let messages = self.compose_messages(id, entry, ctx, locale, histories, true)?;
+            let about = self.about(id, entry, locale);
             return Ok(Traced::Chat(RenderedChat {
-                id: id.clone(),
+                id: about.id,
                 messages,
-                model: self.model_of(entry, locale).cloned(),
-                metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
-                lookup: locale_match::lookup(locale, &self.fallback),
-                locale: locale.clone(),
+                model: about.model,
+                metadata: about.metadata,
+                lookup: about.lookup,
+                locale: about.locale,
             }));
         }
         check_history(id, None, histories)?;
         let mut parts = Vec::new();
         let text = self.compose_entry(id, entry, ctx, locale, Some(&mut parts))?;
+        let about = self.about(id, entry, locale);
         Ok(Traced::Text(Rendered {
-            id: id.clone(),
+            id: about.id,
             text,
+            model: about.model,
+            metadata: about.metadata,
+            lookup: about.lookup,
+            locale: about.locale,
+            parts,
+        }))
+    }
+
+    /// What a traced render says about its prompt beside the text or
+    /// messages, the same for both.
+    fn about(&self, id: &PromptId, entry: &Entry, locale: &Locale) -> About {
+        About {
+            id: id.clone(),
             model: self.model_of(entry, locale).cloned(),
             metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
             lookup: locale_match::lookup(locale, &self.fallback),
             locale: locale.clone(),
-            parts,
-        }))
+        }
     }
 
     /// Whether `request` renders the entry of `id` as messages. A chat
@@ -142,4 +156,13 @@ impl Snapshot {
             }
         }
     }
+}
+
+/// The fields [`Rendered`] and [`RenderedChat`] share.
+struct About {
+    id: PromptId,
+    model: Option<crate::json_object::JsonObject>,
+    metadata: Option<crate::json_object::JsonObject>,
+    lookup: Vec<locale_match::LookupStep>,
+    locale: Locale,
 }
