@@ -1,4 +1,4 @@
-"""The Python package's benchmark (BENCHMARKS.md, section 22), in one
+"""The Python package's benchmark (BENCHMARKS.md, sections 10.2 and 10.3), in one
 process:
 
 1. the goal-agent workload (``goal-running``: a template with a pinned

@@ -2,7 +2,7 @@
 //! (503 when a handler takes too long) and the metrics (count and latency
 //! by route pattern). One hand-written service instead of two `from_fn`
 //! middlewares: those clone and box the inner service and their future on
-//! every request, which the cached reads felt (BENCHMARKS.md, scenario 13).
+//! every request, which the cached reads felt (BENCHMARKS.md, section 5.1).
 
 use std::convert::Infallible;
 use std::future::Future;

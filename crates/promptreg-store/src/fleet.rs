@@ -47,7 +47,7 @@ pub const DEFAULT_FLEET_CAPACITY: usize = 100_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FleetLimits {
     /// The most instances of one label (100,000): the largest fleet the
-    /// server is sized for (BENCHMARKS.md, section 24).
+    /// server is sized for (BENCHMARKS.md, section 5.5).
     pub per_label: usize,
     /// The most instances of one pack, all its labels together (200,000):
     /// a full label and as many again on the others (`staging`, a

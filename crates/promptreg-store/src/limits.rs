@@ -18,7 +18,7 @@ use crate::files::PackFiles;
 ///   or a language with a region), so a prompt translated into every
 ///   locale there is still fits;
 /// - 10,000 files per pack: the largest configuration the benchmarks load
-///   (BENCHMARKS.md, scenario 4) loads in about 100 ms.
+///   (BENCHMARKS.md, section 1.7) loads in about 100 ms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileLimits {
     /// The most files of one prompt (1,000).

@@ -149,7 +149,7 @@ fn main() {
             .unwrap();
     }
 
-    println!("scenario 4: load and reload of {FILES} prompt files and a settings file");
+    println!("BENCHMARKS 1.7: load and reload of {FILES} prompt files and a settings file");
     let loads: Vec<Duration> = (0..7)
         .map(|_| {
             let fresh = PromptRegistry::new();
@@ -220,7 +220,7 @@ fn main() {
         busy_p99.as_secs_f64() / idle_p99.as_secs_f64()
     );
 
-    println!("scenario 5: render throughput on one and two threads");
+    println!("BENCHMARKS 1.2: render throughput on one and two threads");
     // The baseline: the same amount of copying with nothing shared, to tell
     // the machine's scaling from the registry's.
     let text = registry.render_in(&ids[0], &(), &locale).unwrap();
@@ -254,7 +254,7 @@ fn main() {
         floor_two / floor_one
     );
 
-    println!("scenario 6: memory of a loaded {FILES}-prompt configuration");
+    println!("BENCHMARKS 1.3: memory of a loaded {FILES}-prompt configuration");
     let fresh = PromptRegistry::new();
     COUNTING.store(true, Ordering::Relaxed);
     fresh.load_config(spec(), options).unwrap();
