@@ -10,6 +10,8 @@ mod cli;
 mod commands;
 mod complete;
 mod options;
+#[cfg(test)]
+mod reference;
 mod report;
 mod server_client;
 mod style;

@@ -987,6 +987,21 @@ async fn health_readiness_and_metrics() {
     ] {
         assert!(text.contains(line), "{line} missing from\n{text}");
     }
+    // The book's operations page lists every metric.
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/server/operations.md"
+    ))
+    .unwrap();
+    for metric in text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# HELP ")?.split(' ').next())
+    {
+        assert!(
+            page.contains(&format!("| `{metric}` |")),
+            "docs/src/server/operations.md does not describe the metric `{metric}`"
+        );
+    }
     // Request ids: this process's random prefix, then a counter in hex.
     let id = async || {
         let response = server.get("/healthz").await;

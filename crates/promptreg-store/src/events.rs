@@ -380,3 +380,118 @@ fn announces_news(payload: &str, feed: &Weak<Feed>) -> bool {
         .parse::<u64>()
         .map_or(true, |id| id > *feed.newest.borrow())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::splits::{Share, SplitStep};
+
+    /// One event of every kind, every split step among them.
+    fn every_kind() -> Vec<EventKind> {
+        let text = String::new;
+        let mut kinds = vec![
+            EventKind::VersionCreated {
+                prompt: text(),
+                version: 1,
+                author: text(),
+            },
+            EventKind::LabelMoved {
+                prompt: text(),
+                label: text(),
+                from: None,
+                to: None,
+                actor: text(),
+                reason: text(),
+            },
+            EventKind::Released {
+                label: text(),
+                moves: Vec::new(),
+                actor: text(),
+                reason: text(),
+            },
+            EventKind::RevisionCreated {
+                label: text(),
+                revision: 1,
+                digest: text(),
+                cause: RevisionCause::Push,
+                actor: text(),
+                reason: text(),
+            },
+            EventKind::RevisionSigned {
+                label: text(),
+                revision: 1,
+                digest: text(),
+                fingerprint: text(),
+                actor: text(),
+            },
+            EventKind::LabelProtected {
+                label: text(),
+                actor: text(),
+            },
+            EventKind::LabelUnprotected {
+                label: text(),
+                actor: text(),
+            },
+        ];
+        for step in [
+            SplitStep::Start,
+            SplitStep::Share,
+            SplitStep::Promote,
+            SplitStep::Abort,
+        ] {
+            kinds.push(EventKind::SplitChanged {
+                label: text(),
+                split: 1,
+                step,
+                share: Share::ALL,
+                digest: text(),
+                actor: text(),
+                reason: text(),
+            });
+        }
+        // A kind added to `EventKind` must be added above: this match has no
+        // catch-all.
+        for kind in &kinds {
+            match kind {
+                EventKind::VersionCreated { .. }
+                | EventKind::LabelMoved { .. }
+                | EventKind::Released { .. }
+                | EventKind::RevisionCreated { .. }
+                | EventKind::RevisionSigned { .. }
+                | EventKind::SplitChanged { .. }
+                | EventKind::LabelProtected { .. }
+                | EventKind::LabelUnprotected { .. } => {}
+            }
+        }
+        kinds
+    }
+
+    /// The book's events page has a section for every kind the stream
+    /// sends, and none for a kind it does not.
+    #[test]
+    fn the_book_describes_every_event() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/src/reference/events.md"
+        );
+        let page = std::fs::read_to_string(path).unwrap();
+        let described: Vec<&str> = page
+            .lines()
+            .filter_map(|line| line.strip_prefix("## `")?.strip_suffix('`'))
+            .collect();
+        let mut sent: Vec<&str> = every_kind().iter().map(EventKind::name).collect();
+        sent.push("reconnect");
+        for name in &sent {
+            assert!(
+                described.contains(name),
+                "{path} lacks a section `## `{name}``"
+            );
+        }
+        for name in &described {
+            assert!(
+                sent.contains(name),
+                "{path} describes `{name}`, which no event is"
+            );
+        }
+    }
+}

@@ -22,6 +22,13 @@ macro_rules! problem_codes {
                 }
             }
 
+            /// What the code means, as its documentation says.
+            pub fn meaning(self) -> &'static str {
+                match self {
+                    $(ProblemCode::$variant => concat!($($doc),*).trim_ascii(),)*
+                }
+            }
+
             /// Every code, in the order declared.
             pub const ALL: &[ProblemCode] = &[$(ProblemCode::$variant,)*];
 
