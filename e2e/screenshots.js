@@ -1,14 +1,14 @@
-// The README's pictures of the web page, rewritten on demand
-// (`npm run screenshots`), not by the tests: docs/images/prompt-page.png
+// The book's pictures of the web page, rewritten on demand
+// (`npm run screenshots`), not by the tests: docs/src/images/prompt-page.png
 // (a prompt with the locale matrix, zh-HK and pt-PT typed in) and
-// docs/images/compare.png (what v2 of the prompt changed).
+// docs/src/images/compare.png (what v2 of the prompt changed).
 
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { PACK, PROMPT, ROOT, launchBrowser, signIn, startRegistry } from './harness.js';
 
-const IMAGES = path.join(ROOT, 'docs', 'images');
+const IMAGES = path.join(ROOT, 'docs', 'src', 'images');
 const PROMPT_PATH = `/packs/${PACK}/prompts/${PROMPT}`;
 
 const registry = await startRegistry('sqlite');

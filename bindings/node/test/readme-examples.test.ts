@@ -1,4 +1,4 @@
-// The TypeScript and JavaScript examples of the READMEs (this package's
+// The TypeScript and JavaScript examples of the READMEs and the book (this package's
 // guide, the repository's "Node.js" section, and any the Python package's
 // guide may have) are programs: each block is type-checked with the
 // package's TypeScript (strict, `module: nodenext`, importing 'promptreg' by
@@ -29,7 +29,15 @@ import { promptregBinary, startServer } from './support';
 
 const PACKAGE = path.resolve(__dirname, '../..');
 const ROOT = path.resolve(PACKAGE, '../..');
-const READMES = ['bindings/node/README.md', 'README.md', 'bindings/python/README.md'];
+/** The book's pages under docs/src, as paths from the repository's root. */
+function bookPages(dir = 'docs/src'): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const child = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return bookPages(child);
+    return entry.name.endsWith('.md') ? [child] : [];
+  });
+}
+const READMES = ['bindings/node/README.md', 'README.md', 'bindings/python/README.md', ...bookPages().sort()];
 /** A fence's language -> the extension its block is checked and run as. */
 const LANGUAGES: Record<string, string> = { ts: 'mts', typescript: 'mts', js: 'mjs', javascript: 'mjs' };
 const MARK = /^<!-- example: (.*) -->$/;

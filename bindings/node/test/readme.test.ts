@@ -1,13 +1,11 @@
 // What the examples of the READMEs (the package's and the repository's
-// "Node.js" section) say they return, so that it stays true; the examples
+// "Crates and packages" section) say they return, so that it stays true; the examples
 // themselves are type-checked and run as written by readme-examples.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
-import { Pack, PromptRegistry, promptRegistry, resolvePrompt } from 'promptreg';
+import { Pack, PromptRegistry, promptRegistry } from 'promptreg';
 
 const goalAgent = path.resolve(__dirname, '../../../../examples/goal-agent');
 
@@ -31,12 +29,7 @@ test("the package README's first example", () => {
   }
 });
 
-test("the repository README's Node.js example", (t) => {
-  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'promptreg-readme-'));
-  t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
-  fs.mkdirSync(path.join(cwd, '.pi/pi-goal-xx/prompts'), { recursive: true });
-  fs.writeFileSync(path.join(cwd, '.pi/pi-goal-xx/prompts/auditor.md'), 'Reject without tests.');
-
+test("the repository README's Node.js example", () => {
   const prompts = new PromptRegistry();
   Pack.load(goalAgent).install(prompts);
   prompts.override('auditor', 'ja', (ctx, locale) => `監査してください（${locale}）。`);
@@ -44,11 +37,6 @@ test("the repository README's Node.js example", (t) => {
   const text = prompts.render('auditor', {}, 'ja-JP');
   assert.ok(text.startsWith('監査してください（ja-JP）。\n\n'), text);
   assert.ok(text.endsWith('\n\nNever disclose personal data.'), text);
-
-  const { final, source } = resolvePrompt('auditor', { mode: 'append' }, cwd,
-    'Audit the work.', { home: cwd, promptsDir: '.pi/pi-goal-xx/prompts/' });
-  assert.equal(final, 'Audit the work.\n\nReject without tests.');
-  assert.equal(source, 'local');
 });
 
 test("the package README's chat example", () => {

@@ -1,5 +1,5 @@
 """The examples of the READMEs (the package's guide and the repository's
-"Python" section) run, and type-check with ``mypy --strict`` and pyright
+"Crates and packages" section) and of the book's pages run, and type-check with ``mypy --strict`` and pyright
 (strict, for Python 3.9); the stubs match the extension module
 (``mypy.stubtest``)."""
 
@@ -16,7 +16,11 @@ import pytest
 
 from .conftest import ROOT, Server, run_python
 
-READMES = [ROOT / "bindings" / "python" / "README.md", ROOT / "README.md"]
+READMES = [
+    ROOT / "bindings" / "python" / "README.md",
+    ROOT / "README.md",
+    *sorted((ROOT / "docs" / "src").rglob("*.md")),
+]
 PYPROJECT = ROOT / "bindings" / "python" / "pyproject.toml"
 
 

@@ -1,6 +1,6 @@
-//! Every console example in README.md and docs/ is run and its output
-//! compared with what the page shows, so the docs cannot drift from the
-//! tool.
+//! Every console example in README.md and the book (docs/src/) is run and
+//! its output compared with what the page shows, so the docs cannot drift
+//! from the tool.
 //!
 //! The documented setup: a folder holding copies of the two example packs,
 //! a `home/` and a `project/` whose settings set `goal-running` to mode
@@ -65,6 +65,21 @@ fn examples(file: &Path) -> Vec<Example> {
         examples.push(example);
     }
     examples
+}
+
+/// The Markdown files under `dir`, sorted.
+fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(markdown_files(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
 }
 
 /// A fresh copy of the documented setup.
@@ -152,13 +167,7 @@ fn line_matches(expected: &str, line: &str) -> bool {
 #[test]
 fn the_console_examples_print_what_the_docs_show() {
     let mut files = vec![repository().join("README.md")];
-    let mut docs: Vec<PathBuf> = fs::read_dir(repository().join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    docs.sort();
-    files.extend(docs);
+    files.extend(markdown_files(&repository().join("docs/src")));
     let mut failures = Vec::new();
     let mut count = 0;
     for example in files.iter().flat_map(|f| examples(f)) {

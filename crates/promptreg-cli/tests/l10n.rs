@@ -1,5 +1,5 @@
 //! `promptreg l10n`: recording a variant as current, coverage as data, and
-//! what an export and an import refuse (the README runs the happy path).
+//! what an export and an import refuse (the book's translations page runs the happy path).
 
 mod support;
 

@@ -124,7 +124,7 @@ async fn changes_arrive_in_order_with_ids_and_last_event_id_replays_what_was_mis
     }
 }
 
-/// A split's steps reach the stream under the names the README gives,
+/// A split's steps reach the stream under the names the book gives (docs/src/reference/events.md),
 /// each a `split_changed` with its `step`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_splits_steps_are_streamed_under_their_own_names() {

@@ -1,5 +1,5 @@
-//! The README's server examples (its `shell-session` blocks) run against a
-//! server on loopback holding the goal-agent example pack, released to
+//! The server examples of the README and the book (their `shell-session`
+//! blocks) run against a server on loopback holding the goal-agent example pack, released to
 //! `production`; `localhost:7878` is replaced by the server's address. In
 //! the expected text, `...` stands for any lines and `[..]` for any text
 //! within a line, as in the console examples of `promptreg-cli/tests/docs.rs`.
@@ -107,14 +107,42 @@ fn path_with_tool() -> OsString {
     std::env::join_paths(dirs).unwrap()
 }
 
+/// The Markdown files under `dir`, sorted.
+fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(markdown_files(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_readme_server_examples_hold() {
+async fn the_server_examples_of_the_docs_hold() {
     let path = path_with_tool();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let blocks = blocks(&readme);
-    assert!(!blocks.is_empty(), "README.md has server examples");
-    for steps in blocks {
+    let mut pages = vec![root.join("README.md")];
+    pages.extend(markdown_files(&root.join("docs/src")));
+    let mut examples = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let name = page
+            .strip_prefix(&root)
+            .unwrap_or(page)
+            .display()
+            .to_string();
+        examples.extend(blocks(&text).into_iter().map(|steps| (name.clone(), steps)));
+    }
+    assert!(
+        examples.iter().any(|(page, _)| page == "README.md"),
+        "README.md has server examples"
+    );
+    for (page, steps) in examples {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("promptreg.db").to_str().unwrap())
             .await
@@ -153,7 +181,7 @@ async fn the_readme_server_examples_hold() {
             let actual: Vec<&str> = stdout.lines().collect();
             assert!(
                 matches(&expected, &actual),
-                "README.md: `{command}` printed\n{stdout}\nexpected\n{}",
+                "{page}: `{command}` printed\n{stdout}\nexpected\n{}",
                 expected.join("\n")
             );
         }

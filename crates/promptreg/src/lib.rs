@@ -402,3 +402,9 @@ pub mod prelude {
     #[cfg(feature = "remote")]
     pub use promptreg_remote::{Follow, FromBundle};
 }
+
+/// The book's page on the library from Rust, whose examples are compiled
+/// and run as doctests (they follow a server, so they need `remote`).
+#[cfg(all(doctest, feature = "remote"))]
+#[doc = include_str!("../../../docs/src/library/rust.md")]
+pub struct BookLibraryPage;

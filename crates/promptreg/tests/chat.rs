@@ -1,4 +1,4 @@
-//! Chat prompts: the rules of docs/packs.md ("Chat prompts"), each tested
+//! Chat prompts: the rules of docs/src/packs.md ("Chat prompts"), each tested
 //! through a pack and the user's configuration, and from code.
 
 #![cfg(feature = "packs")]

@@ -103,7 +103,7 @@
 //! # Ok::<(), promptreg_core::Error>(())
 //! ```
 //!
-//! The manifest's format is described in `docs/packs.md` and on
+//! The manifest's format is described in `docs/src/packs.md` and on
 //! [`Pack::from_files`].
 
 mod chat;
