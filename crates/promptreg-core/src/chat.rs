@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::compose::Part;
+use crate::contract::Contract;
 use crate::id::PromptId;
 use crate::json_object::JsonObject;
 use crate::locale::Locale;
@@ -396,6 +397,8 @@ pub struct RenderedChat {
     pub model: Option<JsonObject>,
     /// The prompt's metadata.
     pub metadata: Option<JsonObject>,
+    /// The tools and output schema for this locale.
+    pub contract: Option<Arc<Contract>>,
 }
 
 impl RenderedChat {
@@ -449,7 +452,7 @@ impl Serialize for RenderedChat {
                     .collect(),
             })
             .collect();
-        let mut out = serializer.serialize_struct("RenderedChat", 6)?;
+        let mut out = serializer.serialize_struct("RenderedChat", 7)?;
         out.serialize_field("id", &self.id)?;
         out.serialize_field("locale", &self.locale)?;
         out.serialize_field("lookup", &self.lookup)?;
@@ -460,6 +463,10 @@ impl Serialize for RenderedChat {
                 Some(value) => out.serialize_field(key, value)?,
                 None => out.skip_field(key)?,
             }
+        }
+        match &self.contract {
+            Some(contract) => out.serialize_field("contract", &**contract)?,
+            None => out.skip_field("contract")?,
         }
         out.end()
     }

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
+use crate::contract::Contract;
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::json_object::JsonObject;
@@ -160,6 +161,9 @@ pub struct Rendered {
     pub model: Option<JsonObject>,
     /// The prompt's metadata (its default's).
     pub metadata: Option<JsonObject>,
+    /// The tools and output schema for this locale, as
+    /// [`Snapshot::contract`](crate::Snapshot::contract) gives them.
+    pub contract: Option<Arc<Contract>>,
 }
 
 impl Rendered {
@@ -189,7 +193,7 @@ impl Serialize for Rendered {
                 text: self.part_text(part),
             })
             .collect();
-        let mut out = serializer.serialize_struct("Rendered", 7)?;
+        let mut out = serializer.serialize_struct("Rendered", 8)?;
         out.serialize_field("id", &self.id)?;
         out.serialize_field("locale", &self.locale)?;
         out.serialize_field("lookup", &self.lookup)?;
@@ -201,6 +205,10 @@ impl Serialize for Rendered {
                 Some(value) => out.serialize_field(key, value)?,
                 None => out.skip_field(key)?,
             }
+        }
+        match &self.contract {
+            Some(contract) => out.serialize_field("contract", &**contract)?,
+            None => out.skip_field("contract")?,
         }
         out.end()
     }

@@ -142,6 +142,20 @@ pub enum DiagnosticCode {
     /// U+202E, U+2066 to U+2069): it shows in another order than a model
     /// reads it, so a reviewer may not see what is sent.
     BidiControl,
+    /// A prompt's tools or output schema: a missing name, two tools of one
+    /// name, a schema that is not a JSON Schema (checked against the
+    /// 2020-12 meta-schema), a `$ref` that leaves the schema, a schema too
+    /// deep or too large, a locale variant that changes more than
+    /// descriptions.
+    Contract,
+    /// A tool or output schema a provider would refuse or not enforce: a
+    /// tool name outside `^[a-zA-Z0-9_-]{1,64}$`, parameters that are not an
+    /// object schema (Anthropic's `input_schema`), an object not closed for
+    /// OpenAI's strict mode.
+    ProviderRule,
+    /// A key in a JSON Schema that is no keyword of the 2020-12 vocabulary:
+    /// most often a typo (`requried`), which validation would ignore.
+    UnknownSchemaKeyword,
 }
 
 /// A code serialises as its stable name (`"unknown-prompt-key"`).
@@ -220,6 +234,9 @@ impl DiagnosticCode {
             DiagnosticCode::UntrackedTranslation => "untracked-translation",
             DiagnosticCode::Translation => "translation",
             DiagnosticCode::BidiControl => "bidi-control",
+            DiagnosticCode::Contract => "contract",
+            DiagnosticCode::ProviderRule => "provider-rule",
+            DiagnosticCode::UnknownSchemaKeyword => "unknown-schema-keyword",
         }
     }
 }

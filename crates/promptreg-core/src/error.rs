@@ -49,6 +49,9 @@ pub enum ErrorKind {
     /// A signing key, a trusted key or a release's signature is unusable,
     /// or a release is not signed as required (feature `signing`).
     Signature,
+    /// A prompt's contract is invalid: a tool without a name, two tools of
+    /// one name, a locale's contract that changes a name or a schema.
+    InvalidContract,
 }
 
 impl ErrorKind {
@@ -71,6 +74,7 @@ impl ErrorKind {
             ErrorKind::InvalidChat => "invalid-chat",
             ErrorKind::Remote => "remote",
             ErrorKind::Signature => "signature",
+            ErrorKind::InvalidContract => "invalid-contract",
         }
     }
 
@@ -91,6 +95,7 @@ impl ErrorKind {
             ErrorKind::InvalidChat => "invalid chat prompt",
             ErrorKind::Remote => "remote error",
             ErrorKind::Signature => "signature error",
+            ErrorKind::InvalidContract => "invalid contract",
         }
     }
 }

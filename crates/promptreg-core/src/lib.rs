@@ -32,6 +32,7 @@
 
 pub mod chat;
 pub mod compose;
+pub mod contract;
 pub mod diagnostic;
 pub mod error;
 pub mod id;
@@ -41,6 +42,7 @@ pub mod locale;
 pub mod locale_match;
 pub mod prompt;
 pub mod provenance;
+pub mod provider;
 pub mod registry;
 pub mod renderer;
 pub mod rendering;
@@ -58,6 +60,7 @@ pub use chat::{
     messages_as_text,
 };
 pub use compose::{Origin, Part, Rendered};
+pub use contract::{Contract, OutputSchema, Tool};
 pub use diagnostic::{
     Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,
     abbreviate, printable,
@@ -69,6 +72,7 @@ pub use locale::{IntoLocale, Locale};
 pub use locale_match::{LocaleLookup, LocaleMatch, LocaleStep, LookupStep};
 pub use prompt::{Pin, Prompt};
 pub use provenance::{Provenance, Setting, SourceKind};
+pub use provider::Provider;
 pub use registry::PromptRegistry;
 pub use renderer::{IntoRenderer, Renderer, markers};
 pub use rendering::{Form, RenderOutput, RenderRequest, Rendering, Traced};

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::chat::Chat;
+use crate::contract::Contract;
 use crate::json_object::JsonObject;
 use crate::provenance::Provenance;
 use crate::renderer::{IntoRenderer, Renderer};
@@ -59,6 +60,9 @@ pub struct Prompt {
     pub(crate) model: Option<JsonObject>,
     /// Free data about the prompt, for the application and listings.
     pub(crate) metadata: Option<JsonObject>,
+    /// The tools it offers and the shape of its answer; a locale may have
+    /// its own translation (`PromptRegistry::set_contract`).
+    pub(crate) contract: Option<Arc<Contract>>,
     /// Where the source that declared it says it came from (a pack file).
     pub(crate) provenance: Option<Arc<Provenance>>,
 }
@@ -100,6 +104,7 @@ impl Prompt {
             description: None,
             model: None,
             metadata: None,
+            contract: None,
             provenance: None,
         }
     }
@@ -151,6 +156,21 @@ impl Prompt {
     pub fn with_model(mut self, settings: JsonObject) -> Self {
         self.model = Some(settings);
         self
+    }
+
+    /// Sets the tools the prompt offers and the shape of its answer:
+    /// renders return them ([`Rendered::contract`](crate::Rendered::contract)),
+    /// and a request for a provider
+    /// ([`PromptRegistry::provider_request`](crate::PromptRegistry::provider_request))
+    /// carries them in the provider's shape. An empty contract is none.
+    pub fn with_contract(mut self, contract: Contract) -> Self {
+        self.contract = (!contract.is_empty()).then(|| Arc::new(contract));
+        self
+    }
+
+    /// The contract of the default, if any.
+    pub fn contract(&self) -> Option<&Contract> {
+        self.contract.as_deref()
     }
 
     /// Sets free metadata about the prompt (owner, tags, a ticket).

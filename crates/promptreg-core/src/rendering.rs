@@ -119,6 +119,7 @@ impl Traced {
                 .collect(),
             model: rendered.model,
             metadata: rendered.metadata,
+            contract: rendered.contract,
         }
     }
 }

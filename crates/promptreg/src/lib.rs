@@ -305,7 +305,7 @@
 //! |---|---|---|---|
 //! | `templates` | via `config` | minijinja templates: [`Renderer::compile_template`](prelude::CompileTemplate::compile_template), template prompt files | `minijinja`, `serde_json` |
 //! | `config` | via `packs` | the end user's configuration ([`config`]): settings files, prompt files with front matter | `jsonc-parser`, `serde-saphyr`; `templates` |
-//! | `packs` | **on** | prompts declared in files ([`pack`]), with the user configuration a pack declares; which translations are stale | `toml`, `sha2`, `similar`; `config` |
+//! | `packs` | **on** | prompts declared in files ([`pack`]), with the user configuration a pack declares; which translations are stale; tools and output schemas | `toml`, `sha2`, `similar`, `jsonschema` (tools and output schemas checked at load); `config` |
 //! | `schema` | off | [`config::settings_schema`], the JSON Schema of the settings file | `schemars`; `config` |
 //! | `watch` | off | `PromptRegistry::watch`: follow the user's files and the packs installed from folders | `notify`; `config` |
 //! | `testing` | off | `promptreg::testing`: run a pack's prompt tests against a registry | `regex`, `similar`; `packs` |
@@ -347,13 +347,14 @@
 // The core, always here: `promptreg-core` has no feature and no I/O.
 // ARCHITECTURE.md draws the crates as layers.
 pub use promptreg_core::{
-    BUILT_IN_ROLES, Chat, ChatTraceView, Diagnostic, DiagnosticCode, Error, ErrorKind, Excerpt,
-    Form, IntoLocale, IntoRenderer, JsonObject, LineIndex, Locale, LocaleLookup, LocaleMatch,
-    LocaleStep, LookupStep, MAX_DIAGNOSTICS_PER_FILE, MAX_ID_LEN, Message, MessageSource, Origin,
-    Part, Pin, Position, Prompt, PromptId, PromptRegistry, Provenance, RegistryProblem,
-    RenderOutput, RenderRequest, Rendered, RenderedChat, RenderedMessage, Renderer, Rendering,
-    Role, Setting, Severity, Snapshot, SourceKind, TraceView, Traced, abbreviate, markers,
-    messages_as_text, printable, split, trace_attributes, trace_view,
+    BUILT_IN_ROLES, Chat, ChatTraceView, Contract, Diagnostic, DiagnosticCode, Error, ErrorKind,
+    Excerpt, Form, IntoLocale, IntoRenderer, JsonObject, LineIndex, Locale, LocaleLookup,
+    LocaleMatch, LocaleStep, LookupStep, MAX_DIAGNOSTICS_PER_FILE, MAX_ID_LEN, Message,
+    MessageSource, Origin, OutputSchema, Part, Pin, Position, Prompt, PromptId, PromptRegistry,
+    Provenance, Provider, RegistryProblem, RenderOutput, RenderRequest, Rendered, RenderedChat,
+    RenderedMessage, Renderer, Rendering, Role, Setting, Severity, Snapshot, SourceKind, Tool,
+    TraceView, Traced, abbreviate, contract, markers, messages_as_text, printable, provider, split,
+    trace_attributes, trace_view,
 };
 
 // Sources and tools above the core, each from its crate, behind its feature.

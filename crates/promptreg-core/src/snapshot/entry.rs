@@ -1,5 +1,5 @@
 //! What a snapshot holds under one id: the default, its locale variants
-//! (bodies, pinned-block translations, model settings) and the
+//! (bodies, pinned-block translations, model settings, contracts) and the
 //! same-script index over them.
 
 use std::sync::Arc;
@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::Map;
 use crate::chat::Chat;
 use crate::compose::Appender;
+use crate::contract::Contract;
 use crate::json_object::JsonObject;
 use crate::locale::Locale;
 use crate::locale_match::script_index;
@@ -26,7 +27,10 @@ pub(super) struct Entry {
     /// Model settings of a locale, whole (a source merges them with the
     /// default's before), by locale key.
     pub(super) models: Map<Box<str>, ModelVariant>,
-    /// The locale keys of `overrides`, `pins` and `models` by language and script
+    /// A locale's contract (its tools' descriptions translated), whole, by
+    /// locale key.
+    pub(super) contracts: Map<Box<str>, ContractVariant>,
+    /// The locale keys of `overrides`, `pins`, `models` and `contracts` by language and script
     /// (`zh-Hant`), likeliest region first, then by tag: the same-script
     /// step of locale matching, computed before the snapshot is published
     /// so a render only looks it up.
@@ -71,6 +75,13 @@ pub(super) struct ModelVariant {
     pub(super) settings: JsonObject,
 }
 
+/// One locale's contract.
+#[derive(Clone)]
+pub(super) struct ContractVariant {
+    pub(super) locale: Locale,
+    pub(super) contract: Arc<Contract>,
+}
+
 /// One locale's translations of pinned blocks, by position (`None`: not
 /// translated in this locale).
 #[derive(Clone)]
@@ -99,6 +110,7 @@ impl Entry {
             overrides: Map::default(),
             pins: Map::default(),
             models: Map::default(),
+            contracts: Map::default(),
             by_script: Map::default(),
             scripts_stale: false,
             appenders: Vec::new(),
@@ -114,6 +126,7 @@ impl Entry {
         self.overrides.clear();
         self.pins.clear();
         self.models.clear();
+        self.contracts.clear();
         self.by_script.clear();
         self.scripts_stale = false;
         self.appenders.clear();
@@ -124,7 +137,8 @@ impl Entry {
         let locales = self.overrides.values().map(|v| &v.locale);
         let locales = locales
             .chain(self.pins.values().map(|v| &v.locale))
-            .chain(self.models.values().map(|v| &v.locale));
+            .chain(self.models.values().map(|v| &v.locale))
+            .chain(self.contracts.values().map(|v| &v.locale));
         self.by_script = script_index(locales);
         self.scripts_stale = false;
     }

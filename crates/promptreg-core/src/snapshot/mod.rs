@@ -7,6 +7,7 @@
 mod entry;
 mod history;
 mod memo;
+mod provider;
 mod render;
 mod request;
 mod write;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 
 use crate::Map;
 use crate::compose::Appender;
+use crate::contract::Contract;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::{Error, ErrorKind};
 use crate::id::{self, PromptId};
@@ -258,6 +260,35 @@ impl Snapshot {
         let locale = locale.into_locale()?;
         let (_, entry) = self.lookup(id)?;
         Ok(self.model_of(entry, &locale).cloned())
+    }
+
+    /// The contract `id` renders with for `locale`: the one locale
+    /// matching finds among the locales given their own (a translation of
+    /// its tools' descriptions), else the default's. `None` when it has
+    /// none.
+    ///
+    /// # Errors
+    ///
+    /// As [`model_settings`](Self::model_settings).
+    pub fn contract(
+        &self,
+        id: &str,
+        locale: impl IntoLocale,
+    ) -> Result<Option<Arc<Contract>>, Error> {
+        let locale = locale.into_locale()?;
+        let (_, entry) = self.lookup(id)?;
+        Ok(self.contract_of(entry, &locale).cloned())
+    }
+
+    fn contract_of<'a>(&'a self, entry: &'a Entry, locale: &Locale) -> Option<&'a Arc<Contract>> {
+        let default = || entry.default.as_ref()?.contract.as_ref();
+        if entry.contracts.is_empty() {
+            return default();
+        }
+        match self.find(entry, locale, |key| entry.contracts.get(key)) {
+            Some((variant, _)) => Some(&variant.contract),
+            None => default(),
+        }
     }
 
     fn model_of<'a>(&'a self, entry: &'a Entry, locale: &Locale) -> Option<&'a JsonObject> {

@@ -84,6 +84,7 @@ impl Snapshot {
                 messages,
                 model: about.model,
                 metadata: about.metadata,
+                contract: about.contract,
                 lookup: about.lookup,
                 locale: about.locale,
             }));
@@ -97,6 +98,7 @@ impl Snapshot {
             text,
             model: about.model,
             metadata: about.metadata,
+            contract: about.contract,
             lookup: about.lookup,
             locale: about.locale,
             parts,
@@ -109,6 +111,7 @@ impl Snapshot {
         About {
             id: id.clone(),
             model: self.model_of(entry, locale).cloned(),
+            contract: self.contract_of(entry, locale).cloned(),
             metadata: entry.default.as_ref().and_then(|d| d.metadata.clone()),
             lookup: locale_match::lookup(locale, &self.fallback),
             locale: locale.clone(),
@@ -161,6 +164,7 @@ impl Snapshot {
 /// The fields [`Rendered`] and [`RenderedChat`] share.
 struct About {
     id: PromptId,
+    contract: Option<std::sync::Arc<crate::contract::Contract>>,
     model: Option<crate::json_object::JsonObject>,
     metadata: Option<crate::json_object::JsonObject>,
     lookup: Vec<locale_match::LookupStep>,

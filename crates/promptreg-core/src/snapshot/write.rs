@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::Map;
 use crate::chat::Chat;
 use crate::compose::Appender;
+use crate::contract::Contract;
 use crate::error::{Error, ErrorKind};
 use crate::id::PromptId;
 use crate::json_object::JsonObject;
@@ -16,7 +17,7 @@ use crate::provenance::Provenance;
 use crate::renderer::Renderer;
 
 use super::Snapshot;
-use super::entry::{Entry, ModelVariant, PinVariant, Variant};
+use super::entry::{ContractVariant, Entry, ModelVariant, PinVariant, Variant};
 use super::memo::{Memo, Slots};
 
 impl Snapshot {
@@ -155,6 +156,22 @@ impl Snapshot {
         let key = locale.key().into();
         let entry = self.entry_mut(id);
         entry.models.insert(key, ModelVariant { locale, settings });
+        entry.scripts_stale = true;
+    }
+
+    /// The contract of `id`'s default, if it has one.
+    pub fn default_contract(&self, id: &str) -> Option<Arc<Contract>> {
+        self.entries.get(id)?.default.as_ref()?.contract.clone()
+    }
+
+    /// Sets the contract of `id` for `locale` (its tools' descriptions
+    /// translated), replacing the default's whole.
+    pub fn set_contract(&mut self, id: PromptId, locale: Locale, contract: Arc<Contract>) {
+        let key = locale.key().into();
+        let entry = self.entry_mut(id);
+        entry
+            .contracts
+            .insert(key, ContractVariant { locale, contract });
         entry.scripts_stale = true;
     }
 

@@ -18,6 +18,8 @@ use crate::rendering::{RenderOutput, RenderRequest};
 use crate::snapshot::{Histories, RegistryProblem, Snapshot};
 use crate::split::{Arm, SplitRule};
 
+mod contract;
+
 /// The registry of every system prompt of an application.
 ///
 /// Subsystems [register defaults](Self::register_default) under stable ids;

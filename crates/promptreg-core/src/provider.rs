@@ -1,0 +1,511 @@
+//! [`Provider`]: a rendered prompt as the complete request body a model
+//! provider takes, without credentials: its messages, the model settings,
+//! the tools and the output schema of its [`Contract`].
+//!
+//! | provider | body of | messages | tools | output schema |
+//! |---|---|---|---|---|
+//! | `openai` | Chat Completions | `messages` | `tools[].function` | `response_format.json_schema` |
+//! | `openai-responses` | Responses | `input` | `tools[]` (flat) | `text.format` |
+//! | `anthropic` | Messages | `system` + `messages` | `tools[].input_schema` | `output_config.format` |
+//! | `gemini` | `generateContent` | `systemInstruction` + `contents` | `tools[].functionDeclarations` | `generationConfig.responseJsonSchema` |
+//!
+//! The model settings go where each provider takes them: at the top of
+//! the body, or (Gemini, whose model is named in the URL) in
+//! `generationConfig`, `model` left out. Settings are copied as written;
+//! keys the contract sets (`tools`, `response_format`, ...) are the
+//! contract's. A tool or an output schema is marked `strict` when its
+//! schema meets OpenAI's strict mode (every object closed with
+//! `additionalProperties: false` and every property required), so a
+//! provider that enforces it can.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value, json};
+
+use crate::chat::{Message, Role};
+use crate::contract::{Contract, Tool};
+use crate::error::{Error, ErrorKind};
+use crate::json_object::JsonObject;
+
+/// A provider's request shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI's Chat Completions (`POST /v1/chat/completions`).
+    OpenAiChat,
+    /// OpenAI's Responses (`POST /v1/responses`).
+    OpenAiResponses,
+    /// Anthropic's Messages (`POST /v1/messages`).
+    Anthropic,
+    /// Google's Gemini `generateContent`.
+    Gemini,
+}
+
+impl Provider {
+    /// Every provider, in the order of [`Provider::as_str`]'s names.
+    pub const ALL: [Provider; 4] = [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::Gemini,
+    ];
+
+    /// Its name: `openai`, `openai-responses`, `anthropic`, `gemini`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat => "openai",
+            Provider::OpenAiResponses => "openai-responses",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+        }
+    }
+
+    /// The body of a request for `messages`, with `model` settings and
+    /// `contract`.
+    pub fn request(
+        self,
+        messages: &[Message],
+        model: Option<&JsonObject>,
+        contract: Option<&Contract>,
+    ) -> Value {
+        let settings = model.map(JsonObject::to_map).unwrap_or_default();
+        let contract = contract.filter(|c| !c.is_empty());
+        let mut body = match self {
+            Provider::Gemini => {
+                let mut body = Map::new();
+                let mut config: Map<String, Value> =
+                    settings.into_iter().filter(|(k, _)| k != "model").collect();
+                if let Some(output) = contract.and_then(Contract::output) {
+                    config.insert("responseMimeType".into(), json!("application/json"));
+                    config.insert("responseJsonSchema".into(), output.schema().to_value());
+                }
+                if !config.is_empty() {
+                    body.insert("generationConfig".into(), Value::Object(config));
+                }
+                body
+            }
+            _ => settings,
+        };
+        match self {
+            Provider::OpenAiChat => {
+                body.insert(
+                    "messages".into(),
+                    Value::Array(messages.iter().map(openai_message).collect()),
+                );
+            }
+            Provider::OpenAiResponses => {
+                body.insert(
+                    "input".into(),
+                    Value::Array(messages.iter().map(openai_message).collect()),
+                );
+            }
+            Provider::Anthropic => {
+                let (system, rest) = split_system(messages);
+                if !system.is_empty() {
+                    body.insert("system".into(), json!(system));
+                }
+                let turns = rest
+                    .iter()
+                    .map(|m| json!({ "role": anthropic_role(&m.role), "content": m.content }));
+                body.insert("messages".into(), Value::Array(turns.collect()));
+            }
+            Provider::Gemini => {
+                let (system, rest) = split_system(messages);
+                if !system.is_empty() {
+                    body.insert(
+                        "systemInstruction".into(),
+                        json!({ "parts": [{ "text": system }] }),
+                    );
+                }
+                let turns = rest.iter().map(
+                    |m| json!({ "role": gemini_role(&m.role), "parts": [{ "text": m.content }] }),
+                );
+                body.insert("contents".into(), Value::Array(turns.collect()));
+            }
+        }
+        if let Some(contract) = contract {
+            self.add_contract(&mut body, contract);
+        }
+        Value::Object(body)
+    }
+
+    fn add_contract(self, body: &mut Map<String, Value>, contract: &Contract) {
+        if !contract.tools().is_empty() {
+            let tools: Vec<Value> = match self {
+                Provider::Gemini => vec![json!({
+                    "functionDeclarations": contract.tools().iter().map(|t| json!({
+                        "name": t.name(),
+                        "description": t.description(),
+                        "parametersJsonSchema": t.parameters().to_value(),
+                    })).collect::<Vec<_>>(),
+                })],
+                _ => contract.tools().iter().map(|t| self.tool(t)).collect(),
+            };
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        let Some(output) = contract.output() else {
+            return;
+        };
+        let schema = output.schema().to_value();
+        let strict = is_strict(&schema);
+        let mut named = json!({ "name": output.name(), "schema": schema, "strict": strict });
+        if let Some(description) = output.description() {
+            named["description"] = json!(description);
+        }
+        match self {
+            Provider::OpenAiChat => {
+                body.insert(
+                    "response_format".into(),
+                    json!({ "type": "json_schema", "json_schema": named }),
+                );
+            }
+            Provider::OpenAiResponses => {
+                named["type"] = json!("json_schema");
+                let text = body.entry("text").or_insert_with(|| json!({}));
+                if let Value::Object(text) = text {
+                    text.insert("format".into(), named);
+                }
+            }
+            Provider::Anthropic => {
+                let config = body.entry("output_config").or_insert_with(|| json!({}));
+                if let Value::Object(config) = config {
+                    config.insert(
+                        "format".into(),
+                        json!({ "type": "json_schema", "schema": named["schema"].take() }),
+                    );
+                }
+            }
+            // In `generationConfig`, above.
+            Provider::Gemini => {}
+        }
+    }
+
+    fn tool(self, tool: &Tool) -> Value {
+        let parameters = tool.parameters().to_value();
+        let strict = is_strict(&parameters);
+        match self {
+            Provider::OpenAiChat => json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name(),
+                    "description": tool.description(),
+                    "parameters": parameters,
+                    "strict": strict,
+                },
+            }),
+            Provider::OpenAiResponses => json!({
+                "type": "function",
+                "name": tool.name(),
+                "description": tool.description(),
+                "parameters": parameters,
+                "strict": strict,
+            }),
+            _ => json!({
+                "name": tool.name(),
+                "description": tool.description(),
+                "input_schema": parameters,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Provider {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Provider, Error> {
+        match name {
+            "openai" | "openai-chat" => Ok(Provider::OpenAiChat),
+            _ => Provider::ALL
+                .into_iter()
+                .find(|p| p.as_str() == name)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+                    Error::new(
+                        ErrorKind::InvalidContract,
+                        format!("no provider is named `{name}`"),
+                    )
+                    .with_suggestion(format!("one of: {}", names.join(", ")))
+                }),
+        }
+    }
+}
+
+/// `{"role", "content"}`, as both OpenAI shapes take a message.
+fn openai_message(message: &Message) -> Value {
+    json!({ "role": message.role.as_str(), "content": message.content })
+}
+
+/// The system messages' text, joined, and the other messages.
+fn split_system(messages: &[Message]) -> (String, Vec<&Message>) {
+    let system: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let rest = messages.iter().filter(|m| m.role != Role::System).collect();
+    (system.join("\n\n"), rest)
+}
+
+/// Anthropic's roles are `user` and `assistant`: a tool's result and a
+/// declared role speak as the user.
+fn anthropic_role(role: &Role) -> &'static str {
+    match role {
+        Role::Assistant => "assistant",
+        _ => "user",
+    }
+}
+
+/// Gemini's roles are `user` and `model`.
+fn gemini_role(role: &Role) -> &'static str {
+    match role {
+        Role::Assistant => "model",
+        _ => "user",
+    }
+}
+
+/// Whether `schema` meets OpenAI's strict mode: every object schema in it
+/// lists all its properties as required and closes itself with
+/// `additionalProperties: false`.
+pub fn is_strict(schema: &Value) -> bool {
+    strict_problems(schema).is_empty()
+}
+
+/// Where `schema` falls short of OpenAI's strict mode, each as the JSON
+/// Pointer of the object schema and what it lacks.
+pub fn strict_problems(schema: &Value) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
+    walk(schema, String::new(), &mut problems, 0);
+    problems
+}
+
+/// How deep [`strict_problems`] looks: a schema deeper than this was
+/// refused where it was read.
+const MAX_DEPTH: usize = 64;
+
+fn walk(schema: &Value, at: String, problems: &mut Vec<(String, String)>, depth: usize) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let is_object = map.get("type") == Some(&json!("object")) || map.contains_key("properties");
+    if is_object {
+        if map.get("additionalProperties") != Some(&Value::Bool(false)) {
+            problems.push((at.clone(), "`additionalProperties: false`".to_owned()));
+        }
+        let properties: Vec<&String> = map
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().collect())
+            .unwrap_or_default();
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let missing: Vec<&str> = properties
+            .iter()
+            .map(|p| p.as_str())
+            .filter(|p| !required.contains(p))
+            .collect();
+        if !missing.is_empty() {
+            problems.push((
+                at.clone(),
+                format!("every property required (not: {})", missing.join(", ")),
+            ));
+        }
+    }
+    for (key, value) in map {
+        let child = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+        match value {
+            Value::Object(_) => walk(value, child, problems, depth + 1),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, format!("{child}/{i}"), problems, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::OutputSchema;
+
+    fn object(value: Value) -> JsonObject {
+        JsonObject::from_value(value).unwrap()
+    }
+
+    fn contract() -> Contract {
+        let path = json!({
+            "type": "object",
+            "properties": { "path": { "type": "string" } },
+            "required": ["path"],
+            "additionalProperties": false,
+        });
+        let verdict = json!({
+            "type": "object",
+            "properties": { "pass": { "type": "boolean" }, "reasons": { "type": "array", "items": { "type": "string" } } },
+            "required": ["pass"],
+        });
+        Contract::new(
+            vec![Tool::new("open_page", "Open a page.", object(path))],
+            Some(
+                OutputSchema::new("verdict", object(verdict))
+                    .with_description("The audit's verdict"),
+            ),
+        )
+        .unwrap()
+    }
+
+    fn messages() -> Vec<Message> {
+        vec![
+            Message::new(Role::System, "You guide visitors."),
+            Message::new(Role::User, "Where are the tents?"),
+            Message::new(Role::Assistant, "On /tents."),
+        ]
+    }
+
+    fn settings() -> JsonObject {
+        object(json!({ "model": "m-1", "temperature": 0.2 }))
+    }
+
+    #[test]
+    fn openai_chat_completions() {
+        let body = Provider::OpenAiChat.request(&messages(), Some(&settings()), Some(&contract()));
+        assert_eq!(body["model"], "m-1");
+        assert_eq!(body["temperature"], 0.2);
+        assert_eq!(
+            body["messages"][0],
+            json!({ "role": "system", "content": "You guide visitors." })
+        );
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["tools"][0]["function"]["name"], "open_page");
+        assert_eq!(body["tools"][0]["function"]["strict"], true);
+        let format = &body["response_format"];
+        assert_eq!(format["type"], "json_schema");
+        assert_eq!(format["json_schema"]["name"], "verdict");
+        assert_eq!(format["json_schema"]["description"], "The audit's verdict");
+        // `reasons` is optional and the object open: not strict.
+        assert_eq!(format["json_schema"]["strict"], false);
+    }
+
+    #[test]
+    fn openai_responses() {
+        let body =
+            Provider::OpenAiResponses.request(&messages(), Some(&settings()), Some(&contract()));
+        assert_eq!(body["input"].as_array().unwrap().len(), 3);
+        assert_eq!(body["tools"][0]["name"], "open_page");
+        assert_eq!(body["tools"][0]["parameters"]["required"], json!(["path"]));
+        assert_eq!(body["text"]["format"]["type"], "json_schema");
+        assert_eq!(body["text"]["format"]["name"], "verdict");
+        assert!(body.get("messages").is_none());
+    }
+
+    #[test]
+    fn anthropic_messages() {
+        let body = Provider::Anthropic.request(&messages(), Some(&settings()), Some(&contract()));
+        assert_eq!(body["system"], "You guide visitors.");
+        assert_eq!(
+            body["messages"],
+            json!([
+                { "role": "user", "content": "Where are the tents?" },
+                { "role": "assistant", "content": "On /tents." },
+            ])
+        );
+        assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+        assert_eq!(body["output_config"]["format"]["type"], "json_schema");
+        assert_eq!(
+            body["output_config"]["format"]["schema"]["required"],
+            json!(["pass"])
+        );
+    }
+
+    #[test]
+    fn gemini_generate_content() {
+        let body = Provider::Gemini.request(&messages(), Some(&settings()), Some(&contract()));
+        assert!(
+            body.get("model").is_none(),
+            "Gemini names the model in the URL"
+        );
+        assert_eq!(
+            body["systemInstruction"],
+            json!({ "parts": [{ "text": "You guide visitors." }] })
+        );
+        assert_eq!(
+            body["contents"][1],
+            json!({ "role": "model", "parts": [{ "text": "On /tents." }] })
+        );
+        let declarations = &body["tools"][0]["functionDeclarations"];
+        assert_eq!(declarations[0]["name"], "open_page");
+        assert_eq!(declarations[0]["parametersJsonSchema"]["type"], "object");
+        let config = &body["generationConfig"];
+        assert_eq!(config["temperature"], 0.2);
+        assert_eq!(config["responseMimeType"], "application/json");
+        assert_eq!(config["responseJsonSchema"]["type"], "object");
+    }
+
+    #[test]
+    fn no_contract_leaves_settings_and_messages_alone() {
+        let body = Provider::OpenAiChat.request(&messages(), None, None);
+        assert_eq!(
+            body.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["messages"]
+        );
+        let body = Provider::Anthropic.request(&messages()[..1], None, None);
+        assert_eq!(
+            body,
+            json!({ "system": "You guide visitors.", "messages": [] })
+        );
+    }
+
+    #[test]
+    fn names_parse_and_print() {
+        for provider in Provider::ALL {
+            assert_eq!(provider.as_str().parse::<Provider>().unwrap(), provider);
+        }
+        assert_eq!(
+            "openai-chat".parse::<Provider>().unwrap(),
+            Provider::OpenAiChat
+        );
+        let err = "claude".parse::<Provider>().unwrap_err();
+        assert!(err.to_string().contains("`claude`"), "{err}");
+    }
+
+    #[test]
+    fn strict_mode_names_what_an_object_lacks() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": "string" },
+                "b": { "type": "object", "properties": { "c": { "type": "number" } }, "required": ["c"] },
+            },
+            "required": ["a"],
+            "additionalProperties": false,
+        });
+        let problems = strict_problems(&schema);
+        assert_eq!(
+            problems,
+            [
+                (String::new(), "every property required (not: b)".to_owned()),
+                (
+                    "/properties/b".to_owned(),
+                    "`additionalProperties: false`".to_owned()
+                ),
+            ]
+        );
+        assert!(is_strict(
+            &json!({ "type": "object", "properties": {}, "additionalProperties": false })
+        ));
+    }
+}
