@@ -157,7 +157,7 @@ pub enum Command {
     /// List every prompt: description, locale variants, configuration layers
     List(ListArgs),
     /// Print a prompt exactly as the application would send it
-    Render(RenderArgs),
+    Render(RenderCommandArgs),
     /// Show a prompt part by part, with where each part came from
     Explain(RenderArgs),
     /// Validate the pack, its prompt tests and the user's configuration
@@ -270,6 +270,25 @@ pub enum BundleCommand {
 pub struct ListArgs {
     #[command(flatten)]
     pub read: ReadOptions,
+}
+
+/// `render`: what `explain` takes, and the provider's shape.
+#[derive(Debug, Args)]
+pub struct RenderCommandArgs {
+    #[command(flatten)]
+    pub render: RenderArgs,
+    /// Print the whole request body for a provider (`openai`,
+    /// `openai-responses`, `anthropic`, `gemini`): the messages, the model
+    /// settings, the tools and the output schema, without credentials
+    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    pub format: Option<promptreg::Provider>,
+}
+
+fn parse_provider(name: &str) -> Result<promptreg::Provider, String> {
+    name.parse().map_err(|e: promptreg::Error| {
+        let hint = e.suggestion().unwrap_or_default();
+        format!("{}; {hint}", e.detail())
+    })
 }
 
 #[derive(Debug, Args)]
@@ -876,7 +895,10 @@ impl Command {
     fn groups(&self) -> Groups<'_> {
         match self {
             Command::List(ListArgs { read })
-            | Command::Render(RenderArgs { read, .. })
+            | Command::Render(RenderCommandArgs {
+                render: RenderArgs { read, .. },
+                ..
+            })
             | Command::Explain(RenderArgs { read, .. })
             | Command::Diff(DiffArgs { read, .. })
             | Command::Test(TestArgs { read, .. })

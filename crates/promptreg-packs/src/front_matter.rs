@@ -68,6 +68,15 @@ pub(crate) struct FrontMatter {
     pub(crate) model: Option<Value>,
     /// Free data about the prompt: an object.
     pub(crate) metadata: Option<Value>,
+    /// The tools the prompt offers: in a default file a list of `name`,
+    /// `description` and `parameters` (a JSON Schema); in a locale variant
+    /// their descriptions translated, by tool name. Any value here, read
+    /// by `pack::contract` with located messages.
+    pub(crate) tools: Option<Value>,
+    /// The shape of the answer: `name`, `description` and `schema` in a
+    /// default file; `description` and `properties` (descriptions by
+    /// property) in a locale variant.
+    pub(crate) output: Option<Value>,
     /// `text` (the default) or `chat`: any text, so that another value
     /// gets "did you mean" (`pack::chat`).
     pub(crate) kind: Option<String>,

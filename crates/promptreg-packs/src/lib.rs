@@ -25,6 +25,8 @@ use promptreg_core::*;
 pub mod config;
 #[cfg(feature = "config")]
 mod front_matter;
+#[cfg(feature = "packs")]
+mod json_schema;
 #[cfg(feature = "l10n")]
 #[cfg_attr(docsrs, doc(cfg(feature = "l10n")))]
 pub mod l10n;

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use promptreg::{
-    JsonObject, Locale, LocaleStep, LookupStep, MessageSource, Origin, Part, PromptRegistry,
-    Rendered, RenderedChat, SourceKind, Traced,
+    Contract, JsonObject, Locale, LocaleStep, LookupStep, MessageSource, Origin, Part,
+    PromptRegistry, Provenance, Rendered, RenderedChat, SourceKind, Tool, Traced,
 };
 
 use super::Output;
@@ -63,6 +63,11 @@ fn text(rendered: &Rendered, pack_root: &Path, paint: Paint) -> String {
     };
     let matched = matched_variant(&rendered.parts);
     let mut out = heading(&rendered.id, trace, matched, rendered.model.as_ref(), paint);
+    out.push_str(&contract_lines(
+        rendered.contract.as_deref(),
+        pack_root,
+        paint,
+    ));
     out.push_str(&parts(
         &rendered.parts,
         |p| rendered.part_text(p),
@@ -84,6 +89,11 @@ fn chat_text(rendered: &RenderedChat, pack_root: &Path, paint: Paint) -> String 
     };
     let matched = matched_variant(rendered.messages.iter().flat_map(|m| &m.parts));
     let mut out = heading(&rendered.id, trace, matched, rendered.model.as_ref(), paint);
+    out.push_str(&contract_lines(
+        rendered.contract.as_deref(),
+        pack_root,
+        paint,
+    ));
     for (number, message) in (1..).zip(&rendered.messages) {
         let source = match &message.source {
             MessageSource::History { name, index } => {
@@ -162,6 +172,31 @@ fn heading(
     if let Some(model) = model {
         // Printable: the settings are the pack's text.
         let line = format!("model settings: {}", model.as_json());
+        out.push_str(&paint.dim(&promptreg::printable(&line)));
+        out.push('\n');
+    }
+    out
+}
+
+/// The tools and output schema, and the file they came from (a locale
+/// variant's when it translated them).
+fn contract_lines(contract: Option<&Contract>, pack_root: &Path, paint: Paint) -> String {
+    let Some(contract) = contract else {
+        return String::new();
+    };
+    let from = contract
+        .provenance()
+        .map(|p| provenance_file(p, pack_root))
+        .unwrap_or_default();
+    let mut out = String::new();
+    if !contract.tools().is_empty() {
+        let names: Vec<&str> = contract.tools().iter().map(Tool::name).collect();
+        let line = format!("tools{from}: {}", names.join(", "));
+        out.push_str(&paint.dim(&promptreg::printable(&line)));
+        out.push('\n');
+    }
+    if let Some(output) = contract.output() {
+        let line = format!("output schema `{}`{from}", output.name());
         out.push_str(&paint.dim(&promptreg::printable(&line)));
         out.push('\n');
     }
@@ -268,14 +303,7 @@ fn file_of(part: &Part, pack_root: &Path) -> String {
     };
     let mut shown: Vec<String> = Vec::new();
     if let Some(provenance) = part.provenance.as_deref() {
-        match (&provenance.file, provenance.version, provenance.source) {
-            (Some(file), Some(version), _) => {
-                shown.push(format!("{}, version {version}", file.display()))
-            }
-            (Some(file), None, SourceKind::Pack) => shown.push(in_pack(file)),
-            (Some(file), None, _) => shown.push(file.display().to_string()),
-            (None, ..) => {}
-        }
+        shown.extend(file_named(provenance, pack_root));
     }
     // A block written as `{% include "x" %}` came from the snippet's file.
     if !part.snippets.is_empty() {
@@ -286,6 +314,28 @@ fn file_of(part: &Part, pack_root: &Path) -> String {
         true => String::new(),
         false => format!(" ({})", shown.join(", ")),
     }
+}
+
+/// ` (file)` for what `provenance` names, as [`file_of`] shows it.
+fn provenance_file(provenance: &Provenance, pack_root: &Path) -> String {
+    file_named(provenance, pack_root)
+        .map(|file| format!(" ({file})"))
+        .unwrap_or_default()
+}
+
+/// The file `provenance` names: relative to the pack for a pack's file,
+/// with its version for one read from a store.
+fn file_named(provenance: &Provenance, pack_root: &Path) -> Option<String> {
+    let file = provenance.file.as_deref()?;
+    Some(match (provenance.version, provenance.source) {
+        (Some(version), _) => format!("{}, version {version}", file.display()),
+        (None, SourceKind::Pack) => file
+            .strip_prefix(pack_root)
+            .unwrap_or(file)
+            .display()
+            .to_string(),
+        (None, _) => file.display().to_string(),
+    })
 }
 
 /// A block of the user's configuration: what, where, which mode, set by

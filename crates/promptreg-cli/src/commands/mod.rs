@@ -22,7 +22,7 @@ use std::io::IsTerminal;
 use promptreg::pack::Pack;
 use promptreg::{ErrorKind, Severity};
 
-use crate::cli::{Cli, Command, SchemaOf};
+use crate::cli::{Cli, Command, RenderCommandArgs, SchemaOf};
 use crate::options::Session;
 use crate::report::Failure;
 
@@ -95,9 +95,13 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
 /// command that prints again.
 fn watches_no_server(command: &Command) -> Result<(), Failure> {
     match command {
-        Command::Render(args) | Command::Explain(args) if args.watch => Err(Failure::usage(
-            "--watch follows local files; to print again when a server's label moves, use `promptreg follow ID --server URL`",
-        )),
+        Command::Render(RenderCommandArgs { render: args, .. }) | Command::Explain(args)
+            if args.watch =>
+        {
+            Err(Failure::usage(
+                "--watch follows local files; to print again when a server's label moves, use `promptreg follow ID --server URL`",
+            ))
+        }
         _ => Ok(()),
     }
 }

@@ -5,15 +5,18 @@ use std::path::Path;
 use std::sync::Arc;
 
 use promptreg::pack::Pack;
-use promptreg::{ErrorKind, Locale, Message, PromptRegistry, Rendering, Snapshot};
+use promptreg::{
+    ErrorKind, Locale, Message, PromptRegistry, Provider, RenderRequest, Rendering, Snapshot,
+};
 use serde_json::json;
 
 use super::Output;
-use crate::cli::RenderArgs;
+use crate::cli::RenderCommandArgs;
 use crate::options::{Session, read_context, read_history};
 use crate::report::Failure;
 
-pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
+pub fn run(session: &Session, command: &RenderCommandArgs) -> Result<Output, Failure> {
+    let args = &command.render;
     let pack = session.pack_for(&[&args.id])?;
     let registry = session.registry(&pack)?;
     let request = Request::read(
@@ -22,7 +25,8 @@ pub fn run(session: &Session, args: &RenderArgs) -> Result<Output, Failure> {
         &args.id,
         (args.ctx.as_deref(), args.history.as_deref()),
         args.max_ctx_size,
-    )?;
+    )?
+    .in_format(command.format);
     let show = |registry: &PromptRegistry| show(session, &pack, registry, &request);
     if args.watch {
         return super::follow::follow(&registry, session.args.json, show);
@@ -41,6 +45,8 @@ pub struct Request<'a> {
     /// Whose arm of a split to render (`follow --subject`); `None`: the
     /// label's own state.
     subject: Option<&'a str>,
+    /// The provider whose request body to print (`render --format`).
+    format: Option<Provider>,
 }
 
 impl<'a> Request<'a> {
@@ -60,7 +66,13 @@ impl<'a> Request<'a> {
             history: read_history(history, max_bytes)?,
             locale: session.locale(pack)?,
             subject: None,
+            format: None,
         })
+    }
+
+    /// Prints the request body of `format`, when given.
+    pub fn in_format(self, format: Option<Provider>) -> Self {
+        Request { format, ..self }
     }
 
     /// Renders what `subject` is served: a split's candidate when its
@@ -98,6 +110,15 @@ pub fn show(
         };
         super::render_failure(pack, id, e)
     };
+    if let Some(provider) = request.format {
+        let render = RenderRequest::new(id, ctx)
+            .locale(locale)
+            .histories(&history);
+        let body = snapshot
+            .provider_request(&render, provider)
+            .map_err(failed)?;
+        return Ok(Output::json(&body));
+    }
     let messages = match snapshot
         .render_any_in(id, ctx, locale, &history)
         .map_err(failed)?

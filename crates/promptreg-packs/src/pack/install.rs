@@ -3,8 +3,10 @@
 
 use std::sync::Arc;
 
+use crate::contract::Contract;
 use crate::id::PromptId;
 use crate::prompt::Pin;
+use crate::provenance::Provenance;
 use crate::snapshot::Snapshot;
 
 use super::Pack;
@@ -25,49 +27,55 @@ impl Pack {
     /// variants) with where they stand in the store they were followed
     /// from: the prompt's version and digest, the label and its revision.
     pub fn stamp_origin(&mut self, stamp: &StoreStamp<'_>) {
-        use crate::provenance::Provenance;
-        let stamped = |provenance: &Arc<Provenance>, (version, digest): &(u64, String)| {
+        self.stamp(|id, provenance| {
+            let (version, digest) = stamp.versions.get(id.as_str())?;
             let mut provenance = Provenance::clone(provenance);
             provenance.version = Some(*version);
             provenance.digest = Some(digest.clone()).filter(|d| !d.is_empty());
             provenance.label = Some(stamp.label.to_owned());
             provenance.revision = stamp.revision;
-            Arc::new(provenance)
-        };
-        for prompt in self.prompts.values_mut() {
-            let Some(version) = stamp.versions.get(prompt.id.as_str()) else {
-                continue;
-            };
-            if let Some((_, default, _)) = &mut prompt.default
-                && let Some(provenance) = default.provenance()
-            {
-                *default = default
-                    .clone()
-                    .with_provenance(stamped(provenance, version));
-            }
-            for variant in prompt.variants.values_mut() {
-                variant.provenance = stamped(&variant.provenance, version);
-            }
-        }
+            Some(Arc::new(provenance))
+        });
     }
 
     /// Stamps the provenance of each prompt's files as the candidate of
     /// split `split`.
     pub fn stamp_split(&mut self, split: u64) {
-        use crate::provenance::Provenance;
-        let stamped = |provenance: &Arc<Provenance>| {
+        self.stamp(|_, provenance| {
             let mut provenance = Provenance::clone(provenance);
             provenance.split = Some(split);
-            Arc::new(provenance)
+            Some(Arc::new(provenance))
+        });
+    }
+
+    /// Replaces the provenance of every file's parts and contract by what
+    /// `stamp` makes of it (`None`: left as it is).
+    fn stamp(&mut self, stamp: impl Fn(&PromptId, &Arc<Provenance>) -> Option<Arc<Provenance>>) {
+        let stamp_contract = |id: &PromptId, contract: &Contract| -> Option<Contract> {
+            let stamped = stamp(id, contract.provenance()?)?;
+            Some(contract.clone().with_provenance(stamped))
         };
         for prompt in self.prompts.values_mut() {
-            if let Some((_, default, _)) = &mut prompt.default
-                && let Some(provenance) = default.provenance()
-            {
-                *default = default.clone().with_provenance(stamped(provenance));
+            let id = prompt.id.clone();
+            if let Some((_, default, _)) = &mut prompt.default {
+                if let Some(stamped) = default.provenance().and_then(|p| stamp(&id, p)) {
+                    *default = default.clone().with_provenance(stamped);
+                }
+                if let Some(contract) = default.contract().and_then(|c| stamp_contract(&id, c)) {
+                    *default = default.clone().with_contract(contract);
+                }
             }
             for variant in prompt.variants.values_mut() {
-                variant.provenance = stamped(&variant.provenance);
+                if let Some(stamped) = stamp(&id, &variant.provenance) {
+                    variant.provenance = stamped;
+                }
+                if let Some(contract) = variant
+                    .contract
+                    .as_deref()
+                    .and_then(|c| stamp_contract(&id, c))
+                {
+                    variant.contract = Some(Arc::new(contract));
+                }
             }
         }
     }
@@ -86,6 +94,13 @@ impl Pack {
                         snapshot.set_chat_override(id, locale, Arc::clone(chat), provenance)
                     }
                     None => snapshot.set_override(id, locale, variant.renderer.clone(), provenance),
+                }
+                if let Some(contract) = &variant.contract {
+                    snapshot.set_contract(
+                        prompt.id.clone(),
+                        variant.locale.clone(),
+                        Arc::clone(contract),
+                    );
                 }
                 if let Some(settings) = prompt.model_settings(variant) {
                     snapshot.set_model_settings(

@@ -107,6 +107,7 @@
 //! [`Pack::from_files`].
 
 mod chat;
+mod contract;
 pub mod file_set;
 mod install;
 pub use install::StoreStamp;
@@ -254,6 +255,8 @@ struct LocaleVariant {
     tail: Vec<Renderer>,
     /// The model settings keys it sets over its default's.
     model: Option<JsonObject>,
+    /// Its contract: the default's, descriptions translated.
+    contract: Option<Arc<crate::contract::Contract>>,
     provenance: Arc<Provenance>,
     /// Its own translatable text (without the pins it leaves out).
     text: SourceText,

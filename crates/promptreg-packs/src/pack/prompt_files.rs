@@ -22,7 +22,7 @@ use crate::suggest;
 use crate::template::Variable;
 
 use super::translation::{self, SourceText, Translation};
-use super::{DEFAULTS_DIR, LocaleVariant, MANIFEST, PackPrompt, chat};
+use super::{DEFAULTS_DIR, LocaleVariant, MANIFEST, PackPrompt, chat, contract};
 
 /// One default or variant file, named after a declared id.
 pub(super) struct PromptFile<'a> {
@@ -190,9 +190,16 @@ fn add_default(entry: &mut PackPrompt, parsed: ParsedFile<'_>, diagnostics: &mut
         body,
         chat,
     } = parsed;
+    let provenance = file_provenance("default file", file.path, None);
+    let Some(contract) = contract::read(&doc, &file.id, file.path, &provenance, diagnostics) else {
+        return;
+    };
     let mut prompt = Prompt::new(body)
         .with_pins(head, tail)
-        .with_provenance(file_provenance("default file", file.path, None));
+        .with_provenance(provenance);
+    if let Some(contract) = contract {
+        prompt = prompt.with_contract(contract);
+    }
     if let Some((messages, decl)) = chat {
         prompt = prompt.with_chat(messages);
         entry.chat = Some(decl);
@@ -234,6 +241,8 @@ fn variant(
     let source = entry.source.clone().unwrap_or_default();
     let translation = diagnostics.ok(translation::state(doc, &source, path))?;
     let mut provenance = file_provenance("locale variant", path, Some(&locale));
+    let default_contract = default.and_then(Prompt::contract);
+    let contract = contract::translate(doc, default_contract, id, path, &provenance, diagnostics)?;
     if let Translation::Stale { from } = &translation {
         diagnostics.push(translation::stale_warning(id, &locale, path, from, &source));
         Arc::make_mut(&mut provenance).stale = true;
@@ -249,6 +258,7 @@ fn variant(
         head,
         tail,
         model: doc.model_settings(),
+        contract: contract.map(Arc::new),
     })
 }
 

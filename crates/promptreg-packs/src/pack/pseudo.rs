@@ -105,8 +105,17 @@ fn accented(text: &str) -> String {
     out
 }
 
-/// The front matter keys a variant may not set, or takes from its default.
-const DEFAULT_ONLY: [&str; 5] = ["description", "metadata", "kind", "roles", "attach"];
+/// The front matter keys a variant may not set, or takes from its default
+/// (the contract: its descriptions are not pseudo-translated).
+const DEFAULT_ONLY: [&str; 7] = [
+    "description",
+    "metadata",
+    "kind",
+    "roles",
+    "attach",
+    "tools",
+    "output",
+];
 
 /// The `en-XA` variant files of the defaults among `files` that have none:
 /// each a pseudo-translation of its default, recorded as translating its

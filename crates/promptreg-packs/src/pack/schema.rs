@@ -27,6 +27,46 @@ pub fn front_matter_schema() -> Value {
         "properties": {
             "description": { "type": "string", "description": "One line shown by `promptreg list` (default files only)." },
             "template": { "type": "boolean", "description": "`true`: the body and pins are minijinja templates; `false`: literal text." },
+            "tools": {
+                "description": "The tools the prompt offers. A default file lists them; a locale variant translates their descriptions, by tool name.",
+                "oneOf": [
+                    {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "required": ["name", "description"],
+                            "properties": {
+                                "name": { "type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$" },
+                                "description": { "type": "string" },
+                                "parameters": { "type": "object", "description": "A JSON Schema (2020-12) of the arguments, an object schema." }
+                            }
+                        }
+                    },
+                    {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "properties": {
+                                "description": { "type": "string" },
+                                "parameters": { "type": "object", "additionalProperties": { "type": "string" }, "description": "Parameter descriptions by property name (`a.b` for a nested one)." }
+                            }
+                        }
+                    }
+                ]
+            },
+            "output": {
+                "type": "object",
+                "description": "The shape of the answer. A default file gives `name`, `description` and `schema`; a locale variant translates `description` and `properties` (descriptions by property name).",
+                "additionalProperties": false,
+                "properties": {
+                    "name": { "type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$" },
+                    "description": { "type": "string" },
+                    "schema": { "type": "object", "description": "A JSON Schema (2020-12) of the answer." },
+                    "properties": { "type": "object", "additionalProperties": { "type": "string" } }
+                }
+            },
             "variables": {
                 "type": "object",
                 "description": "The variables the template uses.",

@@ -1,0 +1,349 @@
+//! Contracts in packs: tools and output schemas declared in front matter,
+//! checked at load with located errors, translated by locale variants,
+//! and shaped for each provider.
+
+use std::path::PathBuf;
+
+use promptreg::pack::Pack;
+use promptreg::{Diagnostic, DiagnosticCode, PromptRegistry, Provider, RenderRequest, Severity};
+use serde_json::json;
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+/// A pack of prompt `p` (and its variants) from `files`.
+fn pack_with(files: &[(&str, &str)]) -> Result<Pack, promptreg::Error> {
+    let manifest = "name = \"t\"\nkeys = [\"p\"]\n[user]\nprompts_dir = \".t\"\n";
+    let mut all = vec![("promptreg.toml", manifest)];
+    all.extend_from_slice(files);
+    Pack::from_files("t", all)
+}
+
+/// The diagnostics of a pack that does not load.
+fn errors(files: &[(&str, &str)]) -> Vec<Diagnostic> {
+    match pack_with(files) {
+        Ok(_) => panic!("the pack loaded"),
+        Err(e) => e.diagnostics().to_vec(),
+    }
+}
+
+/// `code@line:column key.path: message` for each diagnostic.
+fn brief(diagnostics: &[Diagnostic]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(|d| {
+            let at = d
+                .position
+                .map(|p| format!("{}:{}", p.line, p.column))
+                .unwrap_or_default();
+            format!(
+                "{}@{at} {}: {}",
+                d.code.as_str(),
+                d.key_path.as_deref().unwrap_or(""),
+                d.message
+            )
+        })
+        .collect()
+}
+
+const TOOL: &str = "---
+tools:
+  - name: open_page
+    description: Open a page.
+    parameters:
+      type: object
+      properties:
+        path: { type: string, description: The path }
+      required: [path]
+      additionalProperties: false
+output:
+  name: verdict
+  schema:
+    type: object
+    properties:
+      pass: { type: boolean, description: Whether it passed }
+    required: [pass]
+    additionalProperties: false
+---
+Guide the visitor.
+";
+
+#[test]
+fn a_default_declares_tools_and_an_output_schema() {
+    let pack = pack_with(&[("defaults/p.md", TOOL)]).unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let contract = registry.snapshot().contract("p", "en").unwrap().unwrap();
+    assert_eq!(contract.tools()[0].name(), "open_page");
+    assert_eq!(contract.output().unwrap().name(), "verdict");
+    let file = contract.provenance().unwrap().file.clone().unwrap();
+    assert!(file.ends_with("defaults/p.md"), "{file:?}");
+}
+
+#[test]
+fn a_variant_translates_descriptions_and_nothing_else() {
+    let ja = "---
+tools:
+  open_page:
+    description: ページを開きます。
+    parameters: { path: パス }
+output:
+  description: 判定
+  properties: { pass: 合格かどうか }
+---
+案内してください。
+";
+    let pack = pack_with(&[("defaults/p.md", TOOL), ("defaults/p.ja.md", ja)]).unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let snapshot = registry.snapshot();
+    let contract = snapshot.contract("p", "ja-JP").unwrap().unwrap();
+    let tool = &contract.tools()[0];
+    assert_eq!(tool.description(), "ページを開きます。");
+    assert_eq!(
+        tool.parameters().to_value()["properties"]["path"]["description"],
+        "パス"
+    );
+    let output = contract.output().unwrap();
+    assert_eq!(output.description(), Some("判定"));
+    assert_eq!(
+        output.schema().to_value()["properties"]["pass"]["description"],
+        "合格かどうか"
+    );
+    // Other locales keep the default's.
+    let en = snapshot.contract("p", "fr").unwrap().unwrap();
+    assert_eq!(en.tools()[0].description(), "Open a page.");
+}
+
+#[test]
+fn a_variant_that_changes_a_name_or_a_schema_is_refused_at_its_key() {
+    let renamed = "---\ntools:\n  open_pages:\n    description: x\n---\nx\n";
+    let found = brief(&errors(&[
+        ("defaults/p.md", TOOL),
+        ("defaults/p.ja.md", renamed),
+    ]));
+    assert_eq!(
+        found,
+        ["contract@3:3 tools.open_pages: the default declares no tool `open_pages`"]
+    );
+    let schema = "---\noutput:\n  schema: { type: object }\n---\nx\n";
+    let found = brief(&errors(&[
+        ("defaults/p.md", TOOL),
+        ("defaults/p.ja.md", schema),
+    ]));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with(
+            "contract@3:3 output.schema: a locale variant cannot change the output's `schema`"
+        ),
+        "{found:?}"
+    );
+    let list = "---\ntools:\n  - name: open_page\n    description: x\n---\nx\n";
+    let found = brief(&errors(&[
+        ("defaults/p.md", TOOL),
+        ("defaults/p.ja.md", list),
+    ]));
+    assert!(
+        found[0].contains("translates descriptions by tool name"),
+        "{found:?}"
+    );
+    let unknown = "---\ntools:\n  open_page:\n    parameters: { pth: x }\n---\nx\n";
+    let e = errors(&[("defaults/p.md", TOOL), ("defaults/p.ja.md", unknown)]);
+    assert_eq!(
+        brief(&e),
+        ["contract@4:5 tools.open_page.parameters.pth: the schema has no property `pth`"]
+    );
+    assert_eq!(e[0].suggestion.as_deref(), Some("did you mean `path`?"));
+}
+
+#[test]
+fn bad_schemas_are_located_errors_and_nothing_loads() {
+    let cases = [
+        (
+            "tools:\n  - name: a\n    description: x\n    parameters: { type: object, properties: { n: { type: integr } } }\n",
+            "contract@5:5 tools.0.parameters.properties.n.type: not a valid JSON Schema",
+        ),
+        (
+            "tools:\n  - name: a\n    description: x\n    parameters: { $ref: \"https://example.invalid/s.json\" }\n",
+            "contract@5:5 tools.0.parameters.$ref: `$ref: https://example.invalid/s.json` leaves the schema",
+        ),
+        (
+            "tools: open_page\n",
+            "contract@2:1 tools: `tools` is a string, not a list of tools",
+        ),
+        (
+            "tools:\n  - name: a\n",
+            "contract@3:3 tools.0.description: `description` is missing or blank",
+        ),
+        (
+            "tools:\n  - name: a\n    description: x\n  - name: a\n    description: another\n",
+            "contract@5:3 tools.1.name: two tools are named `a`",
+        ),
+        (
+            "tools:\n  - nme: a\n    description: x\n",
+            "contract@3:3 tools.0.nme: a tool has no key `nme`",
+        ),
+        (
+            "output: { name: v }\n",
+            "contract@2:1 output.schema: `output` has no `schema`",
+        ),
+        (
+            "output:\n  schema: 3\n",
+            "contract@3:3 output.schema: a JSON Schema is an object",
+        ),
+        (
+            "model: { tools: [] }\ntools:\n  - name: a\n    description: x\n",
+            "contract@2:1 model.tools: `model.tools` and `tools` both declare the prompt's tools",
+        ),
+    ];
+    for (front_matter, expected) in cases {
+        let file = format!("---\n{front_matter}---\nText.\n");
+        let found = brief(&errors(&[("defaults/p.md", &file)]));
+        assert!(
+            found.iter().any(|f| f.starts_with(expected)),
+            "{front_matter}\nexpected {expected}\nfound {found:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_deep_or_cyclic_schema_is_bounded() {
+    let mut deep = String::from("{ type: string }");
+    for _ in 0..100 {
+        deep = format!("{{ items: {deep} }}");
+    }
+    let file =
+        format!("---\ntools:\n  - name: a\n    description: x\n    parameters: {deep}\n---\nx\n");
+    // The front matter's reader stops first (the schema's own bound,
+    // 64 levels, holds for schemas read as JSON).
+    let found = brief(&errors(&[("defaults/p.md", &file)]));
+    assert!(found.iter().any(|f| f.contains("Depth")), "{found:?}");
+    // A schema that refers to itself is recursion JSON Schema allows: it
+    // loads, and the provider gets it as written.
+    let cyclic = "---\ntools:\n  - name: tree\n    description: x\n    parameters:\n      type: object\n      properties:\n        children: { type: array, items: { $ref: \"#\" } }\n---\nx\n";
+    let pack = pack_with(&[("defaults/p.md", cyclic)]).unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+}
+
+#[test]
+fn provider_rules_and_unknown_keywords_are_warnings() {
+    let file = "---
+tools:
+  - name: open page
+    description: x
+    parameters: { type: string }
+output:
+  schema: { type: object, properties: { a: { type: string } }, requried: [a] }
+---
+x
+";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("defaults")).unwrap();
+    let manifest = "name = \"t\"\nkeys = [\"p\"]\n[user]\nprompts_dir = \".t\"\n";
+    std::fs::write(dir.path().join("promptreg.toml"), manifest).unwrap();
+    std::fs::write(dir.path().join("defaults/p.md"), file).unwrap();
+    let (pack, diagnostics) = Pack::load_with_diagnostics(dir.path());
+    assert!(pack.is_some(), "{diagnostics:#?}");
+    assert!(
+        diagnostics.iter().all(|d| d.severity == Severity::Warning),
+        "{diagnostics:#?}"
+    );
+    let found = brief(&diagnostics);
+    for expected in [
+        "provider-rule@3:3 tools.0.name: the tool name `open page` is not",
+        "provider-rule@5:5 tools.0.parameters: the parameters of `open page` are not an object schema",
+        "unknown-schema-keyword@7:3 output.schema.requried: `requried` is no JSON Schema keyword",
+        "provider-rule@7:3 output.schema: OpenAI enforces an output schema in strict mode only",
+    ] {
+        assert!(
+            found.iter().any(|f| f.starts_with(expected)),
+            "expected {expected}\nfound {found:#?}"
+        );
+    }
+    let unknown = diagnostics
+        .iter()
+        .find(|d| d.code == DiagnosticCode::UnknownSchemaKeyword)
+        .unwrap();
+    assert_eq!(
+        unknown.suggestion.as_deref(),
+        Some("did you mean `required`?")
+    );
+}
+
+#[test]
+fn the_example_packs_declare_their_contracts() {
+    let registry = PromptRegistry::new();
+    Pack::load(example("web-agent"))
+        .unwrap()
+        .install(&registry)
+        .unwrap();
+    let ja = registry
+        .snapshot()
+        .contract("webagent-narrator.system", "ja")
+        .unwrap()
+        .unwrap();
+    let names: Vec<&str> = ja.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["open_page", "search_site", "hand_over"]);
+    assert_eq!(
+        ja.tools()[0].description(),
+        "サイトのページを開き、その本文を読みます。"
+    );
+
+    let registry = PromptRegistry::new();
+    Pack::load(example("goal-agent"))
+        .unwrap()
+        .install(&registry)
+        .unwrap();
+    let auditor = registry
+        .snapshot()
+        .contract("auditor", "en")
+        .unwrap()
+        .unwrap();
+    assert_eq!(auditor.output().unwrap().name(), "audit_verdict");
+}
+
+#[test]
+fn a_render_for_each_provider_carries_the_contract() {
+    let registry = PromptRegistry::new();
+    Pack::load(example("web-agent"))
+        .unwrap()
+        .install(&registry)
+        .unwrap();
+    let ctx = json!({ "brand": "Acme" });
+    let request = RenderRequest::new("webagent-narrator.system", &ctx)
+        .locale_tag("ja")
+        .unwrap();
+    let openai = registry
+        .provider_request(&request, Provider::OpenAiChat)
+        .unwrap();
+    assert_eq!(openai["model"], "gpt-4o-mini");
+    assert_eq!(openai["max_tokens"], 1200, "the ja variant's settings");
+    assert_eq!(openai["messages"][0]["role"], "system");
+    assert_eq!(openai["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(openai["tools"][0]["function"]["strict"], true);
+    let anthropic = registry
+        .provider_request(&request, Provider::Anthropic)
+        .unwrap();
+    assert!(
+        anthropic["system"]
+            .as_str()
+            .unwrap()
+            .starts_with("あなたは")
+    );
+    assert_eq!(
+        anthropic["tools"][1]["input_schema"]["properties"]["query"]["description"],
+        "検索する語句"
+    );
+    let gemini = registry
+        .provider_request(&request, Provider::Gemini)
+        .unwrap();
+    assert_eq!(gemini["generationConfig"]["max_tokens"], 1200);
+    assert_eq!(
+        gemini["tools"][0]["functionDeclarations"][2]["name"],
+        "hand_over"
+    );
+}
