@@ -60,7 +60,7 @@ pub use chat::{
     messages_as_text,
 };
 pub use compose::{Origin, Part, Rendered};
-pub use contract::{Contract, OutputSchema, Tool};
+pub use contract::{Contract, ContractChange, OutputSchema, Tool};
 pub use diagnostic::{
     Diagnostic, DiagnosticCode, Excerpt, LineIndex, MAX_DIAGNOSTICS_PER_FILE, Position, Severity,
     abbreviate, printable,

@@ -2,7 +2,9 @@
 //! `promptreg store diff` and the server's diff route, each presenting it
 //! its own way.
 
-use promptreg::Locale;
+use promptreg::contract::{ContractChange, changes_between};
+use promptreg::pack::declared_contract;
+use promptreg::{Locale, PromptId};
 use similar::TextDiff;
 
 use crate::files::{PackFiles, is_pack_level};
@@ -23,6 +25,10 @@ pub struct PromptDiff {
     /// Every file of either version (or of the locale asked for), sorted
     /// by path; empty when no file has that locale.
     pub files: Vec<FileDiff>,
+    /// What the second version changes in the prompt's contract (its tools
+    /// and output schema, as its default file declares them), each change
+    /// classified breaking or not; empty when it changes none.
+    pub contract: Vec<ContractChange>,
 }
 
 /// One file of a [`PromptDiff`].
@@ -67,7 +73,14 @@ impl PromptDiff {
             from: a,
             to: b,
             files,
+            contract: contract_changes(id, a_files, b_files),
         }
+    }
+
+    /// Whether the second version changes the contract in a way an
+    /// application written against the first may fail on.
+    pub fn breaks_contract(&self) -> bool {
+        self.contract.iter().any(|c| c.breaking)
     }
 
     /// Whether any file differs.
@@ -108,6 +121,21 @@ impl RevisionDiff {
             files: files.into_iter().filter(|f| f.changed).collect(),
         }
     }
+}
+
+/// What the default file of `id` in `to` changes in the contract it
+/// declares in `from`. A file that does not read declares none here:
+/// `check` refuses it before it is stored.
+pub fn contract_changes(id: &str, from: &PackFiles, to: &PackFiles) -> Vec<ContractChange> {
+    let Ok(prompt) = PromptId::new(id) else {
+        return Vec::new();
+    };
+    let path = format!("defaults/{id}.md");
+    let contract = |files: &PackFiles| {
+        let text = String::from_utf8_lossy(files.get(&path)?);
+        declared_contract(&prompt, &text)
+    };
+    changes_between(contract(from).as_ref(), contract(to).as_ref())
 }
 
 /// Every file of either set, sorted by path, compared line by line, each
@@ -219,5 +247,28 @@ mod tests {
                 .is_empty()
         );
         assert!(!PromptDiff::new("hi", (1, &old), (1, &old), None).changed());
+    }
+
+    #[test]
+    fn a_version_s_contract_changes_are_classified() {
+        let tool = |name: &str| {
+            format!("---\ntools:\n  - name: {name}\n    description: Open a page.\n---\nGuide.\n")
+        };
+        let old = files(&[("defaults/hi.md", &tool("open_page"))]);
+        let new = files(&[("defaults/hi.md", &tool("open"))]);
+        let diff = PromptDiff::new("hi", (1, &old), (2, &new), None);
+        let changes: Vec<String> = diff.contract.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            changes,
+            ["breaking: tool `open_page` removed", "compatible: tool `open` added"]
+        );
+        assert!(diff.breaks_contract());
+        // Text alone changes no contract; a file that does not read has none.
+        let text = files(&[("defaults/hi.md", "Hello.\n")]);
+        assert!(PromptDiff::new("hi", (1, &text), (2, &text), None).contract.is_empty());
+        let broken = files(&[("defaults/hi.md", "---\ntools: [\n---\nx\n")]);
+        let diff = PromptDiff::new("hi", (1, &broken), (2, &old), None);
+        assert_eq!(diff.contract.len(), 1);
+        assert!(!diff.breaks_contract());
     }
 }

@@ -347,14 +347,14 @@
 // The core, always here: `promptreg-core` has no feature and no I/O.
 // ARCHITECTURE.md draws the crates as layers.
 pub use promptreg_core::{
-    BUILT_IN_ROLES, Chat, ChatTraceView, Contract, Diagnostic, DiagnosticCode, Error, ErrorKind,
-    Excerpt, Form, IntoLocale, IntoRenderer, JsonObject, LineIndex, Locale, LocaleLookup,
-    LocaleMatch, LocaleStep, LookupStep, MAX_DIAGNOSTICS_PER_FILE, MAX_ID_LEN, Message,
-    MessageSource, Origin, OutputSchema, Part, Pin, Position, Prompt, PromptId, PromptRegistry,
-    Provenance, Provider, RegistryProblem, RenderOutput, RenderRequest, Rendered, RenderedChat,
-    RenderedMessage, Renderer, Rendering, Role, Setting, Severity, Snapshot, SourceKind, Tool,
-    TraceView, Traced, abbreviate, contract, markers, messages_as_text, printable, provider, split,
-    trace_attributes, trace_view,
+    BUILT_IN_ROLES, Chat, ChatTraceView, Contract, ContractChange, Diagnostic, DiagnosticCode,
+    Error, ErrorKind, Excerpt, Form, IntoLocale, IntoRenderer, JsonObject, LineIndex, Locale,
+    LocaleLookup, LocaleMatch, LocaleStep, LookupStep, MAX_DIAGNOSTICS_PER_FILE, MAX_ID_LEN,
+    Message, MessageSource, Origin, OutputSchema, Part, Pin, Position, Prompt, PromptId,
+    PromptRegistry, Provenance, Provider, RegistryProblem, RenderOutput, RenderRequest, Rendered,
+    RenderedChat, RenderedMessage, Renderer, Rendering, Role, Setting, Severity, Snapshot,
+    SourceKind, Tool, TraceView, Traced, abbreviate, contract, markers, messages_as_text,
+    printable, provider, split, trace_attributes, trace_view,
 };
 
 // Sources and tools above the core, each from its crate, behind its feature.

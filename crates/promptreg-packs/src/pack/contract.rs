@@ -103,6 +103,31 @@ pub(super) fn read(
     Some(Some(contract.with_provenance(Arc::clone(provenance))))
 }
 
+/// The contract a default file's `text` declares, to compare two
+/// versions of a prompt: `None` when it declares none, or when the file
+/// does not read (`check` says why).
+///
+/// ```
+/// use promptreg_core::PromptId;
+/// use promptreg_packs::pack::declared_contract;
+///
+/// let id = PromptId::new("p")?;
+/// let file = "---\ntools:\n  - name: open\n    description: Open a page.\n---\nGuide.\n";
+/// let contract = declared_contract(&id, file).unwrap();
+/// assert_eq!(contract.tools()[0].name(), "open");
+/// assert!(declared_contract(&id, "Guide.\n").is_none());
+/// # Ok::<(), promptreg_core::Error>(())
+/// ```
+pub fn declared_contract(id: &PromptId, text: &str) -> Option<Contract> {
+    let path = Path::new("");
+    let doc = Document::parse(text, path).ok()?;
+    let provenance = Arc::new(Provenance::new(
+        crate::provenance::SourceKind::Pack,
+        "default file",
+    ));
+    read(&doc, id, path, &provenance, &mut Diagnostics::default()).flatten()
+}
+
 /// Reads a locale variant's translation of `default`'s descriptions: the
 /// default's contract with them replaced (`None` when the variant gives
 /// none). Errors go to `diagnostics` and give `None` in the outer option.

@@ -124,6 +124,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::snippet::SNIPPETS_DIR;
+pub use contract::declared_contract;
 pub use file_set::{FileSet, Recovery, recover};
 pub use manifest::{L10n, MANIFEST};
 #[cfg(feature = "l10n")]

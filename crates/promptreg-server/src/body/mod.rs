@@ -191,6 +191,21 @@ pub struct DiffResponse {
     pub to: u64,
     /// One per file of either version (of the locale asked for).
     pub files: Vec<FileDiff>,
+    /// What `to` changes in the prompt's contract (tools and output
+    /// schema), each change classified: breaking when an application
+    /// written against `from` may fail.
+    pub contract: Vec<ContractChange>,
+}
+
+/// One change of a prompt's contract.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ContractChange {
+    /// What it is about: ``tool `open_page`, parameter `path` ``.
+    pub subject: String,
+    /// What changed: `removed`, `became required`, `type string -> integer`.
+    pub what: String,
+    /// Whether an application written against the old contract may fail.
+    pub breaking: bool,
 }
 
 /// One file's unified diff.
@@ -220,6 +235,15 @@ impl From<promptreg_store::PromptDiff> for DiffResponse {
                     locale: f.locale.map(|l| l.as_str().to_owned()),
                     changed: f.changed,
                     diff: f.diff,
+                })
+                .collect(),
+            contract: diff
+                .contract
+                .into_iter()
+                .map(|c| ContractChange {
+                    subject: c.subject,
+                    what: c.what,
+                    breaking: c.breaking,
                 })
                 .collect(),
         }

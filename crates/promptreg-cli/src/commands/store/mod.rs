@@ -729,7 +729,7 @@ impl<'a> Command<'a> {
                 .map(|f| json!({ "path": f.path, "changed": f.changed, "diff": f.diff }))
                 .collect();
             Output::json(&json!({
-                "id": id, "from": a_num, "to": b_num, "files": files,
+                "id": id, "from": a_num, "to": b_num, "files": files, "contract": diff.contract,
             }))
         } else if !diff.changed() {
             let compared = match (&locale, diff.files.as_slice()) {
@@ -739,11 +739,19 @@ impl<'a> Command<'a> {
             Output::text(format!("{id}: v{a_num} and v{b_num} have {compared}\n"))
         } else {
             let paint = self.paint();
-            Output::text(diff.files.iter().map(|f| paint.diff(&f.diff)).collect())
+            let mut text: String = diff.files.iter().map(|f| paint.diff(&f.diff)).collect();
+            text.push_str(&contract_lines(&diff.contract));
+            Output::text(text)
         };
         output.code = crate::commands::diff::exit_code(diff.changed());
         Ok(output)
     }
+}
+
+/// What a version changes in the prompt's contract, one line per change,
+/// breaking ones first said so: `contract: breaking: tool `x` removed`.
+fn contract_lines(changes: &[promptreg::ContractChange]) -> String {
+    changes.iter().map(|c| format!("contract: {c}\n")).collect()
 }
 
 /// The local user, who may write, and administer with `--admin`: named

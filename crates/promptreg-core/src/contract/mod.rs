@@ -9,6 +9,10 @@
 
 use std::sync::Arc;
 
+mod change;
+
+pub use change::{ContractChange, changes_between};
+
 use serde::Serialize;
 
 use crate::error::{Error, ErrorKind};
