@@ -260,12 +260,19 @@ mod tests {
         let changes: Vec<String> = diff.contract.iter().map(ToString::to_string).collect();
         assert_eq!(
             changes,
-            ["breaking: tool `open_page` removed", "compatible: tool `open` added"]
+            [
+                "breaking: tool `open_page` removed",
+                "compatible: tool `open` added"
+            ]
         );
         assert!(diff.breaks_contract());
         // Text alone changes no contract; a file that does not read has none.
         let text = files(&[("defaults/hi.md", "Hello.\n")]);
-        assert!(PromptDiff::new("hi", (1, &text), (2, &text), None).contract.is_empty());
+        assert!(
+            PromptDiff::new("hi", (1, &text), (2, &text), None)
+                .contract
+                .is_empty()
+        );
         let broken = files(&[("defaults/hi.md", "---\ntools: [\n---\nx\n")]);
         let diff = PromptDiff::new("hi", (1, &broken), (2, &old), None);
         assert_eq!(diff.contract.len(), 1);

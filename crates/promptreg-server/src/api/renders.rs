@@ -12,7 +12,7 @@ use crate::auth::Caller;
 use crate::body::{ExplainResponse, RenderRequest, RenderResponse, SplitArm};
 use crate::cache::Renderer;
 use crate::extract::{JsonBody, PackName, Path, PromptName, label};
-use crate::problem::{Problem, ProblemDetails};
+use crate::problem::{Problem, ProblemCode, ProblemDetails};
 use crate::state::AppState;
 use promptreg::Rendering;
 
@@ -102,11 +102,27 @@ fn rendered(
         }
         Rendering::Text(text) => (text, None),
     };
-    let model = registry
-        .model_settings_in(&id, &locale)
+    let snapshot = registry.snapshot();
+    let model = snapshot
+        .model_settings(&id, &locale)
         .ok()
         .flatten()
         .map(|m| m.to_value());
+    let contract = snapshot
+        .contract(&id, &locale)
+        .ok()
+        .flatten()
+        .and_then(|c| serde_json::to_value(&*c).ok());
+    let provider_request = match request.format {
+        Some(format) => {
+            let histories = request.histories();
+            let render = promptreg::RenderRequest::new(&id, &request.context)
+                .locale(&locale)
+                .histories(&histories);
+            Some(snapshot.provider_request(&render, format.into())?)
+        }
+        None => None,
+    };
     let warnings = locale_warnings(&request, &locale);
     Ok(RenderResponse {
         id,
@@ -116,6 +132,8 @@ fn rendered(
         text,
         messages,
         model,
+        contract,
+        provider_request,
         split: None,
     })
 }
@@ -157,6 +175,12 @@ pub(crate) async fn explain(
 ) -> Result<Json<ExplainResponse>, Problem> {
     let (pack, id) = (pack.as_str(), id.as_str());
     caller.require(pack, Scope::Read)?;
+    if request.format.is_some() {
+        return Err(Problem::bad_request(
+            ProblemCode::InvalidBody,
+            "`format` shapes a render for a provider: ask `…/render` for it; explain takes none",
+        ));
+    }
     let (renderer, locale, split) = renderer_for(&state, pack, &request).await?;
     let id = id.to_owned();
     state

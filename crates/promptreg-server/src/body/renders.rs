@@ -31,6 +31,39 @@ pub struct RenderRequest {
     /// follower's `render_for` does.
     #[serde(default)]
     pub subject: Option<String>,
+    /// A render only: also return the whole request body this provider
+    /// takes (messages, model settings, tools, output schema), as
+    /// `provider_request`.
+    #[serde(default)]
+    pub format: Option<ProviderFormat>,
+}
+
+/// A provider's request shape.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+pub enum ProviderFormat {
+    /// OpenAI's Chat Completions.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// OpenAI's Responses.
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    /// Anthropic's Messages.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Google's Gemini `generateContent`.
+    #[serde(rename = "gemini")]
+    Gemini,
+}
+
+impl From<ProviderFormat> for promptreg::Provider {
+    fn from(format: ProviderFormat) -> promptreg::Provider {
+        match format {
+            ProviderFormat::OpenAi => promptreg::Provider::OpenAiChat,
+            ProviderFormat::OpenAiResponses => promptreg::Provider::OpenAiResponses,
+            ProviderFormat::Anthropic => promptreg::Provider::Anthropic,
+            ProviderFormat::Gemini => promptreg::Provider::Gemini,
+        }
+    }
 }
 
 impl RenderRequest {
@@ -76,6 +109,15 @@ pub struct RenderResponse {
     /// The model settings declared for the prompt, if any.
     #[schema(value_type = Option<Object>)]
     pub model: Option<Value>,
+    /// The prompt's contract for the locale: its tools and output schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub contract: Option<Value>,
+    /// With a `format`: the whole request body that provider takes,
+    /// without credentials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub provider_request: Option<Value>,
     /// With a `subject`, while a split runs on the label: the split, and
     /// the arm the subject gets (`stable`, `candidate`).
     #[serde(skip_serializing_if = "Option::is_none")]

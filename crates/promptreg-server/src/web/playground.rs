@@ -232,6 +232,7 @@ fn run(
         context,
         history,
         subject: None,
+        format: None,
     };
     explained(registry, id, &request, &locale)
 }
