@@ -464,6 +464,35 @@ impl PromptRegistry {
         Ok(Rendering::from(output.into_rendering()))
     }
 
+    /// The whole request body the provider `format` takes for `id`
+    /// (`'openai'`, `'openai-responses'`, `'anthropic'` or `'gemini'`): the
+    /// messages (a text prompt is one `system` message), the model settings,
+    /// the tools and the output schema for the locale, without credentials.
+    /// Throws `InvalidContract` for an unknown format, and `InvalidChat`
+    /// for messages the provider's shape cannot say.
+    #[napi(ts_return_type = "Record<string, unknown>")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn provider_request(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "'openai' | 'openai-responses' | 'anthropic' | 'gemini'")]
+        format: Unknown<'_>,
+        #[napi(ts_arg_type = "string")] id: Unknown<'_>,
+        #[napi(ts_arg_type = "any")] ctx: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "string")] locale: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "Record<string, ChatMessage[]>")] histories: Option<Unknown<'_>>,
+        #[napi(ts_arg_type = "RenderOptions")] options: Option<Unknown<'_>>,
+    ) -> Result<serde_json::Value> {
+        let format = args::string(&env, format, "format")?;
+        let provider: promptreg::Provider = format.parse().or_throw(&env)?;
+        let call = Call::new(&env, id, locale, histories, options)?;
+        self.render_with(&env, ctx, |registry, cx| {
+            call.with_request(cx, Form::Messages, false, |request| {
+                registry.provider_request(request, provider)
+            })
+        })
+    }
+
     /// Renders chat prompt `id` as `renderMessages` does and returns every
     /// message with, for each part, where it came from, and the model
     /// settings and metadata for the locale.

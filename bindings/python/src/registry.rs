@@ -405,6 +405,42 @@ impl PromptRegistry {
         })
     }
 
+    /// The whole request body the provider `format` takes for prompt `id`
+    /// (`"openai"`, `"openai-responses"`, `"anthropic"` or `"gemini"`): the
+    /// messages (a text prompt is one system message), the model settings,
+    /// the tools and the output schema for the locale, as a dict, without
+    /// credentials. Raises `PromptregError` (code `invalid-contract`) for an
+    /// unknown format, and (`invalid-chat`) for messages the provider's
+    /// shape cannot say.
+    #[pyo3(signature = (id, ctx = None, locale = None, history = None, *, format, subject = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn provider_request(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        ctx: Option<Bound<'_, PyAny>>,
+        locale: Option<&str>,
+        history: Option<&Bound<'_, PyAny>>,
+        format: &str,
+        subject: Option<&str>,
+    ) -> PyResult<Py<PyAny>> {
+        let provider: promptreg::Provider = format.parse().or_raise()?;
+        let histories = chat::histories_arg(history, "history")?;
+        let histories = chat::borrowed(&histories);
+        let locale = locale.map(Locale::parse).transpose().or_raise()?;
+        let body = self.render_with(py, ctx, |registry, cx| {
+            let mut request = RenderRequest::new(id, cx).histories(&histories);
+            if let Some(locale) = &locale {
+                request = request.locale(locale);
+            }
+            if let Some(subject) = subject {
+                request = request.subject(subject);
+            }
+            registry.provider_request(&request, provider)
+        })?;
+        crate::record::json_to_py(py, &body)
+    }
+
     /// Renders chat prompt `id` as `render_messages` does and returns every
     /// message with, for each part, where it came from.
     #[pyo3(signature = (id, ctx = None, locale = None, history = None, *, subject = None))]

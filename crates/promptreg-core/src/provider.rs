@@ -63,12 +63,19 @@ impl Provider {
 
     /// The body of a request for `messages`, with `model` settings and
     /// `contract`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidChat`] for Anthropic and Gemini, whose system
+    /// text comes before the conversation and whose turns are the user's
+    /// and the model's: a system message after the first other message, or
+    /// a message of another role (`tool`, a declared role).
     pub fn request(
         self,
         messages: &[Message],
         model: Option<&JsonObject>,
         contract: Option<&Contract>,
-    ) -> Value {
+    ) -> Result<Value, Error> {
         let settings = model.map(JsonObject::to_map).unwrap_or_default();
         let contract = contract.filter(|c| !c.is_empty());
         let mut body = match self {
@@ -101,7 +108,7 @@ impl Provider {
                 );
             }
             Provider::Anthropic => {
-                let (system, rest) = split_system(messages);
+                let (system, rest) = self.split_system(messages)?;
                 if !system.is_empty() {
                     body.insert("system".into(), json!(system));
                 }
@@ -111,7 +118,7 @@ impl Provider {
                 body.insert("messages".into(), Value::Array(turns.collect()));
             }
             Provider::Gemini => {
-                let (system, rest) = split_system(messages);
+                let (system, rest) = self.split_system(messages)?;
                 if !system.is_empty() {
                     body.insert(
                         "systemInstruction".into(),
@@ -127,7 +134,37 @@ impl Provider {
         if let Some(contract) = contract {
             self.add_contract(&mut body, contract);
         }
-        Value::Object(body)
+        Ok(Value::Object(body))
+    }
+
+    /// The leading system messages' text, joined by a blank line, and the
+    /// conversation after them, each a user's or an assistant's message.
+    fn split_system(self, messages: &[Message]) -> Result<(String, &[Message]), Error> {
+        let leading = messages
+            .iter()
+            .take_while(|m| m.role == Role::System)
+            .count();
+        let system: Vec<&str> = messages[..leading]
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        let rest = &messages[leading..];
+        if let Some((i, message)) = rest
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.role != Role::User && m.role != Role::Assistant)
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidChat,
+                format!(
+                    "message {} has role `{}`: {self}'s messages are the user's and the assistant's, after the leading system messages",
+                    leading + i + 1,
+                    message.role
+                ),
+            )
+            .with_suggestion("declare the system text first, or send the messages in OpenAI's shape"));
+        }
+        Ok((system.join("\n\n"), rest))
     }
 
     fn add_contract(self, body: &mut Map<String, Value>, contract: &Contract) {
@@ -242,19 +279,7 @@ fn openai_message(message: &Message) -> Value {
     json!({ "role": message.role.as_str(), "content": message.content })
 }
 
-/// The system messages' text, joined, and the other messages.
-fn split_system(messages: &[Message]) -> (String, Vec<&Message>) {
-    let system: Vec<&str> = messages
-        .iter()
-        .filter(|m| m.role == Role::System)
-        .map(|m| m.content.as_str())
-        .collect();
-    let rest = messages.iter().filter(|m| m.role != Role::System).collect();
-    (system.join("\n\n"), rest)
-}
-
-/// Anthropic's roles are `user` and `assistant`: a tool's result and a
-/// declared role speak as the user.
+/// Anthropic's roles are `user` and `assistant`.
 fn anthropic_role(role: &Role) -> &'static str {
     match role {
         Role::Assistant => "assistant",
@@ -382,7 +407,9 @@ mod tests {
 
     #[test]
     fn openai_chat_completions() {
-        let body = Provider::OpenAiChat.request(&messages(), Some(&settings()), Some(&contract()));
+        let body = Provider::OpenAiChat
+            .request(&messages(), Some(&settings()), Some(&contract()))
+            .unwrap();
         assert_eq!(body["model"], "m-1");
         assert_eq!(body["temperature"], 0.2);
         assert_eq!(
@@ -402,8 +429,9 @@ mod tests {
 
     #[test]
     fn openai_responses() {
-        let body =
-            Provider::OpenAiResponses.request(&messages(), Some(&settings()), Some(&contract()));
+        let body = Provider::OpenAiResponses
+            .request(&messages(), Some(&settings()), Some(&contract()))
+            .unwrap();
         assert_eq!(body["input"].as_array().unwrap().len(), 3);
         assert_eq!(body["tools"][0]["name"], "open_page");
         assert_eq!(body["tools"][0]["parameters"]["required"], json!(["path"]));
@@ -414,7 +442,9 @@ mod tests {
 
     #[test]
     fn anthropic_messages() {
-        let body = Provider::Anthropic.request(&messages(), Some(&settings()), Some(&contract()));
+        let body = Provider::Anthropic
+            .request(&messages(), Some(&settings()), Some(&contract()))
+            .unwrap();
         assert_eq!(body["system"], "You guide visitors.");
         assert_eq!(
             body["messages"],
@@ -433,7 +463,9 @@ mod tests {
 
     #[test]
     fn gemini_generate_content() {
-        let body = Provider::Gemini.request(&messages(), Some(&settings()), Some(&contract()));
+        let body = Provider::Gemini
+            .request(&messages(), Some(&settings()), Some(&contract()))
+            .unwrap();
         assert!(
             body.get("model").is_none(),
             "Gemini names the model in the URL"
@@ -457,16 +489,39 @@ mod tests {
 
     #[test]
     fn no_contract_leaves_settings_and_messages_alone() {
-        let body = Provider::OpenAiChat.request(&messages(), None, None);
+        let body = Provider::OpenAiChat
+            .request(&messages(), None, None)
+            .unwrap();
         assert_eq!(
             body.as_object().unwrap().keys().collect::<Vec<_>>(),
             ["messages"]
         );
-        let body = Provider::Anthropic.request(&messages()[..1], None, None);
+        let body = Provider::Anthropic
+            .request(&messages()[..1], None, None)
+            .unwrap();
         assert_eq!(
             body,
             json!({ "system": "You guide visitors.", "messages": [] })
         );
+    }
+
+    #[test]
+    fn anthropic_and_gemini_refuse_what_their_shape_cannot_say() {
+        let late = [
+            Message::new(Role::User, "Hi"),
+            Message::new(Role::System, "Be brief."),
+        ];
+        for provider in [Provider::Anthropic, Provider::Gemini] {
+            let err = provider.request(&late, None, None).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidChat);
+            assert!(
+                err.to_string().contains("message 2 has role `system`"),
+                "{err}"
+            );
+        }
+        let tool = [Message::new(Role::Tool, "42")];
+        assert!(Provider::Anthropic.request(&tool, None, None).is_err());
+        assert!(Provider::OpenAiChat.request(&late, None, None).is_ok());
     }
 
     #[test]

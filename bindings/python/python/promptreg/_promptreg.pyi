@@ -524,6 +524,16 @@ class PromptRegistry:
         *,
         subject: Optional[str] = None,
     ) -> str: ...
+    def provider_request(
+        self,
+        id: str,
+        ctx: Any = None,
+        locale: Optional[str] = None,
+        history: Optional[_History] = None,
+        *,
+        format: Literal["openai", "openai-responses", "anthropic", "gemini"],
+        subject: Optional[str] = None,
+    ) -> dict[str, Any]: ...
     def is_chat(self, id: str, locale: Optional[str] = None) -> bool: ...
     def model_settings(self, id: str, locale: Optional[str] = None) -> Optional[dict[str, Any]]: ...
     def reset(self, id: Optional[str] = None) -> None: ...

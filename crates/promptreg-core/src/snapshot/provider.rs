@@ -43,7 +43,8 @@ impl Snapshot {
     ///
     /// # Errors
     ///
-    /// As [`render_request`](Self::render_request) of [`Form::Messages`].
+    /// As [`render_request`](Self::render_request) of [`Form::Messages`],
+    /// and [`Provider::request`]'s.
     pub fn provider_request<C: Serialize + Any>(
         &self,
         request: &RenderRequest<'_, C>,
@@ -60,6 +61,8 @@ impl Snapshot {
         let (_, entry) = self.lookup(request.id)?;
         let model = self.model_of(entry, locale);
         let contract = self.contract_of(entry, locale);
-        Ok(provider.request(&messages, model, contract.map(|c| &**c)))
+        provider
+            .request(&messages, model, contract.map(|c| &**c))
+            .map_err(|e| e.with_id(request.id))
     }
 }
