@@ -81,12 +81,8 @@ impl Provider {
         let mut body = match self {
             Provider::Gemini => {
                 let mut body = Map::new();
-                let mut config: Map<String, Value> =
+                let config: Map<String, Value> =
                     settings.into_iter().filter(|(k, _)| k != "model").collect();
-                if let Some(output) = contract.and_then(Contract::output) {
-                    config.insert("responseMimeType".into(), json!("application/json"));
-                    config.insert("responseJsonSchema".into(), output.schema().to_value());
-                }
                 if !config.is_empty() {
                     body.insert("generationConfig".into(), Value::Object(config));
                 }
@@ -168,54 +164,71 @@ impl Provider {
     }
 
     fn add_contract(self, body: &mut Map<String, Value>, contract: &Contract) {
-        if !contract.tools().is_empty() {
-            let tools: Vec<Value> = match self {
-                Provider::Gemini => vec![json!({
-                    "functionDeclarations": contract.tools().iter().map(|t| json!({
-                        "name": t.name(),
-                        "description": t.description(),
-                        "parametersJsonSchema": t.parameters().to_value(),
-                    })).collect::<Vec<_>>(),
-                })],
-                _ => contract.tools().iter().map(|t| self.tool(t)).collect(),
-            };
-            body.insert("tools".into(), Value::Array(tools));
+        let shaped = contract.shaped(self);
+        if let Some(tools) = &shaped.tools {
+            body.insert("tools".into(), tools.clone());
         }
-        let Some(output) = contract.output() else {
+        let Some(output) = &shaped.output else {
             return;
         };
-        let schema = output.schema().to_value();
-        let strict = is_strict(&schema);
-        let mut named = json!({ "name": output.name(), "schema": schema, "strict": strict });
-        if let Some(description) = output.description() {
-            named["description"] = json!(description);
-        }
-        match self {
-            Provider::OpenAiChat => {
-                body.insert(
-                    "response_format".into(),
-                    json!({ "type": "json_schema", "json_schema": named }),
-                );
+        let (outer, inner) = match self {
+            Provider::OpenAiChat => ("response_format", None),
+            Provider::OpenAiResponses => ("text", Some("format")),
+            Provider::Anthropic => ("output_config", Some("format")),
+            Provider::Gemini => ("generationConfig", None),
+        };
+        match (inner, body.entry(outer).or_insert_with(|| json!({}))) {
+            (Some(inner), Value::Object(outer)) => {
+                outer.insert(inner.into(), output.clone());
             }
-            Provider::OpenAiResponses => {
-                named["type"] = json!("json_schema");
-                let text = body.entry("text").or_insert_with(|| json!({}));
-                if let Value::Object(text) = text {
-                    text.insert("format".into(), named);
+            (None, Value::Object(outer)) => {
+                if let Value::Object(fields) = output {
+                    outer.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
                 }
             }
-            Provider::Anthropic => {
-                let config = body.entry("output_config").or_insert_with(|| json!({}));
-                if let Value::Object(config) = config {
-                    config.insert(
-                        "format".into(),
-                        json!({ "type": "json_schema", "schema": named["schema"].take() }),
-                    );
-                }
-            }
-            // In `generationConfig`, above.
-            Provider::Gemini => {}
+            // A model setting of that name that is not an object: the
+            // contract's shape takes its place.
+            (Some(inner), slot) => *slot = json!({ inner: output }),
+            (None, slot) => *slot = output.clone(),
         }
+    }
+
+    /// The tools and the output schema of `contract` in this provider's
+    /// shape, computed once per contract ([`Contract::shaped`]).
+    pub(crate) fn shape(self, contract: &Contract) -> Shaped {
+        let tools = (!contract.tools().is_empty()).then(|| match self {
+            Provider::Gemini => json!([{
+                "functionDeclarations": contract.tools().iter().map(|t| json!({
+                    "name": t.name(),
+                    "description": t.description(),
+                    "parametersJsonSchema": t.parameters().to_value(),
+                })).collect::<Vec<_>>(),
+            }]),
+            _ => Value::Array(contract.tools().iter().map(|t| self.tool(t)).collect()),
+        });
+        let output = contract.output().map(|output| {
+            let schema = output.schema().to_value();
+            let strict = is_strict(&schema);
+            let mut named = json!({ "name": output.name(), "schema": schema, "strict": strict });
+            if let Some(description) = output.description() {
+                named["description"] = json!(description);
+            }
+            match self {
+                Provider::OpenAiChat => json!({ "type": "json_schema", "json_schema": named }),
+                Provider::OpenAiResponses => {
+                    named["type"] = json!("json_schema");
+                    named
+                }
+                Provider::Anthropic => {
+                    json!({ "type": "json_schema", "schema": named["schema"].take() })
+                }
+                Provider::Gemini => json!({
+                    "responseMimeType": "application/json",
+                    "responseJsonSchema": named["schema"].take(),
+                }),
+            }
+        });
+        Shaped { tools, output }
     }
 
     fn tool(self, tool: &Tool) -> Value {
@@ -272,6 +285,14 @@ impl FromStr for Provider {
                 }),
         }
     }
+}
+
+/// A contract in one provider's shape: the value of its `tools` and of
+/// its output schema's place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Shaped {
+    pub(crate) tools: Option<Value>,
+    pub(crate) output: Option<Value>,
 }
 
 /// `{"role", "content"}`, as both OpenAI shapes take a message.

@@ -15,6 +15,9 @@
 //!
 //! 5. `split/*`: a subject's arm in a split (`promptreg::split`), the
 //!    step a render for a subject adds, against `full/promptreg_render`.
+//! 6. `contract/*`: the chat prompt of `chat/*` with 20 tools, rendered as
+//!    OpenAI's whole request body (`provider_request`), against its
+//!    messages alone (`render_messages`).
 //!
 //! Run with `cargo bench -p promptreg --bench render`; BENCHMARKS.md has
 //! the figures.
@@ -389,6 +392,11 @@ mod chat {
         ]
     }
 
+    /// The chat of these benchmarks, for the others.
+    pub(super) fn chat_for_bench(tag: &str) -> Chat {
+        chat(tag)
+    }
+
     fn chat(tag: &str) -> Chat {
         messages(tag)
             .into_iter()
@@ -459,6 +467,73 @@ mod chat {
                 out.push(Message::new(role.clone(), content));
             }
             out
+        });
+    }
+}
+
+mod contract {
+    use super::*;
+    use promptreg::{Contract, JsonObject, Provider, RenderRequest, Tool};
+
+    /// Twenty tools, each with three parameters.
+    fn tools() -> Vec<Tool> {
+        (0..20)
+            .map(|i| {
+                let parameters = serde_json::json!({
+                    "type": "object",
+                    "properties": {
+                        "path": { "type": "string", "description": "The page's path" },
+                        "limit": { "type": "integer", "minimum": 1, "maximum": 20 },
+                        "mode": { "enum": ["quick", "full"] },
+                    },
+                    "required": ["path", "limit", "mode"],
+                    "additionalProperties": false,
+                });
+                let description =
+                    format!("Tool number {i}: open a page of the site and read its text.");
+                Tool::new(
+                    format!("tool_{i}"),
+                    description,
+                    JsonObject::from_value(parameters).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn registry() -> PromptRegistry {
+        let registry = PromptRegistry::new();
+        let contract = Contract::new(tools(), None).unwrap();
+        registry
+            .register(
+                "narrator",
+                Prompt::chat(super::chat::chat_for_bench("en")).with_contract(contract),
+            )
+            .unwrap();
+        registry
+    }
+
+    #[divan::bench]
+    fn render_messages(bencher: Bencher) {
+        let registry = registry();
+        bencher.bench_local(|| {
+            registry
+                .render_messages(black_box("narrator"), &(), &[])
+                .unwrap()
+        });
+    }
+
+    #[divan::bench]
+    fn provider_request_openai(bencher: Bencher) {
+        let registry = registry();
+        let request = RenderRequest::new("narrator", &());
+        let body = registry
+            .provider_request(&request, Provider::OpenAiChat)
+            .unwrap();
+        assert_eq!(body["tools"].as_array().unwrap().len(), 20);
+        bencher.bench_local(|| {
+            registry
+                .provider_request(black_box(&request), Provider::OpenAiChat)
+                .unwrap()
         });
     }
 }

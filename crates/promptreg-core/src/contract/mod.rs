@@ -7,7 +7,7 @@
 //! checked where it is read (a pack's loader), before it reaches a
 //! registry.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 mod change;
 
@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::error::{Error, ErrorKind};
 use crate::json_object::JsonObject;
 use crate::provenance::Provenance;
+use crate::provider::{Provider, Shaped};
 
 /// A tool the model may call: a name, what it does, and its parameters as
 /// a JSON Schema of an object.
@@ -139,7 +140,25 @@ pub struct Contract {
     /// Where the source that declared it says it came from (a pack file).
     #[serde(skip)]
     provenance: Option<Arc<Provenance>>,
+    /// Its tools and output schema in each provider's shape, built the
+    /// first time a render asks: a contract is built once per load, so a
+    /// render copies them rather than rebuilding them.
+    #[serde(skip)]
+    shaped: ShapedCache,
 }
+
+/// One [`Shaped`] per provider, each built once.
+#[derive(Debug, Clone, Default)]
+struct ShapedCache([OnceLock<Shaped>; 4]);
+
+/// A cache is not part of what a contract is.
+impl PartialEq for ShapedCache {
+    fn eq(&self, _: &ShapedCache) -> bool {
+        true
+    }
+}
+
+impl Eq for ShapedCache {}
 
 impl Contract {
     /// A contract of `tools` and `output`.
@@ -177,6 +196,7 @@ impl Contract {
             tools,
             output,
             provenance: None,
+            shaped: ShapedCache::default(),
         })
     }
 
@@ -190,6 +210,15 @@ impl Contract {
     /// Where it came from, when its source said.
     pub fn provenance(&self) -> Option<&Arc<Provenance>> {
         self.provenance.as_ref()
+    }
+
+    /// Its tools and output schema in `provider`'s shape.
+    pub(crate) fn shaped(&self, provider: Provider) -> &Shaped {
+        let index = Provider::ALL
+            .iter()
+            .position(|p| *p == provider)
+            .unwrap_or(0);
+        self.shaped.0[index].get_or_init(|| provider.shape(self))
     }
 
     /// The tools, in the order declared.
