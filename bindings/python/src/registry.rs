@@ -22,6 +22,15 @@ use crate::watch::{self, Watcher};
 
 pub use crate::handle::PromptRegistry;
 
+/// What one render asks: the prompt, the locale (`None`: the registry's),
+/// the histories by placeholder and the subject.
+struct Call<'a> {
+    id: &'a str,
+    locale: Option<&'a str>,
+    histories: &'a [(String, Vec<promptreg::Message>)],
+    subject: Option<&'a str>,
+}
+
 impl PromptRegistry {
     /// Renders with a context made for this call, the GIL released, and
     /// turns a Python renderer's failure into a `RenderError` whose
@@ -68,20 +77,48 @@ impl PromptRegistry {
         form: Form,
         traced: bool,
     ) -> PyResult<RenderOutput> {
-        let locale = locale.map(Locale::parse).transpose().or_raise()?;
-        let histories = chat::borrowed(histories);
+        let call = Call {
+            id,
+            locale,
+            histories,
+            subject,
+        };
+        self.with_request(py, ctx, &call, form, traced, |registry, request| {
+            registry.render_request(request)
+        })
+    }
+
+    /// Runs `answer` with the request `call` makes, in `form`, traced when
+    /// `traced`, the GIL released while the library composes.
+    fn with_request<T: Send>(
+        &self,
+        py: Python<'_>,
+        ctx: Option<Bound<'_, PyAny>>,
+        call: &Call<'_>,
+        form: Form,
+        traced: bool,
+        answer: impl FnOnce(
+            &promptreg::PromptRegistry,
+            &RenderRequest<'_, PyRenderCx>,
+        ) -> Result<T, promptreg::Error>
+        + Send,
+    ) -> PyResult<T> {
+        let locale = call.locale.map(Locale::parse).transpose().or_raise()?;
+        let histories = chat::borrowed(call.histories);
         self.render_with(py, ctx, |registry, cx| {
-            let mut request = RenderRequest::new(id, cx).histories(&histories).form(form);
+            let mut request = RenderRequest::new(call.id, cx)
+                .histories(&histories)
+                .form(form);
             if let Some(locale) = &locale {
                 request = request.locale(locale);
             }
-            if let Some(subject) = subject {
+            if let Some(subject) = call.subject {
                 request = request.subject(subject);
             }
             if traced {
                 request = request.traced();
             }
-            registry.render_request(&request)
+            answer(registry, &request)
         })
     }
 
@@ -426,18 +463,20 @@ impl PromptRegistry {
     ) -> PyResult<Py<PyAny>> {
         let provider: promptreg::Provider = format.parse().or_raise()?;
         let histories = chat::histories_arg(history, "history")?;
-        let histories = chat::borrowed(&histories);
-        let locale = locale.map(Locale::parse).transpose().or_raise()?;
-        let body = self.render_with(py, ctx, |registry, cx| {
-            let mut request = RenderRequest::new(id, cx).histories(&histories);
-            if let Some(locale) = &locale {
-                request = request.locale(locale);
-            }
-            if let Some(subject) = subject {
-                request = request.subject(subject);
-            }
-            registry.provider_request(&request, provider)
-        })?;
+        let call = Call {
+            id,
+            locale,
+            histories: &histories,
+            subject,
+        };
+        let body = self.with_request(
+            py,
+            ctx,
+            &call,
+            Form::Messages,
+            false,
+            |registry, request| registry.provider_request(request, provider),
+        )?;
         crate::record::json_to_py(py, &body)
     }
 

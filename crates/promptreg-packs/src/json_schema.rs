@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use crate::model_check::kind;
 use crate::suggest;
 
 /// The largest schema read, as compact JSON.
@@ -285,18 +286,6 @@ pub(crate) fn pointer_path(pointer: &str) -> Vec<String> {
         .skip(1)
         .map(|segment| segment.replace("~1", "/").replace("~0", "~"))
         .collect()
-}
-
-/// `a string`, `a number`, ... for messages.
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 #[cfg(test)]

@@ -44,7 +44,8 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::front_matter::Document;
 use crate::id::PromptId;
 use crate::json_object::JsonObject;
-use crate::json_schema::{self, kind};
+use crate::json_schema;
+use crate::model_check::kind;
 use crate::provenance::Provenance;
 use crate::suggest;
 
