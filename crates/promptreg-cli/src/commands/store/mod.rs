@@ -545,7 +545,37 @@ impl<'a> Command<'a> {
                 "{to} already points where {from} does: nothing moved\n"
             )));
         }
-        Ok(self.moves(&moved))
+        let mut output = self.moves(&moved);
+        if !self.session.args.json {
+            output
+                .stdout
+                .push_str(&self.contract_changes(&pack, &moved).await?);
+        }
+        Ok(output)
+    }
+
+    /// What the moves change in their prompts' contracts, one line per
+    /// change: `contract of auditor v1 -> v2: breaking: ...`.
+    async fn contract_changes(&self, pack: &str, moves: &[LabelMove]) -> Result<String, Failure> {
+        let mut out = String::new();
+        for m in moves.iter().filter(|m| !m.prompt.starts_with('@')) {
+            let (Some(from), Some(to)) = (m.from, m.to) else {
+                continue;
+            };
+            let (a, b) = (VersionRef::Number(from), VersionRef::Number(to));
+            let diff = self
+                .store
+                .diff(pack, &m.prompt, &a, &b, None)
+                .await
+                .map_err(failure)?;
+            for change in &diff.contract {
+                out.push_str(&format!(
+                    "contract of {} v{from} -> v{to}: {change}\n",
+                    m.prompt
+                ));
+            }
+        }
+        Ok(out)
     }
 
     async fn sign(&self, label: &str, revision: Option<&RevisionRef>) -> Result<Output, Failure> {
