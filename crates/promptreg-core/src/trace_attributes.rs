@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use crate::chat::RenderedChat;
 use crate::compose::{Origin, Part, Rendered};
+use crate::contract::Contract;
 use crate::id::PromptId;
 use crate::locale::Locale;
 
@@ -46,6 +47,10 @@ pub const LOCALE: &str = "promptreg.locale";
 pub const SPLIT: &str = "promptreg.split";
 /// The arm of that split: `candidate`.
 pub const ARM: &str = "promptreg.arm";
+/// The digest of the contract (tools and output schema) the prompt was
+/// rendered with ([`Contract::digest`](crate::Contract::digest)); absent
+/// for a prompt without one.
+pub const CONTRACT_DIGEST: &str = "promptreg.contract.digest";
 
 /// An attribute's value: text or a whole number, as OpenTelemetry's
 /// `Value::String` and `Value::I64`.
@@ -70,11 +75,16 @@ impl std::fmt::Display for AttributeValue {
 impl Rendered {
     /// The attributes of this render for a tracing span, in the order
     /// [`PROMPT_ID`], [`PROMPT_VERSION`], [`PROMPT_DIGEST`], [`LABEL`],
-    /// [`REVISION`], [`SPLIT`], [`ARM`], [`LOCALE`]; those unknown are left out (a prompt of
+    /// [`REVISION`], [`SPLIT`], [`ARM`], [`LOCALE`], [`CONTRACT_DIGEST`]; those unknown are left out (a prompt of
     /// the host's code has no version). They come from the provenance of
     /// the prompt's body, else of its first part that has a version.
     pub fn trace_attributes(&self) -> Vec<(&'static str, AttributeValue)> {
-        attributes(&self.id, &self.locale, &self.parts)
+        attributes(
+            &self.id,
+            &self.locale,
+            &self.parts,
+            self.contract.as_deref(),
+        )
     }
 }
 
@@ -88,7 +98,7 @@ impl RenderedChat {
             .iter()
             .flat_map(|m| m.parts.iter().cloned())
             .collect();
-        attributes(&self.id, &self.locale, &parts)
+        attributes(&self.id, &self.locale, &parts, self.contract.as_deref())
     }
 }
 
@@ -96,6 +106,7 @@ fn attributes(
     id: &PromptId,
     locale: &Locale,
     parts: &[Part],
+    contract: Option<&Contract>,
 ) -> Vec<(&'static str, AttributeValue)> {
     let body = |origin: &Origin| matches!(origin, Origin::Default | Origin::Override { .. });
     let stored = parts
@@ -125,5 +136,8 @@ fn attributes(
         attributes.extend(values.into_iter().filter_map(|(k, v)| Some((k, v?))));
     }
     attributes.push((LOCALE, AttributeValue::String(locale.to_string())));
+    if let Some(contract) = contract {
+        attributes.push((CONTRACT_DIGEST, AttributeValue::String(contract.digest())));
+    }
     attributes
 }

@@ -347,3 +347,37 @@ fn a_render_for_each_provider_carries_the_contract() {
         "hand_over"
     );
 }
+
+#[test]
+fn trace_attributes_name_the_contract_s_digest() {
+    use promptreg::trace_attributes::{AttributeValue, CONTRACT_DIGEST};
+    let registry = PromptRegistry::new();
+    Pack::load(example("goal-agent"))
+        .unwrap()
+        .install(&registry)
+        .unwrap();
+    let digest = |locale: &str| {
+        let rendered = registry.render_traced_in("auditor", &(), locale).unwrap();
+        rendered
+            .trace_attributes()
+            .into_iter()
+            .find(|(name, _)| *name == CONTRACT_DIGEST)
+            .map(|(_, value)| value)
+    };
+    let (Some(AttributeValue::String(en)), Some(AttributeValue::String(ja))) =
+        (digest("en"), digest("ja"))
+    else {
+        panic!("no contract digest")
+    };
+    assert_eq!(en.len(), 16);
+    // The Japanese contract translates descriptions: another digest.
+    assert_ne!(en, ja);
+    assert_eq!(digest("en"), Some(AttributeValue::String(en)));
+    let plain = registry.render_traced_in("goal-stale", &(), "en").unwrap();
+    assert!(
+        plain
+            .trace_attributes()
+            .iter()
+            .all(|(name, _)| *name != CONTRACT_DIGEST)
+    );
+}

@@ -212,6 +212,16 @@ impl Contract {
         self.provenance.as_ref()
     }
 
+    /// A digest of what it declares (its tools and output schema, not
+    /// where they came from): 16 hex digits of XXH3-64 over its JSON, the
+    /// same for the same contract in every process. Trace attributes carry
+    /// it ([`crate::trace_attributes::CONTRACT_DIGEST`]), so an answer
+    /// traces to the tools and schema it was given.
+    pub fn digest(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
+    }
+
     /// Its tools and output schema in `provider`'s shape.
     pub(crate) fn shaped(&self, provider: Provider) -> &Shaped {
         let index = Provider::ALL
