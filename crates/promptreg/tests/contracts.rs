@@ -2,6 +2,8 @@
 //! checked at load with located errors, translated by locale variants,
 //! and shaped for each provider.
 
+#![cfg(feature = "packs")]
+
 use std::path::PathBuf;
 
 use promptreg::pack::Pack;
