@@ -538,6 +538,94 @@ fn a_gated_label_refuses_a_failing_state_unless_an_admin_forces_it() {
     }
 }
 
+#[test]
+fn a_label_that_keeps_its_contracts_refuses_a_breaking_release_unless_an_admin_forces_it() {
+    for sb in sandboxes("stable_contract") {
+        let manifest = sb.path("goal-agent/promptreg.toml");
+        let text = fs::read_to_string(&manifest).unwrap();
+        fs::write(
+            &manifest,
+            format!("{text}\n[release]\nstable_contract = [\"production\"]\n"),
+        )
+        .unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        sb.ok(&["release", "latest", "production"]);
+        sb.ok(&["release", "latest", "staging"]);
+        // The auditor's verdict is no longer an enum of PASS and FAIL: a
+        // client that matched on it may break, and an application that
+        // reads `tasks` may find none.
+        let auditor = sb.path("goal-agent/defaults/auditor.md");
+        let text = fs::read_to_string(&auditor).unwrap();
+        let edited = text
+            .replace("enum: [PASS, FAIL]", "enum: [PASS]")
+            .replace("required: [verdict, tasks]", "required: [verdict]");
+        assert_ne!(edited, text);
+        fs::write(&auditor, edited).unwrap();
+        sb.ok(&["push", "goal-agent"]);
+        let err = sb.fails(&["release", "latest", "production"]);
+        assert!(
+            err.contains("label `production` keeps its prompts' contracts stable"),
+            "{}: {err}",
+            sb.name
+        );
+        assert!(
+            err.contains(
+                "auditor v1 -> v2: output `audit_verdict`, property `tasks` became optional"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains("property `verdict` value \"FAIL\" removed"),
+            "{err}"
+        );
+        assert!(err.contains("(--force --admin --reason TEXT)"), "{err}");
+        // One prompt moved by hand meets the same rule.
+        let err = sb.fails(&["label", "auditor", "production", "2", "--expect", "1"]);
+        assert!(err.contains("nothing moved"), "{err}");
+        // A label that keeps nothing moves, and says what it broke.
+        let out = sb.ok(&["release", "latest", "staging"]);
+        assert!(
+            out.contains("contract of auditor v1 -> v2: breaking: output `audit_verdict`, property `tasks` became optional"),
+            "{out}"
+        );
+        let err = sb.fails(&[
+            "release",
+            "latest",
+            "production",
+            "--force",
+            "--reason",
+            "x",
+        ]);
+        assert!(err.contains("run it with --admin"), "{err}");
+        let out = sb.ok(&[
+            "release",
+            "latest",
+            "production",
+            "--force",
+            "--admin",
+            "--reason",
+            "the verdict is PASS or absent now",
+        ]);
+        assert!(
+            out.contains("contract of auditor v1 -> v2: breaking"),
+            "{out}"
+        );
+        let listed = sb.ok(&["revisions", "production"]);
+        assert!(
+            listed.contains("  breaking, forced: auditor v1 -> v2: output `audit_verdict`, property `tasks` became optional"),
+            "{listed}"
+        );
+        let listed = sb.ok(&["revisions", "production", "--json"]);
+        let json: Value = serde_json::from_str(&listed).unwrap();
+        assert_eq!(
+            json["revisions"][0]["breaking"].as_array().map(Vec::len),
+            Some(2),
+            "{listed}"
+        );
+        assert_eq!(json["revisions"][1]["breaking"], serde_json::json!([]));
+    }
+}
+
 /// The author `store log --json` shows for the newest version of `id`.
 fn author_of(sb: &Sandbox, id: &str) -> Value {
     let out = sb

@@ -143,3 +143,99 @@ async fn a_diff_classifies_the_contract_s_changes() {
         );
     }
 }
+
+/// A release over HTTP that breaks a stable label's contract is refused
+/// (409 `breaking-change`, naming each change), and an admin key forces
+/// it with a reason the revision records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_that_breaks_a_stable_contract_is_refused_unless_forced() {
+    for db in databases("server_stable_contract").await {
+        let store = db.open().await;
+        let mut files = web_agent();
+        let manifest = String::from_utf8(files.get("promptreg.toml").unwrap().to_vec()).unwrap();
+        files.insert(
+            "promptreg.toml",
+            format!("{manifest}\n[release]\nstable_contract = [\"production\"]\n"),
+        );
+        store.push(&files, &common::admin(), "first").await.unwrap();
+        let production = Label::new("production").unwrap();
+        store
+            .release(
+                "web-agent",
+                &Label::latest(),
+                &production,
+                None,
+                &writer(),
+                "",
+            )
+            .await
+            .unwrap();
+        // The narrator no longer offers `hand_over`.
+        let path = "defaults/webagent-narrator.system.md";
+        let text = String::from_utf8(files.get(path).unwrap().to_vec()).unwrap();
+        let start = text.find("  - name: hand_over").unwrap();
+        let end = text[start..]
+            .find("\n---\n")
+            .map_or(text.len(), |e| start + e + 1);
+        files.insert(path, format!("{}{}", &text[..start], &text[end..]));
+        let path = "defaults/webagent-narrator.system.ja.md";
+        let text = String::from_utf8(files.get(path).unwrap().to_vec()).unwrap();
+        let text = text.replace(
+            "  hand_over:\n    description: 会話をサポートチームの担当者に引き継ぎます。\n    parameters: { reason: 担当者が必要な理由 }\n",
+            "",
+        );
+        files.insert(path, text);
+        store.push(&files, &writer(), "no hand-over").await.unwrap();
+        let (_, ci) = store
+            .create_key(
+                "ci",
+                Some("web-agent"),
+                promptreg_store::Scope::Write,
+                &common::admin(),
+            )
+            .await
+            .unwrap();
+        let (_, ops) = store
+            .create_key("ops", None, promptreg_store::Scope::Admin, &common::admin())
+            .await
+            .unwrap();
+        let server = TestServer::start(store, config()).await;
+        let release = |key: &str, body: serde_json::Value| {
+            server
+                .client
+                .post(server.url("/v1/packs/web-agent/releases"))
+                .bearer_auth(key.to_owned())
+                .json(&body)
+                .send()
+        };
+        let plain = json!({ "from": "latest", "to": "production" });
+        let refused = json(release(&ci, plain).await.unwrap(), 409).await;
+        assert_eq!(refused["code"], "breaking-change", "{}: {refused}", db.name);
+        let detail = refused["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("webagent-narrator.system v1 -> v2: tool `hand_over` removed"),
+            "{detail}"
+        );
+        let forcing = json!({
+            "from": "latest", "to": "production", "force": true,
+            "reason": "people are handed over by the widget now",
+        });
+        let not_admin = json(release(&ci, forcing.clone()).await.unwrap(), 403).await;
+        assert_eq!(not_admin["code"], "forbidden", "{not_admin}");
+        json(release(&ops, forcing).await.unwrap(), 200).await;
+        let listed = server
+            .client
+            .get(server.url("/v1/packs/web-agent/labels/production/revisions"))
+            .bearer_auth(&ops)
+            .send()
+            .await
+            .unwrap();
+        let listed = json(listed, 200).await;
+        assert_eq!(
+            listed["revisions"][0]["breaking"],
+            json!(["webagent-narrator.system v1 -> v2: tool `hand_over` removed"]),
+            "{listed}"
+        );
+        assert_eq!(listed["revisions"][1]["breaking"], json!([]));
+    }
+}

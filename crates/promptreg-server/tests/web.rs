@@ -645,6 +645,121 @@ async fn check_shows_diagnostics_save_creates_a_version_and_a_stale_edit_conflic
     }
 }
 
+/// The confirmation of a move lists its contract changes; one that would
+/// break a stable label's contract has no button but for an admin, and
+/// the history shows what an admin forced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_that_breaks_a_stable_contract_is_shown_and_kept_for_admins() {
+    for db in databases("web_stable_contract").await {
+        let store = db.open().await;
+        let mut pack = shop();
+        let manifest = String::from_utf8(pack.get("promptreg.toml").unwrap().to_vec()).unwrap();
+        pack.insert(
+            "promptreg.toml",
+            format!("{manifest}[release]\nstable_contract = [\"production\"]\n"),
+        );
+        pack.insert(
+            "defaults/greeting.md",
+            "---\ntools:\n  - name: wave\n    description: Waves\n---\nHello.\n",
+        );
+        store.push(&pack, &writer(), "first").await.unwrap();
+        let production = Label::new("production").unwrap();
+        store
+            .release(
+                "shop",
+                &Label::latest(),
+                &production,
+                None,
+                &writer(),
+                "ship",
+            )
+            .await
+            .unwrap();
+        push_greeting(&store, "Hello, without a wave.\n", "no wave").await;
+        let writer_key = key(&store, "release-manager", Scope::Write).await;
+        let admin_key = key(&store, "root", Scope::Admin).await;
+        let server = TestServer::start(store.clone(), config()).await;
+        let confirm_path = "/packs/shop/prompts/greeting/labels/production/move?to=v2";
+
+        let mut browser = Browser::new(&server);
+        browser.sign_in(&writer_key).await;
+        let confirm = browser.get(confirm_path).await;
+        assert_eq!(
+            confirm.status,
+            StatusCode::OK,
+            "{}: {}",
+            db.name,
+            confirm.body
+        );
+        assert!(
+            confirm
+                .body
+                .contains("<li class=\"breaking\">breaking: tool `wave` removed</li>"),
+            "{}",
+            confirm.body
+        );
+        assert!(
+            confirm
+                .body
+                .contains("production keeps its prompts' contracts stable"),
+            "{}",
+            confirm.body
+        );
+        assert!(
+            !confirm.body.contains(">Publish</button>"),
+            "{}",
+            confirm.body
+        );
+
+        let mut admin = Browser::new(&server);
+        admin.sign_in(&admin_key).await;
+        let confirm = admin.get(confirm_path).await;
+        assert!(
+            confirm.body.contains(">Publish</button>"),
+            "{}",
+            confirm.body
+        );
+        let refused = admin
+            .post(
+                "/packs/shop/prompts/greeting/labels/production/move",
+                &[
+                    ("csrf", &confirm.csrf()),
+                    ("to", "2"),
+                    ("expect", "1"),
+                    ("reason", "waving is gone"),
+                ],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+        assert!(
+            refused.body.contains("tool `wave` removed"),
+            "{}",
+            refused.body
+        );
+        let forced = admin
+            .post(
+                "/packs/shop/prompts/greeting/labels/production/move",
+                &[
+                    ("csrf", &confirm.csrf()),
+                    ("to", "2"),
+                    ("expect", "1"),
+                    ("reason", "waving is gone"),
+                    ("force", "on"),
+                ],
+            )
+            .await;
+        assert_eq!(forced.status, StatusCode::SEE_OTHER, "{}", forced.body);
+        let history = admin.get("/packs/shop/labels/production").await;
+        assert!(
+            history
+                .body
+                .contains("<li>greeting v1 -&gt; v2: tool `wave` removed</li>"),
+            "{}",
+            history.body
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn moving_and_rolling_back_a_label_show_in_the_history_with_actor_and_reason() {
     for db in databases("web_labels").await {

@@ -127,14 +127,22 @@ impl RevisionDiff {
 /// declares in `from`. A file that does not read declares none here:
 /// `check` refuses it before it is stored.
 pub fn contract_changes(id: &str, from: &PackFiles, to: &PackFiles) -> Vec<ContractChange> {
+    let path = format!("defaults/{id}.md");
+    default_file_contract_changes(id, from.get(&path), to.get(&path))
+}
+
+/// What the default file of `id` changes in its contract, from `from` to
+/// `to` (its bytes; `None` where there is none).
+pub(crate) fn default_file_contract_changes(
+    id: &str,
+    from: Option<&[u8]>,
+    to: Option<&[u8]>,
+) -> Vec<ContractChange> {
     let Ok(prompt) = PromptId::new(id) else {
         return Vec::new();
     };
-    let path = format!("defaults/{id}.md");
-    let contract = |files: &PackFiles| {
-        let text = String::from_utf8_lossy(files.get(&path)?);
-        declared_contract(&prompt, &text)
-    };
+    let contract =
+        |file: Option<&[u8]>| declared_contract(&prompt, &String::from_utf8_lossy(file?));
     changes_between(contract(from).as_ref(), contract(to).as_ref())
 }
 

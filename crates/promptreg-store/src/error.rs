@@ -78,6 +78,12 @@ pub enum ErrorKind {
     /// A label the manifest requires signatures for (`[release] signed`)
     /// would move without one, or a signature does not verify.
     SignatureRequired,
+    /// A label the manifest keeps stable (`[release] stable_contract`)
+    /// would move to versions that break a prompt's contract: a tool or
+    /// parameter removed, a type narrowed, an output property dropped. An
+    /// admin forces the move with a reason; the revision records what it
+    /// broke.
+    BreakingChange,
     /// The host runs as much heavy work as it may (a server's bound of
     /// builds, renders and test runs), or is shutting down: a gated move
     /// whose tests found no turn moved nothing; retry shortly.
@@ -114,6 +120,7 @@ impl ErrorKind {
             ErrorKind::InstanceTaken => "instance taken",
             ErrorKind::SignatureRequired => "signature required",
             ErrorKind::Busy => "busy",
+            ErrorKind::BreakingChange => "breaking contract change",
         }
     }
 }
@@ -172,6 +179,18 @@ impl Error {
         let mut this = Error::new(ErrorKind::TestsFailed, detail);
         this.repr.failed_cases = cases;
         this
+    }
+
+    /// A move of `label` refused for the breaking contract changes
+    /// `breaking`, one line each.
+    pub(crate) fn breaking_change(label: &str, breaking: &[String]) -> Self {
+        Error::new(
+            ErrorKind::BreakingChange,
+            format!(
+                "label `{label}` keeps its prompts' contracts stable (`[release] stable_contract`) and this move breaks them: {}; nothing moved. Keep the old contract beside the new one, or have an admin force the move with a reason",
+                breaking.join("; ")
+            ),
+        )
     }
 
     pub(crate) fn set_diagnostics(&mut self, diagnostics: Vec<Diagnostic>) {

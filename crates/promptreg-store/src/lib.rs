@@ -82,7 +82,7 @@ mod store;
 pub mod test_support;
 mod text;
 
-pub use diff::{FileDiff, PromptDiff, RevisionDiff, file_locale};
+pub use diff::{FileDiff, PromptDiff, RevisionDiff, contract_changes, file_locale};
 pub use error::{Error, ErrorKind};
 pub use events::{DEFAULT_EVENT_POLL, Event, EventKind, ReleasedPrompt};
 pub use files::{PACK_ENTRY, PackFiles, TESTS_ENTRY, is_pack_level, state_digest};

@@ -178,9 +178,11 @@ impl Actor {
     }
 
     /// This actor, moving gated labels even when the candidate state's
-    /// tests fail: an admin's forced move, which needs a reason and is
-    /// marked as forced in the revision. Tests that cannot be read, or run
-    /// too long, still refuse the move.
+    /// tests fail, and labels that keep their contracts stable past a
+    /// breaking change: an admin's forced move, which needs a reason and
+    /// is marked as forced in the revision (with the breaking changes it
+    /// made). Tests that cannot be read, or run too long, still refuse the
+    /// move.
     pub fn forcing_gates(mut self) -> Actor {
         self.forces_gates = true;
         self
@@ -196,11 +198,14 @@ impl Actor {
         if !self.forces_gates {
             return Ok(());
         }
-        self.require(Permission::Admin, "force a gated label past its tests")?;
+        self.require(
+            Permission::Admin,
+            "force a label past its tests or a breaking contract change",
+        )?;
         if reason.trim().is_empty() {
             return Err(Error::new(
                 ErrorKind::InvalidInput,
-                "forcing a gated label past its tests needs a reason, for the history",
+                "forcing a label past its tests or a breaking contract change needs a reason, for the history",
             ));
         }
         Ok(())
@@ -518,6 +523,11 @@ pub struct Revision {
     pub tests: Option<String>,
     /// Whether an admin moved the gated label past failing tests.
     pub forced: bool,
+    /// For a label that keeps its contracts stable
+    /// (`[release] stable_contract`), the breaking contract changes an
+    /// admin forced it past, one line each
+    /// (``auditor v1 -> v2: output `audit_verdict`, property `verdict` removed``).
+    pub breaking: Vec<String>,
     /// Every entry the label points at, with its version.
     pub entries: BTreeMap<String, u64>,
     /// The entries that changed since the revision before (all of them for

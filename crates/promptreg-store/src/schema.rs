@@ -238,6 +238,12 @@ CREATE TABLE signing_keys (
 -- `fleet.rs`, `FleetLimits`): its instances are counted by reporter.
 CREATE INDEX fleet_instances_by_reporter ON fleet_instances (reporter);
 "#,
+    r#"
+-- Stable contracts (see `ops/contracts.rs`): the breaking contract changes
+-- an admin forced a label past, one per line, with the revision.
+ALTER TABLE revisions ADD COLUMN breaking TEXT;
+ALTER TABLE splits ADD COLUMN breaking TEXT;
+"#,
 ];
 
 /// The schema version whose migration adds revisions: a store migrated

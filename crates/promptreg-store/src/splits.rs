@@ -193,6 +193,9 @@ pub struct Split {
     pub tests: Option<String>,
     /// Whether an admin started it past failing tests.
     pub forced: bool,
+    /// For a label that keeps its contracts stable, the breaking contract
+    /// changes an admin started it past, one line each.
+    pub breaking: Vec<String>,
     /// Its steps, oldest first.
     pub steps: Vec<SplitChange>,
     /// The label's revision a promotion made.

@@ -243,6 +243,7 @@ fn build(
         missing_defaults,
         gated: manifest.gated,
         signed: manifest.signed,
+        stable_contract: manifest.stable_contract,
         l10n: manifest.l10n,
         failed,
     };

@@ -95,6 +95,9 @@ struct ReleaseSection {
     /// Labels that only move with a signature by the releaser's key.
     #[serde(default)]
     signed: Vec<Spanned<String>>,
+    /// Labels that refuse a breaking change to a prompt's contract.
+    #[serde(default)]
+    stable_contract: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -136,6 +139,8 @@ pub(crate) struct Manifest {
     pub(crate) gated: Vec<String>,
     /// The labels `[release] signed` names, sorted.
     pub(crate) signed: Vec<String>,
+    /// The labels `[release] stable_contract` names, sorted.
+    pub(crate) stable_contract: Vec<String>,
     /// What `[l10n]` says.
     pub(crate) l10n: L10n,
 }
@@ -190,6 +195,12 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
     check_keys(&raw.keys, at, problems);
     let gated = release_labels("gated", &raw.release.gated, at, problems);
     let signed = release_labels("signed", &raw.release.signed, at, problems);
+    let stable_contract = release_labels(
+        "stable_contract",
+        &raw.release.stable_contract,
+        at,
+        problems,
+    );
     let default_locale = locale("default_locale", raw.default_locale.as_ref(), at, problems);
     let fallback_locale = locale(
         "fallback_locale",
@@ -210,6 +221,7 @@ fn validate(text: &str, at: &Place<'_>, problems: &mut Diagnostics) -> Option<Ma
         warnings: Vec::new(),
         gated,
         signed,
+        stable_contract,
         l10n,
     })
 }
@@ -272,9 +284,13 @@ fn release_labels(
                 "`[release] {list}`: `{name}` is not a label name: lowercase letters, digits and `-`, starting with a letter or digit"
             ))
         } else if name == "latest" {
-            let verb = if list == "gated" { "gate" } else { "sign" };
+            let rule = match list {
+                "gated" => "cannot be gated; gate the label you release to",
+                "signed" => "cannot be signed; sign the label you release to",
+                _ => "cannot keep a stable contract; name the label you release to",
+            };
             Some(format!(
-                "`[release] {list}`: `latest` follows pushes and cannot be {list}; {verb} the label you release to"
+                "`[release] {list}`: `latest` follows pushes and {rule}"
             ))
         } else if named.contains(name) {
             Some(format!("`[release] {list}`: `{name}` is listed twice"))

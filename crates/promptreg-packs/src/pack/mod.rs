@@ -170,6 +170,19 @@ pub fn signed_labels(manifest: &str) -> Vec<String> {
     manifest::parse(manifest, Path::new(MANIFEST)).map_or_else(|_| Vec::new(), |m| m.signed)
 }
 
+/// The labels a manifest's `[release] stable_contract` names, from its
+/// text alone: labels a store keeps from a breaking change to a prompt's
+/// contract (its tools and output schema) unless an admin forces it.
+///
+/// ```
+/// let manifest = "name = \"demo\"\n[user]\nprompts_dir = \".demo\"\n[release]\nstable_contract = [\"production\"]\n";
+/// assert_eq!(promptreg_packs::pack::stable_contract_labels(manifest), ["production"]);
+/// ```
+pub fn stable_contract_labels(manifest: &str) -> Vec<String> {
+    manifest::parse(manifest, Path::new(MANIFEST))
+        .map_or_else(|_| Vec::new(), |m| m.stable_contract)
+}
+
 /// The folder of default files inside a pack.
 pub const DEFAULTS_DIR: &str = "defaults";
 
@@ -215,6 +228,8 @@ pub struct Pack {
     gated: Vec<String>,
     /// The labels `[release] signed` names.
     signed: Vec<String>,
+    /// The labels `[release] stable_contract` names.
+    stable_contract: Vec<String>,
     /// What `[l10n]` says.
     l10n: L10n,
     /// The prompts left out for errors in their files: only a pack from
@@ -506,6 +521,12 @@ impl Pack {
     /// (`[release] signed = ["production"]`), sorted.
     pub fn signed_labels(&self) -> &[String] {
         &self.signed
+    }
+
+    /// The labels that refuse a breaking contract change
+    /// (`[release] stable_contract = ["production"]`), sorted.
+    pub fn stable_contract_labels(&self) -> &[String] {
+        &self.stable_contract
     }
 
     /// What the manifest's `[l10n]` says: the locales the pack is

@@ -14,8 +14,9 @@ pub struct MoveLabel {
     #[serde(default)]
     pub reason: String,
     /// Move a gated label even though the tests of the state it would
-    /// serve fail: needs an admin key and a reason; the revision is marked
-    /// as forced.
+    /// serve fail, or a label that keeps its contracts stable past a
+    /// breaking change: needs an admin key and a reason; the revision is
+    /// marked as forced.
     #[serde(default)]
     pub force: bool,
 }
@@ -36,8 +37,9 @@ pub struct Release {
     #[serde(default)]
     pub expect_revision: Option<u64>,
     /// Move a gated label even though the tests of the state it would
-    /// serve fail: needs an admin key and a reason; the revision is marked
-    /// as forced.
+    /// serve fail, or a label that keeps its contracts stable past a
+    /// breaking change: needs an admin key and a reason; the revision is
+    /// marked as forced.
     #[serde(default)]
     pub force: bool,
 }
@@ -50,8 +52,9 @@ pub struct Rollback {
     #[serde(default)]
     pub reason: String,
     /// Move a gated label even though the tests of the state it would
-    /// serve fail: needs an admin key and a reason; the revision is marked
-    /// as forced.
+    /// serve fail, or a label that keeps its contracts stable past a
+    /// breaking change: needs an admin key and a reason; the revision is
+    /// marked as forced.
     #[serde(default)]
     pub force: bool,
 }

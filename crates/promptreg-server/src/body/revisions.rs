@@ -43,6 +43,9 @@ pub struct RevisionBody {
     pub tests: Option<String>,
     /// Whether an admin moved the gated label past failing tests.
     pub forced: bool,
+    /// The breaking contract changes an admin forced the label past, one
+    /// line each (``auditor v1 -> v2: output `audit_verdict`, property `verdict` removed``).
+    pub breaking: Vec<String>,
     /// Every entry the label points at, with its version.
     pub entries: BTreeMap<String, u64>,
     /// The entries whose version changed since the revision before.
@@ -128,8 +131,9 @@ pub struct RestoreRevision {
     #[serde(default)]
     pub reason: String,
     /// Move a gated label even though the tests of the state it would
-    /// serve fail: needs an admin key and a reason; the revision is marked
-    /// as forced.
+    /// serve fail, or a label that keeps its contracts stable past a
+    /// breaking change: needs an admin key and a reason; the revision is
+    /// marked as forced.
     #[serde(default)]
     pub force: bool,
 }
@@ -213,6 +217,7 @@ impl From<&Revision> for RevisionBody {
             restores: r.restores,
             tests: r.tests.clone(),
             forced: r.forced,
+            breaking: r.breaking.clone(),
             entries: r.entries.clone(),
             changes: r
                 .changes

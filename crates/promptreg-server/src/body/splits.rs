@@ -104,6 +104,9 @@ pub struct SplitBody {
     pub tests: Option<String>,
     /// Whether an admin started it past failing tests.
     pub forced: bool,
+    /// The breaking contract changes an admin started it past, one line
+    /// each.
+    pub breaking: Vec<String>,
     /// The label's revision its promotion made.
     pub promoted_to: Option<u64>,
     /// Every entry of the candidate, with its version.
@@ -143,6 +146,7 @@ impl From<&Split> for SplitBody {
             state: split.state.as_str().to_owned(),
             tests: split.tests.clone(),
             forced: split.forced,
+            breaking: split.breaking.clone(),
             promoted_to: split.promoted_to,
             entries: split.entries.clone(),
             steps: split

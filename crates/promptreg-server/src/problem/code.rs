@@ -46,6 +46,11 @@ macro_rules! problem_codes {
 problem_codes! {
     /// The body is larger than `--max-body-size`.
     BodyTooLarge = "body-too-large",
+    /// The label keeps its prompts' contracts stable
+    /// (`[release] stable_contract`) and the move would break one (a tool
+    /// or output property removed, a parameter made required): the detail
+    /// lists each change. An admin key forces it with a reason.
+    BreakingChange = "breaking-change",
     /// Every slot for heavy work is taken: retry.
     Busy = "busy",
     /// A label moved meanwhile: `current` names where it points now.

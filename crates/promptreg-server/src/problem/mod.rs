@@ -177,6 +177,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, ProblemCode) {
         ErrorKind::InvalidKey => (StatusCode::BAD_REQUEST, ProblemCode::InvalidKey),
         ErrorKind::UnknownKey => (StatusCode::NOT_FOUND, ProblemCode::UnknownKey),
         ErrorKind::TestsFailed => (StatusCode::UNPROCESSABLE_ENTITY, ProblemCode::TestsFailed),
+        ErrorKind::BreakingChange => (StatusCode::CONFLICT, ProblemCode::BreakingChange),
         ErrorKind::SignatureRequired => (StatusCode::FORBIDDEN, ProblemCode::SignatureRequired),
         ErrorKind::Busy => (StatusCode::SERVICE_UNAVAILABLE, ProblemCode::Busy),
         ErrorKind::TooManyInstances => (

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, Response};
 use minijinja::context;
 use promptreg_store::{Label, PackFiles, Permission, Permit, VersionRef};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::compare::{FileRows, compare_files, version_ref};
 use super::form::Fields;
@@ -78,7 +78,7 @@ pub(crate) async fn confirm_move(
     let (target, new) = state.store.files(pack, id, &version_ref(&to.to)?).await?;
     let now = current(&state, pack, id, &name).await?;
     let files = changes(id, now.as_ref(), &new);
-    let candidate = Candidate::of(&state, pack, id, &name, target).await;
+    let candidate = Candidate::of(&state, (pack, id), &name, now.as_ref(), (target, &new)).await;
     render(
         "label.html",
         context! {
@@ -90,30 +90,62 @@ pub(crate) async fn confirm_move(
             button => "Publish",
             to => target,
             expect => now.map(|(n, _)| n),
-            tests => super::page::data(&candidate.tests),
-            gated => candidate.gated,
-            may_force => candidate.may_force,
+            candidate => super::page::data(&candidate),
         },
     )
 }
 
 /// The state a move would publish, tested: what the confirmation shows
 /// before its button.
+#[derive(Serialize)]
 struct Candidate {
     tests: TestResults,
     /// The pack's manifest there gates the label.
     gated: bool,
+    /// What the move changes in the prompt's contract, each change with
+    /// whether it breaks it.
+    contract: Vec<ContractLine>,
+    /// The pack's manifest there keeps the label's contracts stable, and
+    /// the move breaks one.
+    breaks_stable: bool,
     /// The visitor may force a gated move (an admin).
     may_force: bool,
 }
 
+/// One contract change, as the confirmation lists it.
+#[derive(Serialize)]
+struct ContractLine {
+    text: String,
+    breaking: bool,
+}
+
 impl Candidate {
-    async fn of(state: &AppState, pack: &str, id: &str, name: &Label, to: u64) -> Candidate {
+    async fn of(
+        state: &AppState,
+        (pack, id): (&str, &str),
+        name: &Label,
+        now: Option<&(u64, PackFiles)>,
+        (to, new): (u64, &PackFiles),
+    ) -> Candidate {
         let files = state.store.state_with(pack, name, id, to).await;
         let gated = files
             .as_ref()
             .is_ok_and(|f| super::revisions::gated_by(f, name));
+        let stable = files
+            .as_ref()
+            .is_ok_and(|f| super::revisions::keeps_contract_stable(f, name));
+        let empty = PackFiles::default();
+        let old = now.map_or(&empty, |(_, files)| files);
+        let contract: Vec<ContractLine> = promptreg_store::contract_changes(id, old, new)
+            .iter()
+            .map(|c| ContractLine {
+                text: c.to_string(),
+                breaking: c.breaking,
+            })
+            .collect();
         Candidate {
+            breaks_stable: stable && contract.iter().any(|c| c.breaking),
+            contract,
             tests: TestResults::of(&state.heavy, files).await,
             gated,
             may_force: super::revisions::is_admin(pack),
@@ -165,7 +197,7 @@ pub(crate) async fn confirm_rollback(
         .files(pack, id, &VersionRef::Number(back))
         .await?;
     let files = changes(id, now.as_ref(), &old);
-    let candidate = Candidate::of(&state, pack, id, &name, back).await;
+    let candidate = Candidate::of(&state, (pack, id), &name, now.as_ref(), (back, &old)).await;
     render(
         "label.html",
         context! {
@@ -176,9 +208,7 @@ pub(crate) async fn confirm_rollback(
             heading => format!("Roll back {name}?"),
             detail => format!("{name} goes back to v{back}"),
             button => "Roll back",
-            tests => super::page::data(&candidate.tests),
-            gated => candidate.gated,
-            may_force => candidate.may_force,
+            candidate => super::page::data(&candidate),
         },
     )
 }

@@ -29,6 +29,8 @@ struct Row {
     reason: String,
     tests: Option<String>,
     forced: bool,
+    /// The breaking contract changes an admin forced it past.
+    breaking: Vec<String>,
     /// `greeting v1 -> v2`, per entry changed.
     changes: Vec<String>,
     /// Who signed it: each key's name (or fingerprint) and fingerprint.
@@ -56,6 +58,7 @@ pub(crate) async fn show(
             reason: r.reason.clone(),
             tests: r.tests.clone(),
             forced: r.forced,
+            breaking: r.breaking.clone(),
             changes: r
                 .changes
                 .iter()
@@ -230,13 +233,23 @@ fn changes(now: &PackFiles, then: &PackFiles) -> Vec<FileRows> {
 
 /// Whether the manifest of `files` gates `label`.
 pub(super) fn gated_by(files: &PackFiles, label: &Label) -> bool {
+    names(files, label, promptreg::pack::gated_labels)
+}
+
+/// Whether the manifest among `files` keeps `label`'s contracts stable
+/// (`[release] stable_contract`).
+pub(super) fn keeps_contract_stable(files: &PackFiles, label: &Label) -> bool {
+    names(files, label, promptreg::pack::stable_contract_labels)
+}
+
+/// Whether the `[release]` list `list` reads from the manifest among
+/// `files` names `label`.
+fn names(files: &PackFiles, label: &Label, list: fn(&str) -> Vec<String>) -> bool {
     let manifest = files
         .get(promptreg::pack::MANIFEST)
         .map(String::from_utf8_lossy)
         .unwrap_or_default();
-    promptreg::pack::gated_labels(&manifest)
-        .iter()
-        .any(|l| l == label.as_str())
+    list(&manifest).iter().any(|l| l == label.as_str())
 }
 
 /// Whether the visitor is an admin of `pack`: an admin may force a gated

@@ -55,6 +55,7 @@ macro_rules! operations {
         include!("../ops/versions.rs");
         include!("../ops/labels.rs");
         include!("../ops/revisions.rs");
+        include!("../ops/contracts.rs");
         include!("../ops/events.rs");
         include!("../ops/keys.rs");
         include!("../ops/fleet.rs");

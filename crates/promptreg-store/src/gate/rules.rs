@@ -1,4 +1,5 @@
-//! The labels a manifest's `[release]` names (`gated`, `signed`), parsed
+//! The labels a manifest's `[release]` names (`gated`, `signed`,
+//! `stable_contract`), parsed
 //! once per manifest version. Every move's transaction asks them of the
 //! manifests that rule its label, and those rarely change, so the parsed
 //! lists are kept by the manifest's content digest (SHA-256 of its
@@ -22,6 +23,7 @@ pub(crate) struct ReleaseRules {
     text: String,
     gated: OnceLock<Vec<String>>,
     signed: OnceLock<Vec<String>>,
+    stable_contract: OnceLock<Vec<String>>,
 }
 
 impl ReleaseRules {
@@ -30,6 +32,7 @@ impl ReleaseRules {
             text: String::from_utf8_lossy(manifest).into_owned(),
             gated: OnceLock::new(),
             signed: OnceLock::new(),
+            stable_contract: OnceLock::new(),
         }
     }
 
@@ -48,6 +51,15 @@ impl ReleaseRules {
         self.signed.get_or_init(|| {
             parsed();
             promptreg::pack::signed_labels(&self.text)
+        })
+    }
+
+    /// The labels `[release] stable_contract` names (none when the
+    /// manifest does not parse).
+    pub(crate) fn stable_contract(&self) -> &[String] {
+        self.stable_contract.get_or_init(|| {
+            parsed();
+            promptreg::pack::stable_contract_labels(&self.text)
         })
     }
 }

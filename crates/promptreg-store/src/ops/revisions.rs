@@ -96,6 +96,24 @@ async fn record_revision(
     .bind(label)
     .execute(&mut **tx)
     .await?;
+    if made.tested.is_some() && number > 1 {
+        let (before,): (i64,) = sqlx::query_as(
+            "SELECT revision_id FROM revisions WHERE pack_id = $1 AND label = $2 AND number = $3",
+        )
+        .bind(pack_id)
+        .bind(label)
+        .bind(number - 1)
+        .fetch_one(&mut **tx)
+        .await?;
+        let breaking = guard_contract(tx, pack_id, label, &manifests, (before, revision_id), made.forced).await?;
+        if !breaking.is_empty() {
+            sqlx::query("UPDATE revisions SET breaking = $1 WHERE revision_id = $2")
+                .bind(breaking.join("\n"))
+                .bind(revision_id)
+                .execute(&mut **tx)
+                .await?;
+        }
+    }
     // Writers of a pack take turns, so the label's moves not yet in a
     // revision are this transaction's.
     sqlx::query(
@@ -210,7 +228,7 @@ async fn record_first_revisions(tx: &mut Tx) -> Result<(), OpError> {
 }
 
 /// revision_id, number, digest, cause, actor, created_at, reason, restores,
-/// tests, forced
+/// tests, forced, breaking
 type RevisionRow = (
     i64,
     i64,
@@ -222,6 +240,7 @@ type RevisionRow = (
     Option<i64>,
     Option<String>,
     bool,
+    Option<String>,
 );
 
 /// The revisions of `label` numbered `numbers`, newest first, each with
@@ -235,7 +254,7 @@ pub(crate) async fn revisions(
 ) -> Result<Vec<Revision>, OpError> {
     let (first, last) = (*numbers.start() as i64, (*numbers.end()).min(i64::MAX as u64) as i64);
     let rows: Vec<RevisionRow> = sqlx::query_as(
-        "SELECT revision_id, number, digest, cause, actor, created_at, reason, restores, tests, forced \
+        "SELECT revision_id, number, digest, cause, actor, created_at, reason, restores, tests, forced, breaking \
          FROM revisions \
          WHERE pack_id = $1 AND label = $2 AND number BETWEEN $3 AND $4 ORDER BY number",
     )
@@ -266,7 +285,7 @@ pub(crate) async fn revisions(
     }
     let mut out: Vec<Revision> = Vec::with_capacity(rows.len());
     let mut before = BTreeMap::new();
-    for (revision_id, number, digest, cause, actor, at, reason, restores, tests, forced) in rows {
+    for (revision_id, number, digest, cause, actor, at, reason, restores, tests, forced, breaking) in rows {
         let entries = by_revision.remove(&revision_id).unwrap_or_default();
         let cause = RevisionCause::named(&cause).ok_or_else(|| {
             OpError::Store(Error::new(
@@ -285,6 +304,7 @@ pub(crate) async fn revisions(
             restores: restores.map(|n| n as u64),
             tests,
             forced,
+            breaking: breaking.map_or_else(Vec::new, |b| b.lines().map(str::to_owned).collect()),
             changes: revision_changes(&before, &entries),
             entries: entries.clone(),
             signatures: signatures.remove(&(number as u64)).unwrap_or_default(),

@@ -38,11 +38,12 @@ pub(crate) async fn start_split(
     .await?;
     let proposed = Proposed { label, source, revision, digest: &digest };
     let admitted = admit_candidate(&mut tx, pack_id, proposed, actor.forces_gates(), tested).await?;
+    let breaking = guard_split_contract(&mut tx, pack_id, label, (source, revision), actor.forces_gates()).await?;
     let now = Timestamp::now();
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO splits (pack_id, label, source_label, source_revision, digest, basis_points, \
-         state, started_at, actor, reason, tests, forced) \
-         VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11) RETURNING split_id",
+         state, started_at, actor, reason, tests, forced, breaking) \
+         VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11, $12) RETURNING split_id",
     )
     .bind(pack_id)
     .bind(label.as_str())
@@ -55,6 +56,7 @@ pub(crate) async fn start_split(
     .bind(reason)
     .bind(admitted.map(|a| a.summary()))
     .bind(admitted.is_some_and(|a| a.forced && a.failed > 0))
+    .bind((!breaking.is_empty()).then(|| breaking.join("\n")))
     .fetch_one(&mut *tx)
     .await?;
     sqlx::query(
@@ -303,16 +305,16 @@ pub(crate) async fn split_by_id(
     id: u64,
 ) -> Result<crate::splits::Split, OpError> {
     use crate::splits::{Share, Split, SplitChange, SplitState, SplitStep};
-    type Row = (String, String, i64, String, i64, String, Option<String>, bool, Option<i64>);
+    type Row = (String, String, i64, String, i64, String, Option<String>, bool, Option<i64>, Option<String>);
     let row: Option<Row> = sqlx::query_as(
         "SELECT label, source_label, source_revision, digest, basis_points, state, tests, forced, \
-         promoted_to FROM splits WHERE pack_id = $1 AND split_id = $2",
+         promoted_to, breaking FROM splits WHERE pack_id = $1 AND split_id = $2",
     )
     .bind(pack_id)
     .bind(id as i64)
     .fetch_optional(pool)
     .await?;
-    let Some((label, source_label, source_revision, digest, bp, state, tests, forced, promoted_to)) = row
+    let Some((label, source_label, source_revision, digest, bp, state, tests, forced, promoted_to, breaking)) = row
     else {
         return Err(Error::new(ErrorKind::UnknownVersion, format!("there is no split {id}")).into());
     };
@@ -360,6 +362,7 @@ pub(crate) async fn split_by_id(
         state: SplitState::named(&state).ok_or_else(|| damaged("is in an unknown state"))?,
         tests,
         forced,
+        breaking: breaking.map_or_else(Vec::new, |b| b.lines().map(str::to_owned).collect()),
         steps: changes,
         promoted_to: promoted_to.map(|n| n as u64),
     })
@@ -429,4 +432,36 @@ pub(crate) async fn split_entry_versions(
     .fetch_all(pool)
     .await?;
     Ok(grouped(rows))
+}
+
+/// The breaking contract changes a split's candidate (revision `revision`
+/// of `source`) makes to what `label` serves, for a label its manifests
+/// keep stable: refused unless `forced` ([`guard_contract`]).
+async fn guard_split_contract(
+    tx: &mut Tx,
+    pack_id: i64,
+    label: &Label,
+    (source, revision): (&Label, u64),
+    forced: bool,
+) -> Result<Vec<String>, OpError> {
+    let manifests = label_manifests(tx, pack_id, label.as_str()).await?;
+    let Some((newest, _)) = newest_revision(tx, pack_id, label, None).await? else {
+        return Ok(Vec::new());
+    };
+    let ids: Vec<(i64,)> = sqlx::query_as(
+        "SELECT revision_id FROM revisions WHERE pack_id = $1 \
+         AND ((label = $2 AND number = $3) OR (label = $4 AND number = $5)) \
+         ORDER BY CASE WHEN label = $2 AND number = $3 THEN 0 ELSE 1 END",
+    )
+    .bind(pack_id)
+    .bind(label.as_str())
+    .bind(newest)
+    .bind(source.as_str())
+    .bind(revision as i64)
+    .fetch_all(&mut **tx)
+    .await?;
+    let [(from,), (to,)] = ids[..] else {
+        return Ok(Vec::new());
+    };
+    guard_contract(tx, pack_id, label.as_str(), &manifests, (from, to), forced).await
 }

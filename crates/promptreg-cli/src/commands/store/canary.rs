@@ -97,6 +97,9 @@ impl Command<'_> {
         if let Some(tests) = &split.tests {
             out += &format!("  tests: {tests}\n");
         }
+        for b in &split.breaking {
+            out += &format!("  breaking, forced: {b}\n");
+        }
         if let Some(revision) = split.promoted_to {
             out += &format!("  {} is at revision {revision}\n", split.label);
         }

@@ -265,6 +265,9 @@ pub(super) fn failure(err: Error) -> Failure {
         let lines = lines.chain(std::iter::once(force));
         return Failure::usage(err.to_string()).with_details("tests-failed", lines);
     }
+    if err.kind() == ErrorKind::BreakingChange {
+        return Failure::usage(format!("{err} (--force --admin --reason TEXT)"));
+    }
     if err.kind() == ErrorKind::Forbidden && err.to_string().contains("admin permission") {
         return Failure::usage(format!("{err}: run it with --admin"));
     }
@@ -511,7 +514,7 @@ impl<'a> Command<'a> {
             .move_label(&pack, id, &label, version, expect, &self.actor()?, reason)
             .await
             .map_err(failure)?;
-        Ok(self.moves(&[moved]))
+        self.moves_and_contracts(&pack, &[moved]).await
     }
 
     async fn rollback(&self, id: &str, label: &str, reason: &str) -> Result<Output, Failure> {
@@ -522,7 +525,7 @@ impl<'a> Command<'a> {
             .rollback(&pack, id, &label, &self.actor()?, reason)
             .await
             .map_err(failure)?;
-        Ok(self.moves(&[moved]))
+        self.moves_and_contracts(&pack, &[moved]).await
     }
 
     async fn release(
@@ -545,37 +548,39 @@ impl<'a> Command<'a> {
                 "{to} already points where {from} does: nothing moved\n"
             )));
         }
-        let mut output = self.moves(&moved);
-        if !self.session.args.json {
-            output
-                .stdout
-                .push_str(&self.contract_changes(&pack, &moved).await?);
-        }
-        Ok(output)
+        self.moves_and_contracts(&pack, &moved).await
     }
 
-    /// What the moves change in their prompts' contracts, one line per
-    /// change: `contract of auditor v1 -> v2: breaking: ...`.
-    async fn contract_changes(&self, pack: &str, moves: &[LabelMove]) -> Result<String, Failure> {
-        let mut out = String::new();
+    /// The moves as the tool prints them, then what each changes in its
+    /// prompt's contract, one line per change:
+    /// ``contract of auditor v1 -> v2: breaking: output `audit_verdict`, property `verdict` removed``.
+    async fn moves_and_contracts(
+        &self,
+        pack: &str,
+        moves: &[LabelMove],
+    ) -> Result<Output, Failure> {
+        let mut output = self.moves(moves);
+        if self.session.args.json {
+            return Ok(output);
+        }
         for m in moves.iter().filter(|m| !m.prompt.starts_with('@')) {
             let (Some(from), Some(to)) = (m.from, m.to) else {
                 continue;
             };
-            let (a, b) = (VersionRef::Number(from), VersionRef::Number(to));
-            let diff = self
-                .store
-                .diff(pack, &m.prompt, &a, &b, None)
-                .await
-                .map_err(failure)?;
-            for change in &diff.contract {
-                out.push_str(&format!(
+            let (from_ref, to_ref) = (VersionRef::Number(from), VersionRef::Number(to));
+            let files = |v| self.store.files(pack, &m.prompt, v);
+            let ((_, was), (_, is)) = (
+                files(&from_ref).await.map_err(failure)?,
+                files(&to_ref).await.map_err(failure)?,
+            );
+            for change in promptreg_store::contract_changes(&m.prompt, &was, &is) {
+                output.stdout.push_str(&format!(
                     "contract of {} v{from} -> v{to}: {change}\n",
                     m.prompt
                 ));
             }
         }
-        Ok(out)
+        Ok(output)
     }
 
     async fn sign(&self, label: &str, revision: Option<&RevisionRef>) -> Result<Output, Failure> {

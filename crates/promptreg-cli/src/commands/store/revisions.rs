@@ -47,6 +47,9 @@ impl Command<'_> {
                 out += &format!("  [signed by {}]", keys.join(", "));
             }
             out += "\n";
+            for b in &r.breaking {
+                out += &format!("  breaking, forced: {b}\n");
+            }
             for c in &r.changes {
                 out += &format!("  {} {} -> {}\n", c.entry, show(c.from), show(c.to));
             }
