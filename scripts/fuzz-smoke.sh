@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for SECONDS (default 30) and fails on any crash:
 # settings, pack, template, locale, id, resolve, bundle (bundles, signatures
-# and trusted keys), po and xliff (the translation file readers).
+# and trusted keys), po and xliff (the translation file readers), contract
+# (tools and output schemas: their checks, shapes, changes and samples).
 #
 #   scripts/fuzz-smoke.sh 60
 #

@@ -11,9 +11,13 @@
 //!
 //! The model settings go where each provider takes them: at the top of
 //! the body, or (Gemini, whose model is named in the URL) in
-//! `generationConfig`, `model` left out. Settings are copied as written;
-//! keys the contract sets (`tools`, `response_format`, ...) are the
-//! contract's. A tool or an output schema is marked `strict` when its
+//! `generationConfig`, `model` left out. A pack writes them once, in
+//! Chat Completions' words, and each is renamed to the provider's
+//! ([`Provider::setting_name`]): `max_tokens` is `max_output_tokens` for
+//! Responses and `maxOutputTokens` for Gemini, `stop` is
+//! `stop_sequences` for Anthropic, and Gemini's keys are camelCase. Other
+//! settings are copied as written; keys the contract sets (`tools`,
+//! `response_format`, ...) are the contract's. A tool or an output schema is marked `strict` when its
 //! schema meets OpenAI's strict mode (every object closed with
 //! `additionalProperties: false` and every property required), so a
 //! provider that enforces it can.
@@ -61,6 +65,53 @@ impl Provider {
         }
     }
 
+    /// The name this provider gives the model setting `key`, written as
+    /// Chat Completions names it: `max_tokens` is `max_output_tokens` for
+    /// Responses and `maxOutputTokens` for Gemini, `stop` is
+    /// `stop_sequences` for Anthropic and `stopSequences` for Gemini,
+    /// every Gemini key is camelCase; any other key as written.
+    ///
+    /// ```
+    /// use promptreg_core::Provider;
+    ///
+    /// assert_eq!(Provider::OpenAiResponses.setting_name("max_tokens"), "max_output_tokens");
+    /// assert_eq!(Provider::Gemini.setting_name("top_p"), "topP");
+    /// assert_eq!(Provider::Anthropic.setting_name("temperature"), "temperature");
+    /// ```
+    pub fn setting_name(self, key: &str) -> String {
+        let tokens = matches!(
+            key,
+            "max_tokens" | "max_completion_tokens" | "max_output_tokens"
+        );
+        match self {
+            Provider::OpenAiChat => key.to_owned(),
+            Provider::OpenAiResponses if tokens => "max_output_tokens".to_owned(),
+            Provider::Anthropic if tokens => "max_tokens".to_owned(),
+            Provider::Anthropic if key == "stop" => "stop_sequences".to_owned(),
+            Provider::OpenAiResponses | Provider::Anthropic => key.to_owned(),
+            Provider::Gemini if tokens => "maxOutputTokens".to_owned(),
+            Provider::Gemini if key == "stop" => "stopSequences".to_owned(),
+            Provider::Gemini => camel_case(key),
+        }
+    }
+
+    /// `settings` as this provider names them; a `stop` text becomes a
+    /// list where the provider takes only lists.
+    fn settings(self, settings: Map<String, Value>) -> Map<String, Value> {
+        settings
+            .into_iter()
+            .filter(|(key, _)| !(self == Provider::Gemini && key == "model"))
+            .map(|(key, value)| {
+                let name = self.setting_name(&key);
+                let value = match value {
+                    Value::String(stop) if key == "stop" && name != key => json!([stop]),
+                    value => value,
+                };
+                (name, value)
+            })
+            .collect()
+    }
+
     /// The body of a request for `messages`, with `model` settings and
     /// `contract`.
     ///
@@ -76,13 +127,12 @@ impl Provider {
         model: Option<&JsonObject>,
         contract: Option<&Contract>,
     ) -> Result<Value, Error> {
-        let settings = model.map(JsonObject::to_map).unwrap_or_default();
+        let settings = self.settings(model.map(JsonObject::to_map).unwrap_or_default());
         let contract = contract.filter(|c| !c.is_empty());
         let mut body = match self {
             Provider::Gemini => {
                 let mut body = Map::new();
-                let config: Map<String, Value> =
-                    settings.into_iter().filter(|(k, _)| k != "model").collect();
+                let config = settings;
                 if !config.is_empty() {
                     body.insert("generationConfig".into(), Value::Object(config));
                 }
@@ -383,6 +433,23 @@ fn walk(schema: &Value, at: String, problems: &mut Vec<(String, String)>, depth:
     }
 }
 
+/// `top_p` as `topP`.
+fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        match c {
+            '_' if !out.is_empty() => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,6 +491,56 @@ mod tests {
 
     fn settings() -> JsonObject {
         object(json!({ "model": "m-1", "temperature": 0.2 }))
+    }
+
+    #[test]
+    fn settings_are_renamed_as_each_provider_names_them() {
+        let settings = object(json!({
+            "model": "m-1", "max_tokens": 800, "top_p": 0.9, "stop": "END", "seed": 7,
+        }));
+        let shaped = |provider: Provider| {
+            let body = provider
+                .request(&messages(), Some(&settings), None)
+                .unwrap();
+            let mut keys: Vec<String> = match provider {
+                Provider::Gemini => body["generationConfig"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .cloned()
+                    .collect(),
+                _ => body.as_object().unwrap().keys().cloned().collect(),
+            };
+            keys.retain(|k| {
+                !matches!(
+                    k.as_str(),
+                    "messages"
+                        | "input"
+                        | "system"
+                        | "contents"
+                        | "systemInstruction"
+                        | "generationConfig"
+                )
+            });
+            keys.sort();
+            (keys, body)
+        };
+        let (keys, _) = shaped(Provider::OpenAiChat);
+        assert_eq!(keys, ["max_tokens", "model", "seed", "stop", "top_p"]);
+        let (keys, _) = shaped(Provider::OpenAiResponses);
+        assert_eq!(
+            keys,
+            ["max_output_tokens", "model", "seed", "stop", "top_p"]
+        );
+        let (keys, body) = shaped(Provider::Anthropic);
+        assert_eq!(
+            keys,
+            ["max_tokens", "model", "seed", "stop_sequences", "top_p"]
+        );
+        assert_eq!(body["stop_sequences"], json!(["END"]));
+        let (keys, body) = shaped(Provider::Gemini);
+        assert_eq!(keys, ["maxOutputTokens", "seed", "stopSequences", "topP"]);
+        assert_eq!(body["generationConfig"]["stopSequences"], json!(["END"]));
     }
 
     #[test]

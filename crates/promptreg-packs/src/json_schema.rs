@@ -279,6 +279,32 @@ fn depth_of(value: &Value) -> usize {
     go(value, 0)
 }
 
+/// How many of a value's problems [`violations`] reports.
+const MAX_VIOLATIONS: usize = 10;
+
+/// Why `value` does not validate against `schema` (a schema the pack's
+/// checks accepted), each problem with the path to the value
+/// (`tasks.0.evidence`, or `(the whole value)`); empty when it validates.
+pub(crate) fn violations(schema: &Value, value: &Value) -> Vec<String> {
+    let validator = match jsonschema::draft202012::new(schema) {
+        Ok(validator) => validator,
+        Err(error) => return vec![format!("the schema does not compile: {error}")],
+    };
+    validator
+        .iter_errors(value)
+        .take(MAX_VIOLATIONS)
+        .map(|error| {
+            let path = pointer_path(error.instance_path().as_str()).join(".");
+            let at = if path.is_empty() {
+                "(the whole value)".to_owned()
+            } else {
+                format!("`{path}`")
+            };
+            format!("at {at}: {error}")
+        })
+        .collect()
+}
+
 /// `/properties/a~1b/type` as its keys: `properties`, `a/b`, `type`.
 pub(crate) fn pointer_path(pointer: &str) -> Vec<String> {
     pointer

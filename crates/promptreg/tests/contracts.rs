@@ -343,7 +343,7 @@ fn a_render_for_each_provider_carries_the_contract() {
     let gemini = registry
         .provider_request(&request, Provider::Gemini)
         .unwrap();
-    assert_eq!(gemini["generationConfig"]["max_tokens"], 1200);
+    assert_eq!(gemini["generationConfig"]["maxOutputTokens"], 1200);
     assert_eq!(
         gemini["tools"][0]["functionDeclarations"][2]["name"],
         "hand_over"
@@ -381,5 +381,81 @@ fn trace_attributes_name_the_contract_s_digest() {
             .trace_attributes()
             .iter()
             .all(|(name, _)| *name != CONTRACT_DIGEST)
+    );
+}
+
+/// The results of `tests` (a test file of `p`) against a pack of [`TOOL`]
+/// with a Japanese variant: `(case, failure messages)`.
+fn run_cases(tests: &str) -> Result<Vec<(String, Vec<String>)>, promptreg::Error> {
+    let ja = "---\ntools:\n  open_page:\n    description: ページを開きます。\n---\n案内します。\n";
+    let files = [("defaults/p.md", TOOL), ("defaults/p.ja.md", ja)];
+    let pack = pack_with(&files)?;
+    let registry = PromptRegistry::new();
+    pack.install(&registry)?;
+    let tests = promptreg::testing::PromptTests::from_files(&pack, [("tests/p.toml", tests)])?;
+    Ok(tests
+        .run(&registry)
+        .into_iter()
+        .map(|r| (r.case, r.failures.into_iter().map(|f| f.message).collect()))
+        .collect())
+}
+
+#[test]
+fn a_test_case_checks_a_sample_answer_and_tool_call_against_the_contract() {
+    let results = run_cases(
+        r#"prompt = "p"
+[[case]]
+name = "verdict"
+answer = { pass = true }
+[[case]]
+name = "verdict-as-text"
+answer = '{"pass": "yes", "score": 3}'
+[[case]]
+name = "call"
+locale = "ja"
+tool_call = { name = "open_page", arguments = { path = "/returns" } }
+[[case]]
+name = "call-without-path"
+tool_call = { name = "open_page" }
+"#,
+    )
+    .unwrap();
+    assert_eq!(
+        results,
+        [
+            ("verdict".to_owned(), vec![]),
+            (
+                "verdict-as-text".to_owned(),
+                vec![
+                    "at `pass`: \"yes\" is not of type \"boolean\"; at (the whole value): Additional properties are not allowed ('score' was unexpected)".to_owned()
+                ]
+            ),
+            ("call".to_owned(), vec![]),
+            (
+                "call-without-path".to_owned(),
+                vec!["at (the whole value): \"path\" is a required property".to_owned()]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_sample_the_contract_cannot_check_is_a_located_error() {
+    let err = |tests: &str| brief(run_cases(tests).unwrap_err().diagnostics());
+    assert_eq!(
+        err("prompt = \"p\"\n[[case]]\nname = \"c\"\ntool_call = { name = \"open_pages\" }\n"),
+        ["prompt-test@4:22 : `tool_call` names `open_pages`, a tool `p` does not offer"]
+    );
+    assert_eq!(
+        err("prompt = \"p\"\n[[case]]\nname = \"c\"\nanswer = '{\"pass\": tru'\n"),
+        ["prompt-test@4:10 : the text is not JSON: EOF while parsing a value at line 1 column 12"]
+    );
+    assert_eq!(
+        err(
+            "prompt = \"p\"\n[[case]]\nname = \"c\"\ntool_call = { name = \"open_page\", path = \"/\" }\n"
+        ),
+        [
+            "prompt-test@4:35 : invalid test file: unknown field `path`, expected `name` or `arguments`"
+        ]
     );
 }

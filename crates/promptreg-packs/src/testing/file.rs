@@ -28,6 +28,8 @@ pub(super) const CASE_KEYS: &[&str] = &[
     "equals",
     "snapshot",
     "roles",
+    "answer",
+    "tool_call",
 ];
 
 #[derive(Debug, Deserialize)]
@@ -52,6 +54,17 @@ struct RawCase {
     equals: Option<String>,
     snapshot: Option<bool>,
     roles: Option<Spanned<Vec<String>>>,
+    answer: Option<Spanned<toml::Value>>,
+    tool_call: Option<Spanned<RawToolCall>>,
+}
+
+/// A sample tool call: the tool's name and its arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolCall {
+    name: Spanned<String>,
+    #[serde(default)]
+    arguments: Option<toml::Value>,
 }
 
 /// One text or a list of them.
@@ -368,7 +381,9 @@ impl Reader<'_> {
             || raw.matches.is_some()
             || raw.equals.is_some()
             || raw.snapshot == Some(true)
-            || raw.roles.is_some();
+            || raw.roles.is_some()
+            || raw.answer.is_some()
+            || raw.tool_call.is_some();
         let mut out = Vec::new();
         let texts =
             |t: Option<Spanned<Texts>>| t.map(|t| t.into_inner().into_vec()).unwrap_or_default();
@@ -403,6 +418,7 @@ impl Reader<'_> {
         if let Some(text) = raw.equals {
             out.push(Expectation::Equals(text));
         }
+        self.contract_expectations(prompt, &raw.answer, &raw.tool_call, &mut out, problems);
         if raw.snapshot == Some(true) {
             let path = self
                 .pack
@@ -418,10 +434,93 @@ impl Reader<'_> {
             problems.push(self.error(
                 format!("case `{name}` expects nothing"),
                 span,
-                "add `contains`, `not_contains`, `matches`, `equals` or `snapshot = true`",
+                "add `contains`, `not_contains`, `matches`, `equals`, `snapshot = true`, `answer` or `tool_call`",
             ));
         }
         out
+    }
+
+    /// A case's `answer` and `tool_call`, checked against the contract the
+    /// prompt's default file declares (a locale variant only translates
+    /// it): the output schema an answer needs, the tool a call names.
+    fn contract_expectations(
+        &self,
+        prompt: &PromptId,
+        answer: &Option<Spanned<toml::Value>>,
+        tool_call: &Option<Spanned<RawToolCall>>,
+        out: &mut Vec<Expectation>,
+        problems: &mut Diagnostics,
+    ) {
+        let contract = self
+            .pack
+            .prompt(prompt.as_str())
+            .and_then(|p| p.default_prompt())
+            .and_then(|p| p.contract());
+        if let Some(answer) = answer {
+            match (
+                contract.and_then(|c| c.output()),
+                self.json(answer.get_ref(), answer.span(), problems),
+            ) {
+                (Some(_), Some(value)) => out.push(Expectation::Answer(value)),
+                (None, _) => problems.push(self.error(
+                    format!(
+                        "`answer` is checked against an output schema, and `{prompt}` declares none"
+                    ),
+                    answer.span(),
+                    "declare `output` in the prompt's front matter, or remove `answer`",
+                )),
+                (Some(_), None) => {}
+            }
+        }
+        if let Some(call) = tool_call {
+            let call = call.get_ref();
+            let name = call.name.get_ref();
+            let tools = contract.map(|c| c.tools()).unwrap_or_default();
+            if !tools.iter().any(|t| t.name() == name) {
+                let names = tools.iter().map(|t| t.name());
+                let hint = suggest::did_you_mean(name, names)
+                    .unwrap_or_else(|| "name a tool the prompt's `tools` declares".to_owned());
+                problems.push(self.error(
+                    format!("`tool_call` names `{name}`, a tool `{prompt}` does not offer"),
+                    call.name.span(),
+                    &hint,
+                ));
+                return;
+            }
+            let arguments = match &call.arguments {
+                Some(value) => self.json(value, call.name.span(), problems),
+                None => Some(serde_json::Value::Object(Default::default())),
+            };
+            if let Some(arguments) = arguments {
+                out.push(Expectation::ToolCall {
+                    name: name.clone(),
+                    arguments,
+                });
+            }
+        }
+    }
+
+    /// A sample value as JSON: a TOML value, or a string of JSON text (a
+    /// model's answer as it came).
+    fn json(
+        &self,
+        value: &toml::Value,
+        span: Range<usize>,
+        problems: &mut Diagnostics,
+    ) -> Option<serde_json::Value> {
+        let parsed = match value {
+            toml::Value::String(text) => {
+                serde_json::from_str(text).map_err(|e| format!("the text is not JSON: {e}"))
+            }
+            other => serde_json::to_value(other).map_err(|e| format!("it cannot be JSON: {e}")),
+        };
+        problems.ok(parsed.map_err(|why| {
+            self.error(
+                why,
+                span,
+                "give the value inline (`{ verdict = \"PASS\" }`), or as a string of JSON text",
+            )
+        }))
     }
 
     /// The span of `needle` inside `within`, or `within`.

@@ -78,6 +78,7 @@ use crate::chat::{Message, Role, messages_as_text};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
 use crate::error::Error;
 use crate::id::PromptId;
+use crate::json_schema;
 use crate::locale::Locale;
 use crate::pack::Pack;
 use crate::registry::PromptRegistry;
@@ -149,6 +150,17 @@ pub enum Expectation {
     Equals(String),
     /// A chat prompt's messages have these roles, in this order.
     Roles(Vec<String>),
+    /// A sample model answer (JSON) validates against the prompt's output
+    /// schema in the case's locale.
+    Answer(serde_json::Value),
+    /// A sample tool call validates: the prompt offers the tool, and its
+    /// arguments (JSON) validate against the tool's parameters.
+    ToolCall {
+        /// The tool's name.
+        name: String,
+        /// Its arguments.
+        arguments: serde_json::Value,
+    },
     /// The text is exactly the snapshot file's (`None`: no snapshot yet).
     Snapshot {
         /// `tests/snapshots/<prompt>.<case>.txt`.
@@ -167,14 +179,31 @@ impl Expectation {
             Expectation::Matches(regex) => format!("matches {:?}", regex.as_str()),
             Expectation::Equals(_) => "equals".to_owned(),
             Expectation::Roles(roles) => format!("roles {roles:?}"),
+            Expectation::Answer(_) => "answer".to_owned(),
+            Expectation::ToolCall { name, .. } => format!("tool_call {name}"),
             Expectation::Snapshot { path, .. } => format!("snapshot {}", file_name(path)),
         }
     }
 
-    /// Why the rendered `text` (for a chat prompt: role-headed, with its
-    /// `roles`) does not satisfy it, if it does not.
-    fn check(&self, text: &str, roles: Option<&[String]>) -> Option<CaseFailure> {
+    /// Why the render does not satisfy it, if it does not.
+    fn check(&self, render: &CaseRender) -> Option<CaseFailure> {
+        let (text, roles) = (render.text.as_str(), render.roles.as_deref());
         let (message, expected) = match self {
+            Expectation::Answer(answer) => (contract_check(render, |contract| {
+                let Some(output) = contract.output() else {
+                    return vec!["the prompt declares no output schema here".to_owned()];
+                };
+                let schema = output.schema().to_value();
+                json_schema::violations(&schema, answer)
+            })?, None),
+            Expectation::ToolCall { name, arguments } => (contract_check(render, |contract| {
+                let Some(tool) = contract.tool(name) else {
+                    let names: Vec<&str> = contract.tools().iter().map(|t| t.name()).collect();
+                    return vec![format!("the prompt offers no tool `{name}` here; it offers: {}", names.join(", "))];
+                };
+                let schema = tool.parameters().to_value();
+                json_schema::violations(&schema, arguments)
+            })?, None),
             Expectation::Roles(expected) if roles != Some(expected.as_slice()) => (
                 format!(
                     "the roles are {:?}, not {expected:?}",
@@ -215,6 +244,27 @@ impl Expectation {
             diff: expected.map(|expected| diff(expected, text)),
         })
     }
+}
+
+/// What a case rendered: the text (for a chat prompt: role-headed, with
+/// its `roles`), and the contract it renders with.
+struct CaseRender {
+    text: String,
+    roles: Option<Vec<String>>,
+    contract: Option<std::sync::Arc<crate::contract::Contract>>,
+}
+
+/// The problems `check` finds with the render's contract, as one message;
+/// `None` when there are none.
+fn contract_check(
+    render: &CaseRender,
+    check: impl FnOnce(&crate::contract::Contract) -> Vec<String>,
+) -> Option<String> {
+    let problems = match &render.contract {
+        Some(contract) => check(contract),
+        None => vec!["the prompt declares no tools and no output schema here".to_owned()],
+    };
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 /// The result of one case.
@@ -442,14 +492,24 @@ impl PromptTests {
             .locale
             .clone()
             .unwrap_or_else(|| self.default_locale.clone());
-        let (text, failures) = match render(registry, case, &locale) {
-            Ok((text, roles)) => {
+        let rendered = render(registry, case, &locale).and_then(|(text, roles)| {
+            let contract = registry
+                .snapshot()
+                .contract(case.prompt.as_str(), &locale)?;
+            Ok(CaseRender {
+                text,
+                roles,
+                contract,
+            })
+        });
+        let (text, failures) = match rendered {
+            Ok(render) => {
                 let failures = case
                     .expectations
                     .iter()
-                    .filter_map(|e| e.check(&text, roles.as_deref()))
+                    .filter_map(|e| e.check(&render))
                     .collect();
-                (Some(text), failures)
+                (Some(render.text), failures)
             }
             Err(e) => {
                 let failure = CaseFailure {

@@ -67,6 +67,19 @@ pub fn test_file_schema() -> Value {
                         "type": "array",
                         "items": { "type": "string" },
                         "description": "The roles of a chat prompt's messages, in order"
+                    },
+                    "answer": {
+                        "description": "A sample model answer that must validate against the prompt's output schema: a value, or a string of JSON text"
+                    },
+                    "tool_call": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["name"],
+                        "properties": {
+                            "name": { "type": "string", "description": "A tool the prompt offers" },
+                            "arguments": { "description": "Arguments that must validate against the tool's parameters: a value, or a string of JSON text" }
+                        },
+                        "description": "A sample tool call that must validate against the tool"
                     }
                 }
             }
