@@ -106,6 +106,7 @@ struct VariableSpec {
     default: Option<serde_json::Value>,
     #[serde(rename = "type")]
     kind: Option<VariableType>,
+    schema: Option<serde_json::Value>,
     #[allow(dead_code)] // Documentation for people reading the file.
     description: Option<String>,
 }
@@ -185,6 +186,7 @@ impl<'a> Document<'a> {
                     body_line_offset: line_count,
                     snippets: None,
                 };
+                document.check_schemas(path)?;
                 document.check_defaults(path).map_err(|d| vec![d])?;
                 return Ok(document);
             }
@@ -219,6 +221,9 @@ impl<'a> Document<'a> {
                     required: spec.and_then(|s| s.required).unwrap_or(default.is_none()),
                     default,
                     kind: spec.and_then(|s| s.kind),
+                    schema: spec
+                        .and_then(|s| s.schema.as_ref())
+                        .and_then(|schema| crate::json_schema::variable_schema(name, schema)),
                 }
             })
             .collect()
@@ -235,19 +240,60 @@ impl<'a> Document<'a> {
         text.len() - self.body.len()
     }
 
-    /// Every declared default has its variable's declared type.
+    /// Every variable's `schema` is a JSON Schema a render can check
+    /// ([`json_schema::check`](crate::json_schema::check)), each error at
+    /// its key.
+    fn check_schemas(&self, path: &Path) -> Result<(), Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        for (name, spec) in &self.meta.variables {
+            let Some(schema) = spec.as_ref().and_then(|s| s.schema.as_ref()) else {
+                continue;
+            };
+            let problems = crate::json_schema::check(schema);
+            for problem in problems.into_iter().filter(|p| p.is_error) {
+                let mut keys = vec!["variables".to_owned(), name.clone(), "schema".to_owned()];
+                keys.extend(problem.path);
+                let d = Diagnostic::error(DiagnosticCode::FrontMatter, problem.message)
+                    .in_file(path)
+                    .key_path(keys.join("."))
+                    .suggest(problem.suggestion);
+                let span = self
+                    .nested_key_span(&keys)
+                    .or_else(|| self.variable_span(name));
+                errors.push(match span {
+                    Some(span) => d.at(&LineIndex::new(self.text), span),
+                    None => d,
+                });
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Every declared default has its variable's declared type and
+    /// matches its schema.
     fn check_defaults(&self, path: &Path) -> Result<(), Diagnostic> {
-        let mismatch = self
-            .variables()
-            .into_iter()
-            .find_map(|v| Some((v.default_mismatch()?, v.name)));
+        let mismatch = self.variables().into_iter().find_map(|v| {
+            let schema = || {
+                let why = v.schema.as_ref()?.violation(v.default.as_ref()?)?;
+                Some(format!(
+                    "the declared `default` of `{}` does not match its schema: {why}",
+                    v.name
+                ))
+            };
+            Some((v.default_mismatch().or_else(schema)?, v.name))
+        });
         let Some((message, name)) = mismatch else {
             return Ok(());
         };
         let d = Diagnostic::error(DiagnosticCode::FrontMatter, message)
             .in_file(path)
             .suggest(Some(
-                "make the default match the declared `type`, or change the type".to_owned(),
+                "make the default match the declared `type` and `schema`, or change them"
+                    .to_owned(),
             ));
         Err(match self.variable_span(&name) {
             Some(span) => d.at(&LineIndex::new(self.text), span),
@@ -682,7 +728,7 @@ fn explain(e: &serde_saphyr::Error) -> (String, String) {
     {
         return unknown_key(field, expected);
     }
-    let summary = summary(e);
+    let summary = yaml_error_summary(e);
     let hint = suggest::for_serde_message(&summary).unwrap_or_else(|| {
         "front matter may set `description`, `template`, `variables`, `pin_head`, `pin_tail`, `model` (an object), `metadata` (an object), `kind`, `roles` and `attach`"
             .to_owned()
@@ -692,7 +738,7 @@ fn explain(e: &serde_saphyr::Error) -> (String, String) {
 
 /// The first line of the parser's message, without its source snippet and
 /// the position the diagnostic carries anyway.
-fn summary(e: &serde_saphyr::Error) -> String {
+pub(crate) fn yaml_error_summary(e: &serde_saphyr::Error) -> String {
     let text = e.to_string();
     let first = text.lines().next().unwrap_or("").trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);

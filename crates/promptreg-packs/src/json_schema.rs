@@ -305,6 +305,32 @@ pub(crate) fn violations(schema: &Value, value: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `schema` (checked already by [`check`]) as a template variable's,
+/// compiled once; a value's problems name their path below the variable
+/// `name` (`tasks.0.title`). `None` when it does not compile.
+pub(crate) fn variable_schema(
+    name: &str,
+    schema: &Value,
+) -> Option<crate::template::VariableSchema> {
+    let validator = jsonschema::draft202012::new(schema).ok()?;
+    let name = name.to_owned();
+    Some(crate::template::VariableSchema::new(
+        schema.clone(),
+        move |value| {
+            let problems: Vec<String> = validator
+                .iter_errors(value)
+                .take(3)
+                .map(|error| {
+                    let mut path = vec![name.clone()];
+                    path.extend(pointer_path(error.instance_path().as_str()));
+                    format!("at `{}`: {error}", path.join("."))
+                })
+                .collect();
+            (!problems.is_empty()).then(|| problems.join("; "))
+        },
+    ))
+}
+
 /// `/properties/a~1b/type` as its keys: `properties`, `a/b`, `type`.
 pub(crate) fn pointer_path(pointer: &str) -> Vec<String> {
     pointer

@@ -25,7 +25,7 @@ use promptreg_core::*;
 pub mod config;
 #[cfg(feature = "config")]
 mod front_matter;
-#[cfg(feature = "packs")]
+#[cfg(feature = "config")]
 mod json_schema;
 #[cfg(feature = "l10n")]
 #[cfg_attr(docsrs, doc(cfg(feature = "l10n")))]
@@ -56,7 +56,9 @@ pub mod testing;
 pub mod watch;
 
 #[cfg(feature = "templates")]
-pub use template::{CompileTemplate, LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableType};
+pub use template::{
+    CompileTemplate, LOCALE_VARIABLE, TEMPLATE_FUEL, Variable, VariableSchema, VariableType,
+};
 #[cfg(feature = "watch")]
 pub use watch::{DEFAULT_DEBOUNCE, ReloadEvent, WatchHandle};
 

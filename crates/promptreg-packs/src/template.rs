@@ -47,6 +47,56 @@ pub struct Variable {
     pub default: Option<serde_json::Value>,
     /// The shape its value must have, when declared (`type: list`).
     pub kind: Option<VariableType>,
+    /// The JSON Schema its value must match, when declared (`schema:`).
+    pub schema: Option<VariableSchema>,
+}
+
+/// A JSON Schema a variable's value must match, compiled once, when the
+/// file is read: each render checks the value given against it.
+#[derive(Clone)]
+pub struct VariableSchema {
+    schema: Arc<serde_json::Value>,
+    check: Arc<SchemaCheck>,
+}
+
+/// Why a value does not match a schema (`None`: it does), each problem at
+/// the path below the value.
+type SchemaCheck = dyn Fn(&serde_json::Value) -> Option<String> + Send + Sync;
+
+impl VariableSchema {
+    /// `schema`, checked by `check`: why a value does not match it, or
+    /// `None` when it does.
+    pub fn new(
+        schema: serde_json::Value,
+        check: impl Fn(&serde_json::Value) -> Option<String> + Send + Sync + 'static,
+    ) -> VariableSchema {
+        VariableSchema {
+            schema: Arc::new(schema),
+            check: Arc::new(check),
+        }
+    }
+
+    /// The schema, as written.
+    pub fn schema(&self) -> &serde_json::Value {
+        &self.schema
+    }
+
+    /// Why `value` does not match the schema, if it does not.
+    pub fn violation(&self, value: &serde_json::Value) -> Option<String> {
+        (self.check)(value)
+    }
+}
+
+impl fmt::Debug for VariableSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("VariableSchema").field(&self.schema).finish()
+    }
+}
+
+impl PartialEq for VariableSchema {
+    fn eq(&self, other: &VariableSchema) -> bool {
+        self.schema == other.schema
+    }
 }
 
 /// The shape a template variable declares with `type:` in front matter.
@@ -360,7 +410,7 @@ impl Template {
                     .join(", ")
             ));
         }
-        if let Some(message) = self.wrong_types(ctx) {
+        if let Some(message) = self.wrong_types(ctx).or_else(|| self.schema_violation(ctx)) {
             return Err(format!("template {}: {message}", self.path.display()));
         }
         let scope = Value::from_object(Scope {
@@ -385,6 +435,28 @@ impl Template {
                 return None;
             }
             mismatch(v, &value, "the context gives")
+        })
+    }
+
+    /// The first context value that does not match its variable's
+    /// declared schema, and why. A `null` stands for "not given" when the
+    /// variable is optional.
+    fn schema_violation(&self, ctx: &Value) -> Option<String> {
+        self.variables.iter().find_map(|v| {
+            let schema = v.schema.as_ref()?;
+            let value = ctx.get_attr(&v.name).ok().filter(|v| !v.is_undefined())?;
+            if value.is_none() && !v.required {
+                return None;
+            }
+            let json = match serde_json::to_value(&value) {
+                Ok(json) => json,
+                Err(e) => return Some(format!("variable `{}` is not JSON: {e}", v.name)),
+            };
+            let why = schema.violation(&json)?;
+            Some(format!(
+                "variable `{}` does not match its schema: {why}",
+                v.name
+            ))
         })
     }
 
@@ -700,12 +772,14 @@ mod tests {
                 required: true,
                 default: None,
                 kind: None,
+                schema: None,
             },
             Variable {
                 name: "tone".into(),
                 required: false,
                 default: Some("calm".into()),
                 kind: None,
+                schema: None,
             },
         ];
         let t = compile("{{ goal_id }} {{ tone }}", variables);
@@ -818,6 +892,7 @@ mod tests {
             required: true,
             default: None,
             kind: None,
+            schema: None,
         }];
         let t = compile("{{ brand }} {{ persona }} {{ locale }}", variables);
         assert_eq!(
@@ -832,6 +907,7 @@ mod tests {
             required,
             default: None,
             kind: Some(kind),
+            schema: None,
         }
     }
 

@@ -749,6 +749,16 @@ async fn a_move_that_breaks_a_stable_contract_is_shown_and_kept_for_admins() {
             )
             .await;
         assert_eq!(forced.status, StatusCode::SEE_OTHER, "{}", forced.body);
+        let compared = admin
+            .get("/packs/shop/prompts/greeting/compare?from=v1&to=v2")
+            .await;
+        assert!(
+            compared
+                .body
+                .contains("<li class=\"breaking\">breaking: tool `wave` removed</li>"),
+            "{}",
+            compared.body
+        );
         let history = admin.get("/packs/shop/labels/production").await;
         assert!(
             history

@@ -3,7 +3,7 @@
 //! its own way.
 
 use promptreg::contract::{ContractChange, changes_between};
-use promptreg::pack::declared_contract;
+use promptreg::pack::declared_contract_with;
 use promptreg::{Locale, PromptId};
 use similar::TextDiff;
 
@@ -124,25 +124,53 @@ impl RevisionDiff {
 }
 
 /// What the default file of `id` in `to` changes in the contract it
-/// declares in `from`. A file that does not read declares none here:
-/// `check` refuses it before it is stored.
+/// declares in `from`, each side naming the shared tools and schemas
+/// among its own files (`tools/`, `schemas/`). A file that does not read
+/// declares none here: `check` refuses it before it is stored.
 pub fn contract_changes(id: &str, from: &PackFiles, to: &PackFiles) -> Vec<ContractChange> {
+    fn side<'a>(files: &'a PackFiles, path: &str) -> ContractSide<'a> {
+        (files.get(path), shared_files(files))
+    }
     let path = format!("defaults/{id}.md");
-    default_file_contract_changes(id, from.get(&path), to.get(&path))
+    default_file_contract_changes(id, side(from, &path), side(to, &path))
 }
 
+/// The shared tools and schemas among `files`, by path.
+pub(crate) fn shared_files(files: &PackFiles) -> Vec<(String, String)> {
+    files
+        .iter()
+        .filter(|(path, _)| is_shared_file(path))
+        .map(|(path, bytes)| (path.to_owned(), String::from_utf8_lossy(bytes).into_owned()))
+        .collect()
+}
+
+/// Whether `path` is a shared tool's or schema's file.
+pub(crate) fn is_shared_file(path: &str) -> bool {
+    [promptreg::pack::TOOLS_DIR, promptreg::pack::SCHEMAS_DIR]
+        .iter()
+        .any(|dir| {
+            path.strip_prefix(dir)
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+}
+
+/// One side of a comparison: the default file (its bytes; `None` where
+/// there is none) and the shared files it may name.
+pub(crate) type ContractSide<'a> = (Option<&'a [u8]>, Vec<(String, String)>);
+
 /// What the default file of `id` changes in its contract, from `from` to
-/// `to` (its bytes; `None` where there is none).
+/// `to`.
 pub(crate) fn default_file_contract_changes(
     id: &str,
-    from: Option<&[u8]>,
-    to: Option<&[u8]>,
+    from: ContractSide<'_>,
+    to: ContractSide<'_>,
 ) -> Vec<ContractChange> {
     let Ok(prompt) = PromptId::new(id) else {
         return Vec::new();
     };
-    let contract =
-        |file: Option<&[u8]>| declared_contract(&prompt, &String::from_utf8_lossy(file?));
+    let contract = |(file, shared): ContractSide<'_>| {
+        declared_contract_with(&prompt, &String::from_utf8_lossy(file?), shared)
+    };
     changes_between(contract(from).as_ref(), contract(to).as_ref())
 }
 

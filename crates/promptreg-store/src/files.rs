@@ -6,7 +6,9 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use promptreg::pack::{DEFAULTS_DIR, FileSet, MANIFEST, Pack, SNIPPETS_DIR};
+use promptreg::pack::{
+    DEFAULTS_DIR, FileSet, MANIFEST, Pack, SCHEMAS_DIR, SNIPPETS_DIR, TOOLS_DIR,
+};
 use promptreg::testing::{PromptTests, SNAPSHOTS_DIR, TESTS_DIR, context_files};
 
 use crate::error::{Error, ErrorKind};
@@ -28,12 +30,22 @@ pub fn is_pack_level(name: &str) -> bool {
 }
 
 /// The folders of the pack format and the files each holds, directly.
-const FORMAT_FOLDERS: [(&str, &str); 4] = [
+const FORMAT_FOLDERS: [(&str, &str); 10] = [
     (DEFAULTS_DIR, ".md"),
     (SNIPPETS_DIR, ".md"),
+    (TOOLS_DIR, ".yaml"),
+    (TOOLS_DIR, ".yml"),
+    (TOOLS_DIR, ".json"),
+    (SCHEMAS_DIR, ".yaml"),
+    (SCHEMAS_DIR, ".yml"),
+    (SCHEMAS_DIR, ".json"),
     (TESTS_DIR, ".toml"),
     (SNAPSHOTS_DIR, ".txt"),
 ];
+
+/// The folders whose files belong to the whole pack, as the manifest
+/// does: any prompt may include a snippet or name a shared tool.
+const PACK_WIDE_FOLDERS: [&str; 3] = [SNIPPETS_DIR, TOOLS_DIR, SCHEMAS_DIR];
 
 /// The files of a pack, by path relative to its folder (`promptreg.toml`,
 /// `defaults/greeting.ja.md`), each exactly as written. Two `PackFiles`
@@ -58,7 +70,8 @@ impl Eq for PackFiles {}
 impl PackFiles {
     /// The files a pack folder consists of, the pack format: its
     /// manifest, the `.md` files of its `defaults/` and `snippets/`
-    /// folders (what `Pack::load` reads), and its prompt tests, the
+    /// folders and the `.yaml`, `.yml` and `.json` files of `tools/` and
+    /// `schemas/` (what `Pack::load` reads), and its prompt tests, the
     /// `.toml` files of `tests/` and the `.txt` files of
     /// `tests/snapshots/`. Every other file is left out and listed by
     /// [`not_stored`](Self::not_stored).
@@ -276,18 +289,17 @@ impl PackFiles {
     }
 
     /// Splits the files into the store's entries: [`PACK_ENTRY`] (the
-    /// manifest and snippets), one per prompt of `pack` (its default and
+    /// manifest, snippets, shared tools and schemas), one per prompt of `pack` (its default and
     /// variants), and [`TESTS_ENTRY`] (the tests and snapshots) when there
     /// are any.
     pub(crate) fn entries(&self, pack: &Pack) -> Vec<Entry> {
-        // Snippets belong to the whole pack, as the manifest does: any
-        // prompt may include them.
-        let snippets = self
-            .files
-            .keys()
-            .filter(|p| p.starts_with(&format!("{SNIPPETS_DIR}/")))
-            .cloned();
-        let pack_files = std::iter::once(MANIFEST.to_owned()).chain(snippets);
+        let shared = self.files.keys().filter(|p| {
+            PACK_WIDE_FOLDERS.iter().any(|dir| {
+                p.strip_prefix(dir)
+                    .is_some_and(|rest| rest.starts_with('/'))
+            })
+        });
+        let pack_files = std::iter::once(MANIFEST.to_owned()).chain(shared.cloned());
         let mut entries = vec![self.entry(PACK_ENTRY, pack_files)];
         for prompt in pack.prompts() {
             let paths = prompt

@@ -516,11 +516,58 @@ impl Store {
     ) -> Result<PromptDiff, Error> {
         let (a, a_files) = self.files(pack, prompt, from).await?;
         let (b, b_files) = self.files(pack, prompt, to).await?;
-        Ok(PromptDiff::new(
+        let mut diff = PromptDiff::new(prompt, (a, &a_files), (b, &b_files), locale);
+        diff.contract = self
+            .contract_between(pack, prompt, &a_files, &b_files)
+            .await?;
+        Ok(diff)
+    }
+
+    /// What version `to` of `prompt` changes in the contract version
+    /// `from` declares (see [`contract_changes`](crate::contract_changes)),
+    /// both naming the shared tools and schemas the pack has at `latest`.
+    ///
+    /// # Errors
+    ///
+    /// As [`files`](Self::files), for either version.
+    pub async fn contract_changes(
+        &self,
+        pack: &str,
+        prompt: &str,
+        from: &VersionRef,
+        to: &VersionRef,
+    ) -> Result<Vec<promptreg::ContractChange>, Error> {
+        let (_, a_files) = self.files(pack, prompt, from).await?;
+        let (_, b_files) = self.files(pack, prompt, to).await?;
+        self.contract_between(pack, prompt, &a_files, &b_files)
+            .await
+    }
+
+    /// The contract changes from `a` to `b` (files of `prompt`), with the
+    /// pack's shared tools and schemas at `latest`.
+    async fn contract_between(
+        &self,
+        pack: &str,
+        prompt: &str,
+        a: &PackFiles,
+        b: &PackFiles,
+    ) -> Result<Vec<promptreg::ContractChange>, Error> {
+        let latest = VersionRef::Label(Label::latest());
+        let (_, pack_files) = self.files(pack, crate::files::PACK_ENTRY, &latest).await?;
+        let with_shared = |files: &PackFiles| {
+            let mut all = files.clone();
+            for (path, bytes) in pack_files
+                .iter()
+                .filter(|(p, _)| crate::diff::is_shared_file(p))
+            {
+                all.insert(path, bytes);
+            }
+            all
+        };
+        Ok(crate::diff::contract_changes(
             prompt,
-            (a, &a_files),
-            (b, &b_files),
-            locale,
+            &with_shared(a),
+            &with_shared(b),
         ))
     }
 

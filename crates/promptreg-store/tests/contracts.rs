@@ -203,3 +203,48 @@ async fn a_split_toward_a_breaking_candidate_is_refused() {
         );
     }
 }
+
+/// A shared tool's file belongs to the pack: changing it changes every
+/// prompt that names it, and a stable label refuses that as it refuses a
+/// prompt's own change.
+#[tokio::test]
+async fn a_breaking_change_to_a_shared_tool_is_refused_for_every_prompt_naming_it() {
+    for db in databases("stable_contract_shared").await {
+        let store = db.open().await;
+        let mut files = stable_demo("---\ntools: [open_page]\n---\nGoodbye.\n");
+        let tool = |required: &str| {
+            format!(
+                "description: Opens a page\nparameters:\n  type: object\n  properties:\n    path: {{ type: string }}\n  required: [{required}]\n"
+            )
+        };
+        files.insert("tools/open_page.yaml", tool(""));
+        store.push(&files, &writer(), "first").await.unwrap();
+        release(&store, &writer(), "").await.unwrap();
+        // The prompt's own file did not change: its shared tool did.
+        files.insert("tools/open_page.yaml", tool("path"));
+        store
+            .push(&files, &writer(), "path required")
+            .await
+            .unwrap();
+        let err = release(&store, &writer(), "").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::BreakingChange, "{}: {err}", db.name);
+        assert!(
+            err.to_string().contains(
+                "farewell v1, by a shared file: tool `open_page`, parameter `path` became required"
+            ),
+            "{err}"
+        );
+        // Diffs of the prompt read the pack's shared files too.
+        let diff = store
+            .diff(
+                "demo",
+                "farewell",
+                &promptreg_store::VersionRef::Number(1),
+                &promptreg_store::VersionRef::Number(1),
+                None,
+            )
+            .await
+            .unwrap();
+        assert!(diff.contract.is_empty(), "{:?}", diff.contract);
+    }
+}

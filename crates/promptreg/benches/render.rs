@@ -537,3 +537,84 @@ mod contract {
         });
     }
 }
+
+/// A template of 50 variables, each typed by a JSON Schema: the render
+/// checks every value given against its variable's compiled schema. The
+/// same template without schemas is the baseline; the difference is what
+/// the checks cost per render.
+mod variable_schemas {
+    use super::*;
+
+    const VARIABLES: usize = 50;
+
+    /// The pack's prompt file: `v0`..`v49`, each with `schema` when
+    /// `typed`, used once each in the body.
+    fn prompt_file(typed: bool) -> String {
+        let mut file = String::from("---\ntemplate: true\nvariables:\n");
+        for i in 0..VARIABLES {
+            let schema = match i % 3 {
+                0 => "{ type: string, maxLength: 200 }",
+                1 => "{ type: integer, minimum: 0 }",
+                _ => "{ type: object, properties: { id: { type: string } }, required: [id] }",
+            };
+            if typed {
+                file.push_str(&format!("  v{i}: {{ schema: {schema} }}\n"));
+            } else {
+                file.push_str(&format!("  v{i}:\n"));
+            }
+        }
+        file.push_str("---\n");
+        for i in 0..VARIABLES {
+            file.push_str(&format!("{{{{ v{i} }}}} "));
+        }
+        file
+    }
+
+    fn context() -> serde_json::Value {
+        let values: serde_json::Map<String, serde_json::Value> = (0..VARIABLES)
+            .map(|i| {
+                let value = match i % 3 {
+                    0 => serde_json::json!(format!("value {i}")),
+                    1 => serde_json::json!(i),
+                    _ => serde_json::json!({ "id": format!("id-{i}") }),
+                };
+                (format!("v{i}"), value)
+            })
+            .collect();
+        serde_json::Value::Object(values)
+    }
+
+    fn registry(typed: bool) -> PromptRegistry {
+        let pack = Pack::from_files(
+            "bench",
+            [
+                (
+                    "promptreg.toml",
+                    "name = \"bench\"\nkeys = [\"p\"]\n[user]\nprompts_dir = \".b\"\n".to_owned(),
+                ),
+                ("defaults/p.md", prompt_file(typed)),
+            ],
+        )
+        .unwrap();
+        let registry = PromptRegistry::new();
+        pack.install(&registry).unwrap();
+        registry
+    }
+
+    fn bench(bencher: Bencher, typed: bool) {
+        let registry = registry(typed);
+        let ctx = context();
+        assert!(registry.render("p", &ctx).unwrap().contains("value 48"));
+        bencher.bench_local(|| registry.render(black_box("p"), black_box(&ctx)).unwrap());
+    }
+
+    #[divan::bench]
+    fn render_untyped(bencher: Bencher) {
+        bench(bencher, false);
+    }
+
+    #[divan::bench]
+    fn render_schema_typed(bencher: Bencher) {
+        bench(bencher, true);
+    }
+}

@@ -459,3 +459,149 @@ fn a_sample_the_contract_cannot_check_is_a_located_error() {
         ]
     );
 }
+
+const TYPED: &str = "---
+template: true
+variables:
+  tasks:
+    schema:
+      type: array
+      items:
+        type: object
+        properties:
+          title: { type: string }
+          done: { type: boolean }
+        required: [title]
+  limit: { default: 3, schema: { type: integer, minimum: 1 } }
+---
+{% for t in tasks %}- {{ t.title }}
+{% endfor %}At most {{ limit }}.
+";
+
+#[test]
+fn a_render_s_context_is_validated_against_the_variables_schemas() {
+    let pack = pack_with(&[("defaults/p.md", TYPED)]).unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let ok = json!({ "tasks": [{ "title": "Export", "done": false }] });
+    assert_eq!(registry.render("p", &ok).unwrap(), "- Export\nAt most 3.");
+    let wrong = json!({ "tasks": [{ "title": "Export" }, { "done": "yes" }] });
+    let err = registry.render("p", &wrong).unwrap_err().to_string();
+    assert!(
+        err.contains("variable `tasks` does not match its schema: at `tasks.1`: \"title\" is a required property; at `tasks.1.done`: \"yes\" is not of type \"boolean\""),
+        "{err}"
+    );
+    let err = registry
+        .render("p", &json!({ "tasks": [], "limit": 0 }))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("at `limit`: 0 is less than the minimum of 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_variable_s_schema_and_its_default_are_checked_at_load() {
+    let bad_schema = TYPED.replace("type: integer, minimum: 1", "type: integer, minimum: one");
+    assert_eq!(
+        brief(&errors(&[("defaults/p.md", &bad_schema)])),
+        [
+            "front-matter@13:3 variables.limit.schema.minimum: not a valid JSON Schema: \"one\" is not of type \"number\""
+        ]
+    );
+    let bad_default = TYPED.replace("default: 3", "default: 0");
+    assert_eq!(
+        brief(&errors(&[("defaults/p.md", &bad_default)])),
+        [
+            "front-matter@13:3 : the declared `default` of `limit` does not match its schema: at `limit`: 0 is less than the minimum of 1"
+        ]
+    );
+}
+
+/// A pack of prompts `p` and `q` from `files`.
+fn pack_of_two(files: &[(&str, &str)]) -> Result<Pack, promptreg::Error> {
+    let manifest = "name = \"t\"\nkeys = [\"p\", \"q\"]\n[user]\nprompts_dir = \".t\"\n";
+    let mut all = vec![("promptreg.toml", manifest)];
+    all.extend_from_slice(files);
+    Pack::from_files("t", all)
+}
+
+const SHARED_TOOL: &str = "description: Hand over to a person.\nparameters:\n  type: object\n  properties:\n    reason: { type: string }\n  required: [reason]\n";
+const SHARED_SCHEMA: &str =
+    "{\"type\": \"object\", \"properties\": {\"pass\": {\"type\": \"boolean\"}}}";
+
+#[test]
+fn prompts_share_tools_and_schemas_kept_in_files_of_their_own() {
+    let pack = pack_of_two(&[
+        ("tools/hand_over.yaml", SHARED_TOOL),
+        ("schemas/verdict.json", SHARED_SCHEMA),
+        ("defaults/p.md", "---\ntools: [hand_over]\noutput: verdict\n---\nP.\n"),
+        (
+            "defaults/q.md",
+            "---\ntools:\n  - hand_over\n  - name: wave\n    description: Waves.\n    parameters: verdict\noutput:\n  name: q_answer\n  schema: verdict\n---\nQ.\n",
+        ),
+        ("defaults/q.ja.md", "---\ntools:\n  hand_over: { description: 担当者に引き継ぎます。 }\n---\nQ。\n"),
+    ])
+    .unwrap();
+    let registry = PromptRegistry::new();
+    pack.install(&registry).unwrap();
+    let snapshot = registry.snapshot();
+    let p = snapshot.contract("p", "en").unwrap().unwrap();
+    assert_eq!(p.tools()[0].origin(), Some("tools/hand_over.yaml"));
+    assert_eq!(p.tools()[0].description(), "Hand over to a person.");
+    assert_eq!(p.output().unwrap().name(), "verdict");
+    assert_eq!(p.output().unwrap().origin(), Some("schemas/verdict.json"));
+    let q = snapshot.contract("q", "ja").unwrap().unwrap();
+    assert_eq!(q.tools()[0].description(), "担当者に引き継ぎます。");
+    assert_eq!(q.tools()[0].origin(), Some("tools/hand_over.yaml"));
+    assert_eq!(q.tools()[1].origin(), Some("schemas/verdict.json"));
+    assert_eq!(q.output().unwrap().name(), "q_answer");
+    assert_eq!(q.tools()[0].parameters(), p.tools()[0].parameters());
+}
+
+#[test]
+fn a_shared_file_that_is_wrong_or_missing_is_a_located_error() {
+    let err = |files: &[(&str, &str)]| match pack_of_two(files) {
+        Ok(_) => panic!("the pack loaded"),
+        Err(e) => brief(e.diagnostics()),
+    };
+    let uses = ("defaults/p.md", "---\ntools: [hand_over]\n---\nP.\n");
+    assert_eq!(
+        err(&[("tools/hand_ovr.yaml", SHARED_TOOL), uses])[0],
+        "contract@2:1 tools.0: the pack shares no tool `hand_over` (tools/hand_over.yaml)"
+    );
+    assert_eq!(
+        err(&[("tools/hand_over.yaml", "description: [unclosed\n"), uses])[0],
+        "contract@1:14 : invalid YAML: unclosed bracket '['"
+    );
+    assert_eq!(
+        err(&[
+            (
+                "tools/hand_over.yaml",
+                "description: Hand over.\nparameters: { type: objet }\n"
+            ),
+            uses
+        ])[0],
+        "contract@ parameters.type: not a valid JSON Schema: \"objet\" is not valid under any of the schemas listed in the 'anyOf' keyword"
+    );
+    assert_eq!(
+        err(&[("tools/hand_over.yaml", "descripton: Hand over.\n"), uses])[0],
+        "contract@ descripton: a tool has no key `descripton`"
+    );
+    assert_eq!(
+        err(&[
+            ("tools/hand_over.yaml", SHARED_TOOL),
+            ("tools/hand_over.json", "{\"description\": \"Hand over.\"}"),
+            uses
+        ])[0],
+        "contract@ : `hand_over` is declared twice, here and in tools/hand_over.yaml"
+    );
+    assert_eq!(
+        err(&[
+            ("schemas/verdict.json", "{\"type\": 3}"),
+            ("defaults/p.md", "---\noutput: verdict\n---\nP.\n")
+        ])[0],
+        "contract@ type: not a valid JSON Schema: 3 is not valid under any of the schemas listed in the 'anyOf' keyword"
+    );
+}

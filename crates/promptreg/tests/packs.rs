@@ -129,10 +129,12 @@ fn an_embedded_pack_is_the_same_as_the_folder() {
         "promptreg.toml".to_owned(),
         std::fs::read_to_string(dir.join("promptreg.toml")).unwrap(),
     )];
-    for entry in std::fs::read_dir(dir.join("defaults")).unwrap() {
-        let path = entry.unwrap().path();
-        let name = format!("defaults/{}", path.file_name().unwrap().to_str().unwrap());
-        files.push((name, std::fs::read_to_string(&path).unwrap()));
+    for folder in ["defaults", "tools"] {
+        for entry in std::fs::read_dir(dir.join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = format!("{folder}/{}", path.file_name().unwrap().to_str().unwrap());
+            files.push((name, std::fs::read_to_string(&path).unwrap()));
+        }
     }
     let embedded = Pack::from_files("web-agent", files).unwrap();
     let loaded = Pack::load(&dir).unwrap();

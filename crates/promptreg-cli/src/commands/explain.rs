@@ -7,7 +7,7 @@ use std::path::Path;
 
 use promptreg::{
     Contract, JsonObject, Locale, LocaleStep, LookupStep, MessageSource, Origin, Part,
-    PromptRegistry, Provenance, Rendered, RenderedChat, SourceKind, Tool, Traced,
+    PromptRegistry, Provenance, Rendered, RenderedChat, SourceKind, Traced,
 };
 
 use super::Output;
@@ -190,13 +190,26 @@ fn contract_lines(contract: Option<&Contract>, pack_root: &Path, paint: Paint) -
         .unwrap_or_default();
     let mut out = String::new();
     if !contract.tools().is_empty() {
-        let names: Vec<&str> = contract.tools().iter().map(Tool::name).collect();
+        let names: Vec<String> = contract
+            .tools()
+            .iter()
+            .map(|tool| match tool.origin() {
+                Some(origin) => format!("{} ({origin})", tool.name()),
+                None => tool.name().to_owned(),
+            })
+            .collect();
         let line = format!("tools{from}: {}", names.join(", "));
         out.push_str(&paint.dim(&promptreg::printable(&line)));
         out.push('\n');
     }
     if let Some(output) = contract.output() {
-        let line = format!("output schema `{}`{from}", output.name());
+        let line = match output.origin() {
+            Some(origin) => format!(
+                "output schema `{}`{from}, its schema in {origin}",
+                output.name()
+            ),
+            None => format!("output schema `{}`{from}", output.name()),
+        };
         out.push_str(&paint.dim(&promptreg::printable(&line)));
         out.push('\n');
     }

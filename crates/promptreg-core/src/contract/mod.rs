@@ -27,6 +27,10 @@ pub struct Tool {
     name: Arc<str>,
     description: Arc<str>,
     parameters: JsonObject,
+    /// The file that declares it, when other than the prompt's (a pack's
+    /// shared `tools/open_page.yaml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    origin: Option<Arc<str>>,
 }
 
 impl Tool {
@@ -41,7 +45,20 @@ impl Tool {
             name: name.into(),
             description: description.into(),
             parameters,
+            origin: None,
         }
+    }
+
+    /// The same tool, declared in the file `origin` (a pack's shared
+    /// `tools/open_page.yaml`), not in the prompt's own.
+    pub fn with_origin(mut self, origin: impl Into<Arc<str>>) -> Tool {
+        self.origin = Some(origin.into());
+        self
+    }
+
+    /// The file that declares it, when other than the prompt's.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
 
     /// Its name, as the model calls it.
@@ -66,6 +83,15 @@ impl Tool {
             ..self.clone()
         }
     }
+
+    /// The same tool, its parameters `parameters`: a translation of their
+    /// descriptions.
+    pub fn with_parameters(&self, parameters: JsonObject) -> Tool {
+        Tool {
+            parameters,
+            ..self.clone()
+        }
+    }
 }
 
 /// The shape the model's answer must take: a JSON Schema, with the name
@@ -75,6 +101,10 @@ pub struct OutputSchema {
     name: Arc<str>,
     description: Option<Arc<str>>,
     schema: JsonObject,
+    /// The file that declares the schema, when other than the prompt's (a
+    /// pack's shared `schemas/audit_verdict.yaml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    origin: Option<Arc<str>>,
 }
 
 impl OutputSchema {
@@ -84,7 +114,20 @@ impl OutputSchema {
             name: name.into(),
             description: None,
             schema,
+            origin: None,
         }
+    }
+
+    /// The same schema, declared in the file `origin` (a pack's shared
+    /// `schemas/audit_verdict.yaml`), not in the prompt's own.
+    pub fn with_origin(mut self, origin: impl Into<Arc<str>>) -> OutputSchema {
+        self.origin = Some(origin.into());
+        self
+    }
+
+    /// The file that declares the schema, when other than the prompt's.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
 
     /// The same schema, described by `description`.
@@ -96,6 +139,15 @@ impl OutputSchema {
     /// Its name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The same output schema, its schema `schema`: a translation of its
+    /// descriptions.
+    pub fn with_schema(&self, schema: JsonObject) -> OutputSchema {
+        OutputSchema {
+            schema,
+            ..self.clone()
+        }
     }
 
     /// What the answer is, for the model.

@@ -49,6 +49,8 @@ use crate::model_check::kind;
 use crate::provenance::Provenance;
 use crate::suggest;
 
+use super::shared_contract::SharedContract;
+
 /// The keys of a tool in a default file.
 const TOOL_KEYS: [&str; 3] = ["name", "description", "parameters"];
 /// The keys of `output` in a default file.
@@ -63,12 +65,12 @@ const OUTPUT_TRANSLATION_KEYS: [&str; 2] = ["description", "properties"];
 /// the outer option: the file is not loaded.
 pub(super) fn read(
     doc: &Document<'_>,
-    id: &PromptId,
-    path: &Path,
+    (id, path): (&PromptId, &Path),
+    shared: &SharedContract,
     provenance: &Arc<Provenance>,
     diagnostics: &mut Diagnostics,
 ) -> Option<Option<Contract>> {
-    let mut out = Reader::new(doc, path);
+    let mut out = Reader::new(doc, path, shared);
     out.declared_once(doc);
     let tools = match &doc.meta.tools {
         None => Vec::new(),
@@ -120,13 +122,42 @@ pub(super) fn read(
 /// # Ok::<(), promptreg_core::Error>(())
 /// ```
 pub fn declared_contract(id: &PromptId, text: &str) -> Option<Contract> {
+    declared_contract_with(id, text, std::iter::empty::<(&str, &str)>())
+}
+
+/// [`declared_contract`], the file naming shared tools and schemas among
+/// `shared_files` (by path in the pack: `tools/open_page.yaml`,
+/// `schemas/audit_verdict.json`; other paths are left alone).
+///
+/// ```
+/// use promptreg_core::PromptId;
+/// use promptreg_packs::pack::declared_contract_with;
+///
+/// let id = PromptId::new("p")?;
+/// let file = "---\ntools: [open_page]\n---\nGuide.\n";
+/// let shared = [("tools/open_page.yaml", "description: Open a page.\n")];
+/// let contract = declared_contract_with(&id, file, shared).unwrap();
+/// assert_eq!(contract.tools()[0].origin(), Some("tools/open_page.yaml"));
+/// # Ok::<(), promptreg_core::Error>(())
+/// ```
+pub fn declared_contract_with<P: AsRef<str>, T: AsRef<str>>(
+    id: &PromptId,
+    text: &str,
+    shared_files: impl IntoIterator<Item = (P, T)>,
+) -> Option<Contract> {
     let path = Path::new("");
     let doc = Document::parse(text, path).ok()?;
     let provenance = Arc::new(Provenance::new(
         crate::provenance::SourceKind::Pack,
         "default file",
     ));
-    read(&doc, id, path, &provenance, &mut Diagnostics::default()).flatten()
+    let files: Vec<(std::path::PathBuf, String)> = shared_files
+        .into_iter()
+        .map(|(p, t)| (path.join(p.as_ref()), t.as_ref().to_owned()))
+        .collect();
+    let shared = super::shared_contract::build(path, &files, &mut Diagnostics::default());
+    let mut diagnostics = Diagnostics::default();
+    read(&doc, (id, path), &shared, &provenance, &mut diagnostics).flatten()
 }
 
 /// Reads a locale variant's translation of `default`'s descriptions: the
@@ -143,7 +174,9 @@ pub(super) fn translate(
     if doc.meta.tools.is_none() && doc.meta.output.is_none() {
         return Some(None);
     }
-    let mut out = Reader::new(doc, path);
+    // A variant translates what its default declared: it names nothing.
+    let nothing_shared = SharedContract::default();
+    let mut out = Reader::new(doc, path, &nothing_shared);
     let Some(default) = default else {
         let key = if doc.meta.tools.is_some() {
             "tools"
@@ -179,17 +212,60 @@ pub(super) fn translate(
 struct Reader<'d, 'a> {
     doc: &'d Document<'a>,
     path: &'d Path,
+    /// The pack's shared tools and schemas, which the file may name.
+    shared: &'d SharedContract,
     diagnostics: Vec<Diagnostic>,
     failed: bool,
 }
 
 impl<'d, 'a> Reader<'d, 'a> {
-    fn new(doc: &'d Document<'a>, path: &'d Path) -> Self {
+    fn new(doc: &'d Document<'a>, path: &'d Path, shared: &'d SharedContract) -> Self {
         Reader {
             doc,
             path,
+            shared,
             diagnostics: Vec::new(),
             failed: false,
+        }
+    }
+
+    /// The shared tool `name`, at `at`.
+    fn shared_tool(&mut self, name: &str, at: &[&str]) -> Option<Tool> {
+        match self.shared.tool(name) {
+            Ok(shared) => {
+                let parameters = JsonObject::from_value(shared.parameters.clone())?;
+                let tool = Tool::new(name, shared.description.as_str(), parameters)
+                    .with_origin(shared.file.as_str());
+                self.provider_rules(&tool, at);
+                Some(tool)
+            }
+            Err(hint) => {
+                self.error(
+                    at,
+                    format!("the pack shares no tool `{name}` (tools/{name}.yaml)"),
+                    Some(hint),
+                );
+                None
+            }
+        }
+    }
+
+    /// A schema at `at`: given whole, or the name of a shared one (whose
+    /// file is returned with it).
+    fn schema_or_shared(&mut self, value: &Value, at: &[&str]) -> Option<(Value, Option<String>)> {
+        let Value::String(name) = value else {
+            return self.schema(value, at).map(|schema| (schema, None));
+        };
+        match self.shared.schema(name) {
+            Ok(shared) => Some((shared.schema.clone(), Some(shared.file.clone()))),
+            Err(hint) => {
+                self.error(
+                    at,
+                    format!("the pack shares no schema `{name}` (schemas/{name}.yaml)"),
+                    Some(hint),
+                );
+                None
+            }
         }
     }
 
@@ -291,6 +367,9 @@ impl<'d, 'a> Reader<'d, 'a> {
     fn tool(&mut self, index: usize, item: &Value) -> Option<Tool> {
         let i = index.to_string();
         let at = ["tools", i.as_str()];
+        if let Value::String(name) = item {
+            return self.shared_tool(name, &at);
+        }
         let Value::Object(map) = item else {
             self.error(
                 &at,
@@ -303,31 +382,45 @@ impl<'d, 'a> Reader<'d, 'a> {
         let name = self.text(map, "name", &at, true);
         let description = self.text(map, "description", &at, true);
         let parameters = match map.get("parameters") {
-            None => Some(serde_json::json!({ "type": "object", "properties": {} })),
-            Some(schema) => self.schema(schema, &["tools", i.as_str(), "parameters"]),
+            None => Some((
+                serde_json::json!({ "type": "object", "properties": {} }),
+                None,
+            )),
+            Some(schema) => self.schema_or_shared(schema, &["tools", i.as_str(), "parameters"]),
         };
-        let (name, description, parameters) = (name?, description?, parameters?);
-        if !is_portable_tool_name(&name) {
+        let (name, description, (parameters, origin)) = (name?, description?, parameters?);
+        let mut tool = Tool::new(name, description, JsonObject::from_value(parameters)?);
+        if let Some(origin) = origin {
+            tool = tool.with_origin(origin);
+        }
+        self.provider_rules(&tool, &at);
+        Some(tool)
+    }
+
+    /// What a provider would refuse of `tool` (at `at`), as warnings.
+    fn provider_rules(&mut self, tool: &Tool, at: &[&str]) {
+        let name = tool.name();
+        let key = |last: &'static str| {
+            let mut path = at.to_vec();
+            path.push(last);
+            path
+        };
+        if !is_portable_tool_name(name) {
             self.warning(
                 DiagnosticCode::ProviderRule,
-                &["tools", i.as_str(), "name"],
+                &key("name"),
                 format!("the tool name `{name}` is not `^[a-zA-Z0-9_-]{{1,64}}$`: OpenAI, Anthropic and Gemini refuse it"),
                 Some("use letters, digits, `_` and `-`, at most 64".to_owned()),
             );
         }
-        if parameters.get("type") != Some(&Value::String("object".to_owned())) {
+        if tool.parameters().get("type") != Some(Value::String("object".to_owned())) {
             self.warning(
                 DiagnosticCode::ProviderRule,
-                &["tools", i.as_str(), "parameters"],
+                &key("parameters"),
                 format!("the parameters of `{name}` are not an object schema (`type: object`): Anthropic's `input_schema` must be one"),
                 Some("wrap the arguments in `type: object` with `properties`".to_owned()),
             );
         }
-        Some(Tool::new(
-            name,
-            description,
-            JsonObject::from_value(parameters)?,
-        ))
     }
 
     /// Two tools of one name are an error at the second.
@@ -346,6 +439,11 @@ impl<'d, 'a> Reader<'d, 'a> {
 
     /// A default file's `output`.
     fn output(&mut self, value: &Value, id: &PromptId) -> Option<OutputSchema> {
+        if let Value::String(name) = value {
+            // `output: audit_verdict`: the shared schema of that name.
+            let shorthand = serde_json::json!({ "name": name, "schema": name });
+            return self.output(&shorthand, id);
+        }
         let Value::Object(map) = value else {
             self.error(
                 &["output"],
@@ -382,7 +480,7 @@ impl<'d, 'a> Reader<'d, 'a> {
             );
             return None;
         };
-        let schema = self.schema(schema, &["output", "schema"])?;
+        let (schema, origin) = self.schema_or_shared(schema, &["output", "schema"])?;
         if !is_portable_tool_name(&name) {
             self.warning(
                 DiagnosticCode::ProviderRule,
@@ -405,6 +503,9 @@ impl<'d, 'a> Reader<'d, 'a> {
         let mut output = OutputSchema::new(name, JsonObject::from_value(schema)?);
         if let Some(description) = description {
             output = output.with_description(description);
+        }
+        if let Some(origin) = origin {
+            output = output.with_origin(origin);
         }
         Some(output)
     }
@@ -494,7 +595,7 @@ impl<'d, 'a> Reader<'d, 'a> {
                     &["tools", name.as_str(), "parameters"],
                 );
                 if let Some(schema) = JsonObject::from_value(schema) {
-                    *tool = Tool::new(tool.name(), tool.description(), schema);
+                    *tool = tool.with_parameters(schema);
                 }
             }
         }
@@ -540,12 +641,12 @@ impl<'d, 'a> Reader<'d, 'a> {
         if let Some(properties) = map.get("properties") {
             self.describe_properties(properties, &mut schema, &["output", "properties"]);
         }
-        let mut translated = OutputSchema::new(
-            current.name(),
-            JsonObject::from_value(schema).unwrap_or_else(|| current.schema().clone()),
-        );
+        let mut translated = match JsonObject::from_value(schema) {
+            Some(schema) => current.with_schema(schema),
+            None => current.clone(),
+        };
         let description = self.text(map, "description", &["output"], false);
-        if let Some(description) = description.as_deref().or(current.description()) {
+        if let Some(description) = description {
             translated = translated.with_description(description);
         }
         *current = translated;

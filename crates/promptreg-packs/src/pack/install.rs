@@ -149,13 +149,16 @@ impl Pack {
         self.on_disk
     }
 
-    /// The pack's manifest and its defaults folder: what to follow.
+    /// The pack's manifest and its folders of files prompts are made of:
+    /// what to follow.
     #[cfg(feature = "watch")]
     pub(crate) fn paths(&self) -> crate::config::ConfigPaths {
-        use super::{DEFAULTS_DIR, MANIFEST, SNIPPETS_DIR};
+        use super::{DEFAULTS_DIR, MANIFEST, SCHEMAS_DIR, SNIPPETS_DIR, TOOLS_DIR};
         crate::config::ConfigPaths {
             files: vec![self.root.join(MANIFEST)],
-            dirs: vec![self.root.join(DEFAULTS_DIR), self.root.join(SNIPPETS_DIR)],
+            dirs: [DEFAULTS_DIR, SNIPPETS_DIR, TOOLS_DIR, SCHEMAS_DIR]
+                .map(|dir| self.root.join(dir))
+                .into(),
         }
     }
 

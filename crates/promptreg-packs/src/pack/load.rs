@@ -13,7 +13,9 @@ use crate::prompt_file::{self, FileKey, file_locale_warning};
 use super::prompt_files::{PackWide, PromptFile, add_file, classify};
 use super::pseudo::{self, PSEUDO_LOCALE};
 use super::translation::{self, Translation};
-use super::{DEFAULTS_DIR, Digests, MANIFEST, Pack, PackPrompt, manifest, snippets};
+use super::{
+    DEFAULTS_DIR, Digests, MANIFEST, Pack, PackPrompt, manifest, shared_contract, snippets,
+};
 
 /// How a load treats errors confined to some prompts' files.
 #[derive(Clone, Copy, PartialEq)]
@@ -42,6 +44,9 @@ pub(super) fn read(dir: &Path, errors: Errors) -> (Option<Pack>, Vec<Diagnostic>
     files
         .read
         .extend(snippets::read(dir, limit, &mut diagnostics));
+    files
+        .read
+        .extend(shared_contract::read(dir, limit, &mut diagnostics));
     build(dir, manifest, files, diagnostics, errors)
 }
 
@@ -146,6 +151,7 @@ fn build(
         return (None, diagnostics.into_vec());
     };
     let snippets = snippets::build(root, &files.read, &mut diagnostics);
+    let shared = shared_contract::build(root, &files.read, &mut diagnostics);
     let mut classified = classify_files(root, &manifest.spec, &files.read, &mut diagnostics);
     // A default file that fails to read or load is reported as it is, not
     // as missing.
@@ -167,18 +173,20 @@ fn build(
     }));
     // Defaults first: their variants inherit their variable declarations.
     classified.sort_by_key(|f| (f.id.clone(), f.locale.is_some(), f.path.to_path_buf()));
-    // A snippet can change any prompt: it counts as the manifest does.
+    // A snippet or a shared tool can change any prompt: they count as the
+    // manifest does.
     let snippet_texts: Vec<(&str, &str)> = snippets
         .files()
         .map(|(name, file)| (name, file.source.as_str()))
         .collect();
     let digests = Digests {
-        manifest: crate::config::digest(&(&manifest_text, snippet_texts)),
+        manifest: crate::config::digest(&(&manifest_text, snippet_texts, shared.digest_input())),
         prompts: prompt_digests(&classified),
     };
     let read_with = PackWide {
         snippets: &snippets,
         extra_model_keys: &manifest.extra_model_keys,
+        shared: &shared,
     };
     let mut prompts: BTreeMap<PromptId, PackPrompt> = BTreeMap::new();
     // A variant is checked against its default: when the default fails,

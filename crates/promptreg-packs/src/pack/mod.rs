@@ -116,6 +116,7 @@ mod manifest;
 mod prompt_files;
 mod pseudo;
 mod schema;
+mod shared_contract;
 mod snippets;
 pub mod translation;
 
@@ -124,13 +125,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::snippet::SNIPPETS_DIR;
-pub use contract::declared_contract;
+pub use contract::{declared_contract, declared_contract_with};
 pub use file_set::{FileSet, Recovery, recover};
 pub use manifest::{L10n, MANIFEST};
 #[cfg(feature = "l10n")]
 pub(crate) use pseudo::protected_spans;
 pub use pseudo::{PSEUDO_LOCALE, pseudo_translate};
 pub use schema::front_matter_schema;
+pub use shared_contract::{SCHEMAS_DIR, TOOLS_DIR};
 pub use translation::{SourceText, Translation, UnitName};
 
 use crate::chat::Chat;

@@ -58,7 +58,7 @@ pub(super) fn add_file(
         variants: BTreeMap::new(),
     });
     match parsed.file.locale.clone() {
-        None => add_default(entry, parsed, diagnostics),
+        None => add_default(entry, parsed, read_with.shared, diagnostics),
         Some(locale) => {
             if let Some(variant) = variant(entry, parsed, locale, diagnostics) {
                 diagnostics.ok(insert_variant(entry, variant));
@@ -73,6 +73,9 @@ pub(super) struct PackWide<'a> {
     pub(super) snippets: &'a Arc<Snippets>,
     /// The manifest's `extra_model_keys`: model settings not warned about.
     pub(super) extra_model_keys: &'a [String],
+    /// The tools and schemas of `tools/` and `schemas/`, which a default
+    /// file's contract may name.
+    pub(super) shared: &'a super::shared_contract::SharedContract,
 }
 
 /// What a locale variant takes from its default file.
@@ -179,7 +182,12 @@ fn parse_chat(
 }
 
 /// The default of a prompt, with its pinned blocks and description.
-fn add_default(entry: &mut PackPrompt, parsed: ParsedFile<'_>, diagnostics: &mut Diagnostics) {
+fn add_default(
+    entry: &mut PackPrompt,
+    parsed: ParsedFile<'_>,
+    shared: &super::shared_contract::SharedContract,
+    diagnostics: &mut Diagnostics,
+) {
     let Some((head, tail)) = diagnostics.ok(parsed.doc.pin_renderers(parsed.file.path)) else {
         return;
     };
@@ -191,7 +199,8 @@ fn add_default(entry: &mut PackPrompt, parsed: ParsedFile<'_>, diagnostics: &mut
         chat,
     } = parsed;
     let provenance = file_provenance("default file", file.path, None);
-    let Some(contract) = contract::read(&doc, &file.id, file.path, &provenance, diagnostics) else {
+    let at = (&file.id, file.path);
+    let Some(contract) = contract::read(&doc, at, shared, &provenance, diagnostics) else {
         return;
     };
     let mut prompt = Prompt::new(body)

@@ -80,6 +80,10 @@ pub fn front_matter_schema() -> Value {
                                 "required": { "type": "boolean" },
                                 "default": {},
                                 "type": { "enum": ["string", "number", "boolean", "list", "object"] },
+                                "schema": {
+                                    "type": ["object", "boolean"],
+                                    "description": "A JSON Schema (2020-12) the value must match, checked at each render."
+                                },
                                 "description": { "type": "string" }
                             }
                         }

@@ -14,6 +14,12 @@ use crate::locale::Locale;
 /// does not exist. Names that are not UTF-8 cannot be a prompt id and are
 /// left out, and so is a bare `.md`, which names nothing.
 pub(crate) fn markdown_names(dir: &Path) -> io::Result<Option<Vec<String>>> {
+    names_ending(dir, &[".md"])
+}
+
+/// The names of the files in `dir` ending in one of `endings` (`.md`,
+/// `.yaml`), sorted, as [`markdown_names`] lists them.
+pub(crate) fn names_ending(dir: &Path, endings: &[&str]) -> io::Result<Option<Vec<String>>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -22,7 +28,11 @@ pub(crate) fn markdown_names(dir: &Path) -> io::Result<Option<Vec<String>>> {
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| name.len() > ".md".len() && name.ends_with(".md"))
+        .filter(|name| {
+            endings
+                .iter()
+                .any(|end| name.len() > end.len() && name.ends_with(end))
+        })
         .collect();
     names.sort_unstable();
     Ok(Some(names))

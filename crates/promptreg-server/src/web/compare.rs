@@ -89,9 +89,21 @@ pub(crate) async fn show(
         model_of(&state, pack, id, &a_files).await,
         model_of(&state, pack, id, &b_files).await,
     );
+    let (va, vb) = (VersionRef::Number(a), VersionRef::Number(b));
+    let contract: Vec<(bool, String)> = state
+        .store
+        .contract_changes(pack, id, &va, &vb)
+        .await?
+        .iter()
+        .map(|c| (c.breaking, c.to_string()))
+        .collect();
     render(
         "compare.html",
-        context! { pack, id, from, to, locale, a, b, chat, files => super::page::data(&files), model => super::page::data(&model) },
+        context! {
+            pack, id, from, to, locale, a, b, chat,
+            files => super::page::data(&files), model => super::page::data(&model),
+            contract => super::page::data(&contract),
+        },
     )
 }
 

@@ -78,7 +78,7 @@ pub(crate) async fn confirm_move(
     let (target, new) = state.store.files(pack, id, &version_ref(&to.to)?).await?;
     let now = current(&state, pack, id, &name).await?;
     let files = changes(id, now.as_ref(), &new);
-    let candidate = Candidate::of(&state, (pack, id), &name, now.as_ref(), (target, &new)).await;
+    let candidate = Candidate::of(&state, (pack, id), &name, now.as_ref(), target).await;
     render(
         "label.html",
         context! {
@@ -125,7 +125,7 @@ impl Candidate {
         (pack, id): (&str, &str),
         name: &Label,
         now: Option<&(u64, PackFiles)>,
-        (to, new): (u64, &PackFiles),
+        to: u64,
     ) -> Candidate {
         let files = state.store.state_with(pack, name, id, to).await;
         let gated = files
@@ -134,9 +134,18 @@ impl Candidate {
         let stable = files
             .as_ref()
             .is_ok_and(|f| super::revisions::keeps_contract_stable(f, name));
-        let empty = PackFiles::default();
-        let old = now.map_or(&empty, |(_, files)| files);
-        let contract: Vec<ContractLine> = promptreg_store::contract_changes(id, old, new)
+        let changes = match now {
+            Some((number, _)) => {
+                let (from, to) = (VersionRef::Number(*number), VersionRef::Number(to));
+                state
+                    .store
+                    .contract_changes(pack, id, &from, &to)
+                    .await
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        let contract: Vec<ContractLine> = changes
             .iter()
             .map(|c| ContractLine {
                 text: c.to_string(),
@@ -197,7 +206,7 @@ pub(crate) async fn confirm_rollback(
         .files(pack, id, &VersionRef::Number(back))
         .await?;
     let files = changes(id, now.as_ref(), &old);
-    let candidate = Candidate::of(&state, (pack, id), &name, now.as_ref(), (back, &old)).await;
+    let candidate = Candidate::of(&state, (pack, id), &name, now.as_ref(), back).await;
     render(
         "label.html",
         context! {

@@ -567,13 +567,13 @@ impl<'a> Command<'a> {
             let (Some(from), Some(to)) = (m.from, m.to) else {
                 continue;
             };
-            let (from_ref, to_ref) = (VersionRef::Number(from), VersionRef::Number(to));
-            let files = |v| self.store.files(pack, &m.prompt, v);
-            let ((_, was), (_, is)) = (
-                files(&from_ref).await.map_err(failure)?,
-                files(&to_ref).await.map_err(failure)?,
-            );
-            for change in promptreg_store::contract_changes(&m.prompt, &was, &is) {
+            let (a, b) = (VersionRef::Number(from), VersionRef::Number(to));
+            let changes = self
+                .store
+                .contract_changes(pack, &m.prompt, &a, &b)
+                .await
+                .map_err(failure)?;
+            for change in changes {
                 output.stdout.push_str(&format!(
                     "contract of {} v{from} -> v{to}: {change}\n",
                     m.prompt
