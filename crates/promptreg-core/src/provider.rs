@@ -213,11 +213,58 @@ impl Provider {
         Ok((system.join("\n\n"), rest))
     }
 
+    /// [`request`](Self::request)'s body as JSON text: the same body,
+    /// its tools copied from the text kept with the contract rather than
+    /// built as a tree, then written (what a server or a binding sends
+    /// on).
+    ///
+    /// # Errors
+    ///
+    /// As [`request`](Self::request).
+    pub fn request_json(
+        self,
+        messages: &[Message],
+        model: Option<&JsonObject>,
+        contract: Option<&Contract>,
+    ) -> Result<String, Error> {
+        let contract = contract.filter(|c| !c.is_empty());
+        let Value::Object(mut body) = self.request(messages, model, None)? else {
+            return Err(Error::new(
+                ErrorKind::InvalidContract,
+                "a request body is an object",
+            ));
+        };
+        let tools = contract.and_then(|c| c.shaped(self).tools_json.as_deref());
+        if let Some(contract) = contract {
+            self.add_output(&mut body, contract);
+        }
+        if tools.is_some() {
+            body.remove("tools");
+        }
+        let mut text = serde_json::to_string(&body)
+            .map_err(|e| Error::new(ErrorKind::InvalidContract, e.to_string()))?;
+        if let Some(tools) = tools {
+            // `{...}` becomes `{...,"tools":[...]}`.
+            text.pop();
+            if !body.is_empty() {
+                text.push(',');
+            }
+            text.push_str("\"tools\":");
+            text.push_str(tools);
+            text.push('}');
+        }
+        Ok(text)
+    }
+
     fn add_contract(self, body: &mut Map<String, Value>, contract: &Contract) {
-        let shaped = contract.shaped(self);
-        if let Some(tools) = &shaped.tools {
+        if let Some(tools) = &contract.shaped(self).tools {
             body.insert("tools".into(), tools.clone());
         }
+        self.add_output(body, contract);
+    }
+
+    fn add_output(self, body: &mut Map<String, Value>, contract: &Contract) {
+        let shaped = contract.shaped(self);
         let Some(output) = &shaped.output else {
             return;
         };
@@ -278,7 +325,15 @@ impl Provider {
                 }),
             }
         });
-        Shaped { tools, output }
+        let tools_json = tools
+            .as_ref()
+            .and_then(|tools| serde_json::to_string(tools).ok())
+            .map(String::into_boxed_str);
+        Shaped {
+            tools,
+            tools_json,
+            output,
+        }
     }
 
     fn tool(self, tool: &Tool) -> Value {
@@ -342,6 +397,8 @@ impl FromStr for Provider {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Shaped {
     pub(crate) tools: Option<Value>,
+    /// `tools` as JSON text, which a body written as text copies.
+    pub(crate) tools_json: Option<Box<str>>,
     pub(crate) output: Option<Value>,
 }
 
@@ -491,6 +548,26 @@ mod tests {
 
     fn settings() -> JsonObject {
         object(json!({ "model": "m-1", "temperature": 0.2 }))
+    }
+
+    #[test]
+    fn the_body_as_text_is_the_body() {
+        let with_tools_setting =
+            object(json!({ "model": "m-1", "tools": "not these", "max_tokens": 9 }));
+        for provider in Provider::ALL {
+            for settings in [None, Some(&with_tools_setting)] {
+                for contract in [None, Some(contract())] {
+                    let tree = provider
+                        .request(&messages(), settings, contract.as_ref())
+                        .unwrap();
+                    let text = provider
+                        .request_json(&messages(), settings, contract.as_ref())
+                        .unwrap();
+                    let parsed: Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(parsed, tree, "{provider}: {text}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -280,11 +280,13 @@ fn depth_of(value: &Value) -> usize {
 }
 
 /// How many of a value's problems [`violations`] reports.
+#[cfg(feature = "testing")]
 const MAX_VIOLATIONS: usize = 10;
 
 /// Why `value` does not validate against `schema` (a schema the pack's
 /// checks accepted), each problem with the path to the value
 /// (`tasks.0.evidence`, or `(the whole value)`); empty when it validates.
+#[cfg(feature = "testing")]
 pub(crate) fn violations(schema: &Value, value: &Value) -> Vec<String> {
     let validator = match jsonschema::draft202012::new(schema) {
         Ok(validator) => validator,
@@ -317,6 +319,11 @@ pub(crate) fn variable_schema(
     Some(crate::template::VariableSchema::new(
         schema.clone(),
         move |value| {
+            // Most values match: the quick check first, the reasons only
+            // for one that does not.
+            if validator.is_valid(value) {
+                return None;
+            }
             let problems: Vec<String> = validator
                 .iter_errors(value)
                 .take(3)

@@ -7,6 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{TestServer, config, databases, json, writer};
+use promptreg::prelude::*;
 use promptreg_store::{Label, PackFiles};
 use serde_json::json;
 
@@ -235,5 +236,51 @@ async fn a_release_that_breaks_a_stable_contract_is_refused_unless_forced() {
             "{listed}"
         );
         assert_eq!(listed["revisions"][1]["breaking"], json!([]));
+    }
+}
+
+/// A follower serves the contract of the revision in force, its shared
+/// tools included: the bundle carries the pack's `tools/` files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_serves_the_contract_shared_tools_included() {
+    for db in databases("server_contract_follow").await {
+        let store = db.open().await;
+        store.push(&web_agent(), &writer(), "first").await.unwrap();
+        let production = Label::new("production").unwrap();
+        store
+            .release(
+                "web-agent",
+                &Label::latest(),
+                &production,
+                None,
+                &writer(),
+                "",
+            )
+            .await
+            .unwrap();
+        let server = TestServer::start(store, config()).await;
+        let cache = tempfile::tempdir().unwrap();
+        let registry = promptreg::PromptRegistry::new();
+        let remote = common::follow_demo(&server.base, cache.path()).pack("web-agent");
+        let follower = registry.follow(remote).unwrap();
+        let deadline = std::time::Duration::from_secs(30);
+        assert!(follower.wait_for_first_sync(deadline), "{}", db.name);
+        let contract = registry
+            .snapshot()
+            .contract("webagent-narrator.system", "ja")
+            .unwrap()
+            .unwrap();
+        let hand_over = contract.tool("hand_over").unwrap();
+        assert_eq!(
+            hand_over.origin(),
+            Some("tools/hand_over.yaml"),
+            "{}",
+            db.name
+        );
+        assert_eq!(
+            hand_over.description(),
+            "会話をサポートチームの担当者に引き継ぎます。"
+        );
+        drop(follower);
     }
 }

@@ -536,6 +536,21 @@ mod contract {
                 .unwrap()
         });
     }
+
+    #[divan::bench]
+    fn provider_request_json_openai(bencher: Bencher) {
+        let registry = registry();
+        let request = RenderRequest::new("narrator", &());
+        let text = registry
+            .provider_request_json(&request, Provider::OpenAiChat)
+            .unwrap();
+        assert!(text.contains("\"tool_19\""));
+        bencher.bench_local(|| {
+            registry
+                .provider_request_json(black_box(&request), Provider::OpenAiChat)
+                .unwrap()
+        });
+    }
 }
 
 /// A template of 50 variables, each typed by a JSON Schema: the render

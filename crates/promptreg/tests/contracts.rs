@@ -386,6 +386,7 @@ fn trace_attributes_name_the_contract_s_digest() {
 
 /// The results of `tests` (a test file of `p`) against a pack of [`TOOL`]
 /// with a Japanese variant: `(case, failure messages)`.
+#[cfg(feature = "testing")]
 fn run_cases(tests: &str) -> Result<Vec<(String, Vec<String>)>, promptreg::Error> {
     let ja = "---\ntools:\n  open_page:\n    description: ページを開きます。\n---\n案内します。\n";
     let files = [("defaults/p.md", TOOL), ("defaults/p.ja.md", ja)];
@@ -400,6 +401,7 @@ fn run_cases(tests: &str) -> Result<Vec<(String, Vec<String>)>, promptreg::Error
         .collect())
 }
 
+#[cfg(feature = "testing")]
 #[test]
 fn a_test_case_checks_a_sample_answer_and_tool_call_against_the_contract() {
     let results = run_cases(
@@ -439,6 +441,7 @@ tool_call = { name = "open_page" }
     );
 }
 
+#[cfg(feature = "testing")]
 #[test]
 fn a_sample_the_contract_cannot_check_is_a_located_error() {
     let err = |tests: &str| brief(run_cases(tests).unwrap_err().diagnostics());

@@ -28,8 +28,9 @@ pub struct Tool {
     description: Arc<str>,
     parameters: JsonObject,
     /// The file that declares it, when other than the prompt's (a pack's
-    /// shared `tools/open_page.yaml`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// shared `tools/open_page.yaml`): where it came from, not what it
+    /// is, so neither its JSON nor the contract's digest holds it.
+    #[serde(skip)]
     origin: Option<Arc<str>>,
 }
 
@@ -102,8 +103,8 @@ pub struct OutputSchema {
     description: Option<Arc<str>>,
     schema: JsonObject,
     /// The file that declares the schema, when other than the prompt's (a
-    /// pack's shared `schemas/audit_verdict.yaml`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// pack's shared `schemas/audit_verdict.yaml`), not in its JSON.
+    #[serde(skip)]
     origin: Option<Arc<str>>,
 }
 
@@ -197,7 +198,24 @@ pub struct Contract {
     /// render copies them rather than rebuilding them.
     #[serde(skip)]
     shaped: ShapedCache,
+    /// [`digest`](Self::digest), computed the first time it is asked for
+    /// (every traced render asks).
+    #[serde(skip)]
+    digest: DigestCache,
 }
+
+/// A contract's digest, computed once.
+#[derive(Debug, Clone, Default)]
+struct DigestCache(OnceLock<String>);
+
+/// A cache is not part of what a contract is.
+impl PartialEq for DigestCache {
+    fn eq(&self, _: &DigestCache) -> bool {
+        true
+    }
+}
+
+impl Eq for DigestCache {}
 
 /// One [`Shaped`] per provider, each built once.
 #[derive(Debug, Clone, Default)]
@@ -249,6 +267,7 @@ impl Contract {
             output,
             provenance: None,
             shaped: ShapedCache::default(),
+            digest: DigestCache::default(),
         })
     }
 
@@ -270,8 +289,13 @@ impl Contract {
     /// it ([`crate::trace_attributes::CONTRACT_DIGEST`]), so an answer
     /// traces to the tools and schema it was given.
     pub fn digest(&self) -> String {
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
+        self.digest
+            .0
+            .get_or_init(|| {
+                let json = serde_json::to_vec(self).unwrap_or_default();
+                format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
+            })
+            .clone()
     }
 
     /// Its tools and output schema in `provider`'s shape.

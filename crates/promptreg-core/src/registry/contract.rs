@@ -90,4 +90,20 @@ impl PromptRegistry {
             state.provider_request(request, provider)
         })
     }
+
+    /// [`provider_request`](Self::provider_request)'s body as JSON text
+    /// ([`Snapshot::provider_request_json`](crate::Snapshot::provider_request_json)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Snapshot::provider_request`](crate::Snapshot::provider_request).
+    pub fn provider_request_json<C: Serialize + Any>(
+        &self,
+        request: &RenderRequest<'_, C>,
+        provider: Provider,
+    ) -> Result<String, Error> {
+        self.in_state_for(request.subject, |state| {
+            state.provider_request_json(request, provider)
+        })
+    }
 }

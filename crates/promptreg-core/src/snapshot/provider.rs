@@ -6,7 +6,10 @@ use std::any::Any;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::chat::Message;
+use crate::contract::Contract;
 use crate::error::Error;
+use crate::json_object::JsonObject;
 use crate::locale::Locale;
 use crate::provider::Provider;
 use crate::rendering::{Form, RenderRequest};
@@ -50,6 +53,35 @@ impl Snapshot {
         request: &RenderRequest<'_, C>,
         provider: Provider,
     ) -> Result<Value, Error> {
+        self.shaped_request(request, |messages, model, contract| {
+            provider.request(messages, model, contract)
+        })
+    }
+
+    /// [`provider_request`](Self::provider_request)'s body as JSON text
+    /// ([`Provider::request_json`]): the contract's tools copied as the
+    /// text kept with it, for a caller that sends the body on.
+    ///
+    /// # Errors
+    ///
+    /// As [`provider_request`](Self::provider_request).
+    pub fn provider_request_json<C: Serialize + Any>(
+        &self,
+        request: &RenderRequest<'_, C>,
+        provider: Provider,
+    ) -> Result<String, Error> {
+        self.shaped_request(request, |messages, model, contract| {
+            provider.request_json(messages, model, contract)
+        })
+    }
+
+    /// Renders `request` as messages and gives `shape` them, with the
+    /// model settings and the contract of the locale rendered.
+    fn shaped_request<C: Serialize + Any, T>(
+        &self,
+        request: &RenderRequest<'_, C>,
+        shape: impl FnOnce(&[Message], Option<&JsonObject>, Option<&Contract>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         let request = RenderRequest {
             locale: request.locale.clone(),
             form: Form::Messages,
@@ -61,8 +93,6 @@ impl Snapshot {
         let (_, entry) = self.lookup(request.id)?;
         let model = self.model_of(entry, locale);
         let contract = self.contract_of(entry, locale);
-        provider
-            .request(&messages, model, contract.map(|c| &**c))
-            .map_err(|e| e.with_id(request.id))
+        shape(&messages, model, contract.map(|c| &**c)).map_err(|e| e.with_id(request.id))
     }
 }

@@ -14,8 +14,9 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, Position};
 use crate::json_schema;
 use crate::model_check::kind;
-use crate::prompt_file;
 use crate::suggest;
+
+use super::snippets::PackFolder;
 
 /// The folder of shared tools inside a pack.
 pub const TOOLS_DIR: &str = "tools";
@@ -98,44 +99,18 @@ pub(super) fn read(
     limit: u64,
     diagnostics: &mut Diagnostics,
 ) -> Vec<(PathBuf, String)> {
-    let Ok(Some(pack)) = prompt_file::resolve(root) else {
-        return Vec::new();
-    };
-    let inside = |path: &Path, target: &Path| {
-        if target.starts_with(&pack) {
-            return Ok(());
-        }
-        Err(Diagnostic::error(
-            DiagnosticCode::Contract,
-            format!("this file leads outside the pack, to {}", target.display()),
-        )
-        .in_file(path)
-        .suggest(Some("copy the file into the pack".to_owned())))
-    };
-    let mut files = Vec::new();
-    for dir in [TOOLS_DIR, SCHEMAS_DIR].map(|d| root.join(d)) {
-        let names = match prompt_file::names_ending(&dir, &ENDINGS) {
-            Ok(names) => names.unwrap_or_default(),
-            Err(e) => {
-                diagnostics.push(
-                    Diagnostic::error(
-                        DiagnosticCode::Io,
-                        format!("cannot read the directory: {e}"),
-                    )
-                    .in_file(&dir),
-                );
-                continue;
-            }
-        };
-        for path in names.into_iter().map(|name| dir.join(name)) {
-            match prompt_file::read_file(&path, limit, Some(&inside)) {
-                Ok(Some(file)) => files.push((path, file.text)),
-                Ok(None) => {}
-                Err(d) => diagnostics.push(d),
-            }
-        }
-    }
-    files
+    [(TOOLS_DIR, "shared tool"), (SCHEMAS_DIR, "shared schema")]
+        .into_iter()
+        .flat_map(|(name, noun)| {
+            let folder = PackFolder {
+                name,
+                endings: &ENDINGS,
+                code: DiagnosticCode::Contract,
+                noun,
+            };
+            folder.read(root, limit, diagnostics)
+        })
+        .collect()
 }
 
 /// The shared tools and schemas among `files` (those directly in

@@ -19,51 +19,85 @@ pub(super) fn read(
     limit: u64,
     diagnostics: &mut Diagnostics,
 ) -> Vec<(PathBuf, String)> {
-    let dir = root.join(SNIPPETS_DIR);
-    let names = match prompt_file::markdown_names(&dir) {
-        Ok(names) => names.unwrap_or_default(),
-        Err(e) => {
-            diagnostics.push(
-                Diagnostic::error(
-                    DiagnosticCode::Io,
-                    format!("cannot read the directory: {e}"),
-                )
-                .in_file(&dir),
-            );
-            return Vec::new();
-        }
+    let folder = PackFolder {
+        name: SNIPPETS_DIR,
+        endings: &[".md"],
+        code: DiagnosticCode::Snippet,
+        noun: "snippet",
     };
-    let Ok(Some(pack)) = prompt_file::resolve(root) else {
-        return Vec::new();
-    };
-    let inside = |path: &Path, target: &Path| inside_pack(&pack, path, target);
-    let mut files = Vec::new();
-    for path in names.into_iter().map(|name| dir.join(name)) {
-        match prompt_file::read_file(&path, limit, Some(&inside)) {
-            Ok(Some(file)) => files.push((path, file.text)),
-            Ok(None) => {}
-            Err(d) => diagnostics.push(d),
-        }
-    }
-    files
+    folder.read(root, limit, diagnostics)
 }
 
-/// A snippet is part of the pack: its file cannot lead elsewhere.
-fn inside_pack(pack: &Path, path: &Path, target: &Path) -> Result<(), Diagnostic> {
-    if target.starts_with(pack) {
-        return Ok(());
+/// A folder of a pack whose files are read whole at load, none of them
+/// leading outside the pack.
+pub(super) struct PackFolder<'a> {
+    /// Its name in the pack: `snippets`.
+    pub(super) name: &'a str,
+    /// The endings of the files read: `.md`.
+    pub(super) endings: &'a [&'a str],
+    /// The code of a diagnostic about a file.
+    pub(super) code: DiagnosticCode,
+    /// What a file is, in a message: `snippet`.
+    pub(super) noun: &'a str,
+}
+
+impl PackFolder<'_> {
+    /// Every file of the folder in the pack at `root`, read; none when
+    /// the folder does not exist. A file whose path leads outside the pack
+    /// (a symbolic link) is refused, not read.
+    pub(super) fn read(
+        &self,
+        root: &Path,
+        limit: u64,
+        diagnostics: &mut Diagnostics,
+    ) -> Vec<(PathBuf, String)> {
+        let dir = root.join(self.name);
+        let names = match prompt_file::names_ending(&dir, self.endings) {
+            Ok(names) => names.unwrap_or_default(),
+            Err(e) => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        DiagnosticCode::Io,
+                        format!("cannot read the directory: {e}"),
+                    )
+                    .in_file(&dir),
+                );
+                return Vec::new();
+            }
+        };
+        let Ok(Some(pack)) = prompt_file::resolve(root) else {
+            return Vec::new();
+        };
+        let inside = |path: &Path, target: &Path| self.inside_pack(&pack, path, target);
+        let mut files = Vec::new();
+        for path in names.into_iter().map(|name| dir.join(name)) {
+            match prompt_file::read_file(&path, limit, Some(&inside)) {
+                Ok(Some(file)) => files.push((path, file.text)),
+                Ok(None) => {}
+                Err(d) => diagnostics.push(d),
+            }
+        }
+        files
     }
-    Err(Diagnostic::error(
-        DiagnosticCode::Snippet,
-        format!(
-            "this snippet leads outside the pack, to {}",
-            target.display()
-        ),
-    )
-    .in_file(path)
-    .suggest(Some(
-        "copy the text into the pack: a snippet is read from the pack's own files only".to_owned(),
-    )))
+
+    /// A file of the folder is part of the pack: it cannot lead elsewhere.
+    fn inside_pack(&self, pack: &Path, path: &Path, target: &Path) -> Result<(), Diagnostic> {
+        if target.starts_with(pack) {
+            return Ok(());
+        }
+        let noun = self.noun;
+        Err(Diagnostic::error(
+            self.code,
+            format!(
+                "this {noun} leads outside the pack, to {}",
+                target.display()
+            ),
+        )
+        .in_file(path)
+        .suggest(Some(format!(
+            "copy the text into the pack: a {noun} is read from the pack's own files only"
+        ))))
+    }
 }
 
 /// The snippets among `files` (those directly in `snippets/`), each

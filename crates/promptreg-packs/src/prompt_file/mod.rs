@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 
-pub(crate) use names::{
-    DeclaredIds, FileKey, file_key, file_locale_warning, markdown_names, names_ending,
-};
+#[cfg(feature = "packs")]
+pub(crate) use names::names_ending;
+pub(crate) use names::{DeclaredIds, FileKey, file_key, file_locale_warning, markdown_names};
 pub(crate) use warnings::prompt_file_warnings;
 #[cfg_attr(not(feature = "l10n"), allow(unused_imports))]
 pub(crate) use warnings::{BIDI_SUGGESTION, bidi_count, is_bidi_control};

@@ -119,7 +119,11 @@ fn rendered(
             let render = promptreg::RenderRequest::new(&id, &request.context)
                 .locale(&locale)
                 .histories(&histories);
-            Some(snapshot.provider_request(&render, format.into())?)
+            let body = snapshot.provider_request_json(&render, format.into())?;
+            let body = serde_json::value::RawValue::from_string(body).map_err(|e| {
+                promptreg::Error::new(promptreg::ErrorKind::InvalidContract, e.to_string())
+            })?;
+            Some(body)
         }
         None => None,
     };

@@ -117,7 +117,7 @@ pub struct RenderResponse {
     /// without credentials.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub provider_request: Option<Value>,
+    pub provider_request: Option<Box<serde_json::value::RawValue>>,
     /// With a `subject`, while a split runs on the label: the split, and
     /// the arm the subject gets (`stable`, `candidate`).
     #[serde(skip_serializing_if = "Option::is_none")]
