@@ -600,6 +600,26 @@ fn a_shared_file_that_is_wrong_or_missing_is_a_located_error() {
         ])[0],
         "contract@ : `hand_over` is declared twice, here and in tools/hand_over.yaml"
     );
+    // Only the tool of that name is gone: a schema of that name stays.
+    let twice_and_a_schema = err(&[
+        ("tools/hand_over.yaml", SHARED_TOOL),
+        ("tools/hand_over.json", "{\"description\": \"Hand over.\"}"),
+        ("schemas/hand_over.json", SHARED_SCHEMA),
+        (
+            "defaults/p.md",
+            "---\ntools: [hand_over]\noutput: hand_over\n---\nP.\n",
+        ),
+    ]);
+    assert!(
+        twice_and_a_schema[1].contains("shares no tool `hand_over`"),
+        "{twice_and_a_schema:?}"
+    );
+    assert!(
+        !twice_and_a_schema
+            .iter()
+            .any(|d| d.contains("shares no schema")),
+        "{twice_and_a_schema:?}"
+    );
     assert_eq!(
         err(&[
             ("schemas/verdict.json", "{\"type\": 3}"),

@@ -142,8 +142,11 @@ pub(super) fn build(
                 .in_file(path)
                 .suggest(Some("keep one file per name".to_owned())),
             );
-            shared.tools.remove(&name);
-            shared.schemas.remove(&name);
+            // Neither file is the tool (or schema) of that name.
+            match dir {
+                TOOLS_DIR => shared.tools.remove(&name).map(drop),
+                _ => shared.schemas.remove(&name).map(drop),
+            };
             continue;
         }
         let Some(value) = parse(path, text, diagnostics) else {
