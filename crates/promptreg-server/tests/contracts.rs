@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::{TestServer, config, databases, json, writer};
 use promptreg::prelude::*;
-use promptreg_store::{Label, PackFiles};
+use promptreg_store::{Label, PackFiles, Store};
 use serde_json::json;
 
 const NARRATOR: &str = "/v1/packs/web-agent/prompts/webagent-narrator.system";
@@ -17,23 +17,28 @@ fn web_agent() -> PackFiles {
     PackFiles::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/web-agent")).unwrap()
 }
 
+/// `files` pushed as the web-agent pack and released to `production`.
+async fn released(store: &Store, files: &PackFiles) {
+    store.push(files, &common::admin(), "first").await.unwrap();
+    let production = Label::new("production").unwrap();
+    store
+        .release(
+            "web-agent",
+            &Label::latest(),
+            &production,
+            None,
+            &writer(),
+            "",
+        )
+        .await
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_render_carries_its_contract_and_a_provider_s_request() {
     for db in databases("server_contracts").await {
         let store = db.open().await;
-        store.push(&web_agent(), &writer(), "first").await.unwrap();
-        let production = Label::new("production").unwrap();
-        store
-            .release(
-                "web-agent",
-                &Label::latest(),
-                &production,
-                None,
-                &writer(),
-                "",
-            )
-            .await
-            .unwrap();
+        released(&store, &web_agent()).await;
         let server = TestServer::start(store, config()).await;
         let ctx = json!({ "brand": "Acme" });
 
@@ -158,19 +163,7 @@ async fn a_release_that_breaks_a_stable_contract_is_refused_unless_forced() {
             "promptreg.toml",
             format!("{manifest}\n[release]\nstable_contract = [\"production\"]\n"),
         );
-        store.push(&files, &common::admin(), "first").await.unwrap();
-        let production = Label::new("production").unwrap();
-        store
-            .release(
-                "web-agent",
-                &Label::latest(),
-                &production,
-                None,
-                &writer(),
-                "",
-            )
-            .await
-            .unwrap();
+        released(&store, &files).await;
         // The narrator no longer offers `hand_over`.
         let path = "defaults/webagent-narrator.system.md";
         let text = String::from_utf8(files.get(path).unwrap().to_vec()).unwrap();
@@ -245,19 +238,7 @@ async fn a_release_that_breaks_a_stable_contract_is_refused_unless_forced() {
 async fn a_follower_serves_the_contract_shared_tools_included() {
     for db in databases("server_contract_follow").await {
         let store = db.open().await;
-        store.push(&web_agent(), &writer(), "first").await.unwrap();
-        let production = Label::new("production").unwrap();
-        store
-            .release(
-                "web-agent",
-                &Label::latest(),
-                &production,
-                None,
-                &writer(),
-                "",
-            )
-            .await
-            .unwrap();
+        released(&store, &web_agent()).await;
         let server = TestServer::start(store, config()).await;
         let cache = tempfile::tempdir().unwrap();
         let registry = promptreg::PromptRegistry::new();
