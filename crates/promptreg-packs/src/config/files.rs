@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::trust::Boundary;
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::Diagnostic;
 use crate::prompt_file::{self, FileText};
 
 /// Reads `path` with [`prompt_file::read_file`]; with a `boundary`, a file
@@ -32,13 +32,7 @@ pub(crate) fn resolve_dir(
     dir: &Path,
     boundary: Option<(&Boundary, &str)>,
 ) -> Result<Option<PathBuf>, Diagnostic> {
-    let unreadable = |e: io::Error| {
-        Diagnostic::error(
-            DiagnosticCode::Io,
-            format!("cannot read the directory: {e}"),
-        )
-        .in_file(dir)
-    };
+    let unreadable = |e: io::Error| prompt_file::unreadable_dir(dir, &e);
     let Some(target) = prompt_file::resolve(dir).map_err(unreadable)? else {
         return Ok(None);
     };

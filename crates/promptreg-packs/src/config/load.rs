@@ -370,13 +370,7 @@ impl Loader<'_> {
             Ok(Some(names)) => names,
             Ok(None) => return found,
             Err(e) => {
-                self.diagnostics.push(
-                    Diagnostic::error(
-                        DiagnosticCode::Io,
-                        format!("cannot read the directory: {e}"),
-                    )
-                    .in_file(dir),
-                );
+                self.diagnostics.push(prompt_file::unreadable_dir(dir, &e));
                 return found;
             }
         };

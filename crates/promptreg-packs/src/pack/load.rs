@@ -91,13 +91,7 @@ fn read_defaults(defaults: &Path, limit: u64, diagnostics: &mut Diagnostics) -> 
     let names = match prompt_file::markdown_names(defaults) {
         Ok(names) => names.unwrap_or_default(),
         Err(e) => {
-            diagnostics.push(
-                Diagnostic::error(
-                    DiagnosticCode::Io,
-                    format!("cannot read the directory: {e}"),
-                )
-                .in_file(defaults),
-            );
+            diagnostics.push(prompt_file::unreadable_dir(defaults, &e));
             Vec::new()
         }
     };

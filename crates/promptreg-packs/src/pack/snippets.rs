@@ -55,13 +55,7 @@ impl PackFolder<'_> {
         let names = match prompt_file::names_ending(&dir, self.endings) {
             Ok(names) => names.unwrap_or_default(),
             Err(e) => {
-                diagnostics.push(
-                    Diagnostic::error(
-                        DiagnosticCode::Io,
-                        format!("cannot read the directory: {e}"),
-                    )
-                    .in_file(&dir),
-                );
+                diagnostics.push(prompt_file::unreadable_dir(&dir, &e));
                 return Vec::new();
             }
         };

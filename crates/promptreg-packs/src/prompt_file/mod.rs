@@ -24,6 +24,17 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, LineIndex};
 
+/// The error of a directory that cannot be listed: every reader of a
+/// folder (defaults, snippets, shared files, tests, prompt directories)
+/// says it the same way.
+pub(crate) fn unreadable_dir(dir: &Path, error: &io::Error) -> Diagnostic {
+    Diagnostic::error(
+        DiagnosticCode::Io,
+        format!("cannot read the directory: {error}"),
+    )
+    .in_file(dir)
+}
+
 #[cfg(feature = "packs")]
 pub(crate) use names::names_ending;
 pub(crate) use names::{DeclaredIds, FileKey, file_key, file_locale_warning, markdown_names};

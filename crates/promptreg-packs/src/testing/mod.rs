@@ -75,7 +75,7 @@ use serde::{Deserialize, Serialize};
 use similar::TextDiff;
 
 use crate::chat::{Message, Role, messages_as_text};
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, LineIndex};
+use crate::diagnostic::{Diagnostic, Diagnostics, LineIndex};
 use crate::error::Error;
 use crate::id::PromptId;
 use crate::json_schema;
@@ -371,13 +371,7 @@ impl PromptTests {
         let files = match source.test_files(&dir) {
             Ok(files) => files,
             Err(e) => {
-                diagnostics.push(
-                    Diagnostic::error(
-                        DiagnosticCode::Io,
-                        format!("cannot read the directory: {e}"),
-                    )
-                    .in_file(&dir),
-                );
+                diagnostics.push(crate::prompt_file::unreadable_dir(&dir, &e));
                 return (None, diagnostics.into_vec());
             }
         };
