@@ -107,7 +107,6 @@ struct VariableSpec {
     #[serde(rename = "type")]
     kind: Option<VariableType>,
     schema: Option<serde_json::Value>,
-    #[allow(dead_code)] // Documentation for people reading the file.
     description: Option<String>,
 }
 
@@ -224,6 +223,7 @@ impl<'a> Document<'a> {
                     schema: spec
                         .and_then(|s| s.schema.as_ref())
                         .and_then(|schema| crate::json_schema::variable_schema(name, schema)),
+                    description: spec.and_then(|s| s.description.clone()),
                 }
             })
             .collect()

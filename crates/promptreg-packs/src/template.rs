@@ -49,6 +49,8 @@ pub struct Variable {
     pub kind: Option<VariableType>,
     /// The JSON Schema its value must match, when declared (`schema:`).
     pub schema: Option<VariableSchema>,
+    /// What it is, for people filling it in (`description:`).
+    pub description: Option<String>,
 }
 
 /// A JSON Schema a variable's value must match, compiled once, when the
@@ -773,6 +775,7 @@ mod tests {
                 default: None,
                 kind: None,
                 schema: None,
+                description: None,
             },
             Variable {
                 name: "tone".into(),
@@ -780,6 +783,7 @@ mod tests {
                 default: Some("calm".into()),
                 kind: None,
                 schema: None,
+                description: None,
             },
         ];
         let t = compile("{{ goal_id }} {{ tone }}", variables);
@@ -893,6 +897,7 @@ mod tests {
             default: None,
             kind: None,
             schema: None,
+            description: None,
         }];
         let t = compile("{{ brand }} {{ persona }} {{ locale }}", variables);
         assert_eq!(
@@ -908,6 +913,7 @@ mod tests {
             default: None,
             kind: Some(kind),
             schema: None,
+            description: None,
         }
     }
 
