@@ -16,11 +16,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::{Bench, LABEL, PROMPT, ms, quantile, summary};
+use support::{Bench, LABEL, PROMPT, Seen, deliver, ms, quantile, summary};
 use tokio::sync::mpsc;
-
-/// A client saw the move: which client, and when.
-type Seen = (usize, Instant);
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -86,30 +83,6 @@ async fn run(bench: &Bench, clients: usize, moves: usize) {
         ms(quantile(&delivery, 0.99)) / ms(quantile(&requests, 0.50))
     );
     println!("load after: {}", support::load());
-}
-
-/// Moves the label and waits for every client to see it: the request's
-/// round trip, and each client's time from just before the request.
-async fn deliver(
-    bench: &Bench,
-    version: u64,
-    clients: usize,
-    inbox: &mut mpsc::UnboundedReceiver<Seen>,
-) -> (Duration, Vec<Duration>) {
-    let start = Instant::now();
-    let request = bench.move_label(version).await;
-    let mut times = vec![None; clients];
-    let mut missing = clients;
-    while missing > 0 {
-        let (client, at) = tokio::time::timeout(Duration::from_secs(10), inbox.recv())
-            .await
-            .expect("every client sees the move within 10 s")
-            .expect("the clients are running");
-        if times[client].replace(at - start).is_none() {
-            missing -= 1;
-        }
-    }
-    (request, times.into_iter().flatten().collect())
 }
 
 /// Reads one stream; reports each `label_moved` event of the label the

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderName, HeaderValue};
-use axum::routing::get;
+use axum::routing::{any, get};
 use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestId, PropagateRequestIdLayer, RequestId, SetRequestId,
@@ -17,9 +17,10 @@ use tower_http::request_id::{
 use tower_http::trace::{DefaultOnResponse, Trace, TraceLayer};
 use tower_layer::Layer;
 
+use crate::auth::Caller;
 use crate::observe::ObserveLayer;
 use crate::state::AppState;
-use crate::{api, guard, openapi, web};
+use crate::{api, guard, mcp, openapi, web};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -60,7 +61,16 @@ fn request_span(request: &Request) -> tracing::Span {
 fn router(state: AppState) -> Router {
     let (routes, doc) = openapi::routes().split_for_parts();
     let doc = Arc::new(doc);
+    let endpoint = mcp::Endpoint::new(&state);
     routes
+        .route(
+            mcp::PATH,
+            any(
+                move |State(state): State<AppState>, caller: Caller, request: Request| {
+                    mcp::answer(endpoint.clone(), state, caller, request)
+                },
+            ),
+        )
         .route(
             "/v1/openapi.json",
             get(move || {

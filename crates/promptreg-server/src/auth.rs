@@ -94,6 +94,11 @@ impl Caller {
         }
     }
 
+    /// Whether the caller may read `pack`.
+    pub(crate) fn may_read(&self, pack: &str) -> bool {
+        self.require(pack, Scope::Read).is_ok()
+    }
+
     /// Whether the caller may write to `pack`.
     pub(crate) fn may_write(&self, pack: &str) -> bool {
         self.require(pack, Scope::Write).is_ok()

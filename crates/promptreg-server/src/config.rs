@@ -105,6 +105,18 @@ pub struct Config {
     /// 507 `too-many-instances` naming the bound; known instances go on
     /// reporting.
     pub fleet_limits: FleetLimits,
+    /// How many MCP sessions (`/mcp`) the server holds at once (1,000).
+    /// A new one past it is answered 503 `overloaded`; a session unused
+    /// for five minutes is closed.
+    pub max_mcp_sessions: usize,
+    /// How many prompts a page of an MCP session's `prompts/list` holds
+    /// (100).
+    pub mcp_page_size: usize,
+    /// Whether MCP sessions get the tools for agents that improve prompts
+    /// (off): labels, revisions and diffs to read, a proposed change's
+    /// tests to run, a proposed change saved as a new version on
+    /// `latest`. None moves a label.
+    pub mcp_tools: bool,
 }
 
 impl Default for Config {
@@ -134,6 +146,9 @@ impl Default for Config {
             allowed_hosts: Vec::new(),
             behind_tls: false,
             web_over_plain_http: false,
+            max_mcp_sessions: 1_000,
+            mcp_page_size: promptreg_mcp::DEFAULT_PAGE_SIZE,
+            mcp_tools: false,
         }
     }
 }

@@ -169,7 +169,10 @@ const UNLIMITED: [&str; 4] = ["/v1/events", "/healthz", "/readyz", "/metrics"];
 fn outside_limit(method: &Method, path: &str) -> bool {
     let fleet_report =
         *method == Method::POST && path.starts_with("/v1/packs/") && path.ends_with("/fleet");
-    fleet_report || UNLIMITED.contains(&path)
+    // An MCP session's event stream holds its connection; the sessions
+    // have their own bound.
+    let mcp_stream = *method == Method::GET && path == crate::mcp::PATH;
+    fleet_report || mcp_stream || UNLIMITED.contains(&path)
 }
 
 /// A place among the requests being answered when `limited`.

@@ -41,6 +41,7 @@ mod fleet_writer;
 mod guard;
 mod heavy;
 mod listener;
+mod mcp;
 mod metrics;
 mod observe;
 mod openapi;

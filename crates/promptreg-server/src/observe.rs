@@ -69,7 +69,8 @@ where
     }
 
     fn call(&mut self, request: Request) -> Observed<S::Future> {
-        let events = request.uri().path() == EVENTS;
+        let events = request.uri().path() == EVENTS
+            || (request.method() == Method::GET && request.uri().path() == crate::mcp::PATH);
         let connection = events
             .then(|| request.extensions().get::<ConnectInfo<Connection>>())
             .flatten()

@@ -92,6 +92,34 @@ impl Bench {
     }
 }
 
+/// A client saw a move: which client, and when.
+pub type Seen = (usize, Instant);
+
+/// Moves the label to `version` and waits for each of `clients` to see it
+/// (each reports on `inbox`): the request's round trip, and each client's
+/// time from just before the request.
+pub async fn deliver(
+    bench: &Bench,
+    version: u64,
+    clients: usize,
+    inbox: &mut tokio::sync::mpsc::UnboundedReceiver<Seen>,
+) -> (Duration, Vec<Duration>) {
+    let start = Instant::now();
+    let request = bench.move_label(version).await;
+    let mut times = vec![None; clients];
+    let mut missing = clients;
+    while missing > 0 {
+        let (client, at) = tokio::time::timeout(Duration::from_secs(10), inbox.recv())
+            .await
+            .expect("every client sees the move within 10 s")
+            .expect("the clients are running");
+        if times[client].replace(at - start).is_none() {
+            missing -= 1;
+        }
+    }
+    (request, times.into_iter().flatten().collect())
+}
+
 /// Moves `production` to `version` through the API of the server at
 /// `base`; the time the request took.
 pub async fn move_label(client: &reqwest::Client, base: &str, version: u64) -> Duration {

@@ -26,7 +26,7 @@ pub(crate) use splits::share_of;
 pub use splits::{EndSplit, SplitBody, SplitShare, SplitStepBody, StartSplit};
 
 /// The packs in the store.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PackList {
     /// Their names, sorted.
     pub packs: Vec<String>,

@@ -265,6 +265,7 @@ impl Cache {
             entries,
             renderer: OnceCell::new(),
             origin: format!("{}#{pack}@{label}{suffix}", self.store.location()),
+            label: label.as_str().to_owned(),
         }
     }
 

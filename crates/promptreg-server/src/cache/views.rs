@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use promptreg::PromptRegistry;
-use promptreg::pack::Pack;
+use promptreg::pack::{Pack, StoreStamp};
 use promptreg::remote::wire::{BundleHeaders, SplitHeader};
 use promptreg_store::{EntryVersion, PACK_ENTRY, PackFiles, TESTS_ENTRY};
 use tokio::sync::OnceCell;
@@ -69,6 +69,8 @@ pub(crate) struct LabelView {
     /// why it cannot be.
     pub(super) renderer: OnceCell<Result<Renderer, Problem>>,
     pub(super) origin: String,
+    /// The label it is a view of.
+    pub(super) label: String,
 }
 
 impl LabelView {
@@ -117,7 +119,19 @@ impl LabelView {
             .flat_map(|e| e.files.iter())
             .map(|(p, b)| (p.to_owned(), b.to_vec()))
             .collect();
-        let pack = files.to_pack(PathBuf::from(&self.origin))?;
+        let mut pack = files.to_pack(PathBuf::from(&self.origin))?;
+        // Where each prompt stands in the store, on every part rendered
+        // from it (explain, MCP's `_meta`).
+        let versions = self
+            .entries
+            .iter()
+            .map(|e| (e.prompt.clone(), (e.number, e.digest.clone())))
+            .collect();
+        pack.stamp_origin(&StoreStamp {
+            versions: &versions,
+            label: &self.label,
+            revision: self.revision,
+        });
         Ok(Arc::new(Installed::new(pack)?))
     }
 }

@@ -89,6 +89,9 @@ pub(crate) struct Hub {
     readers: Arc<Mutex<HashMap<Reader, usize>>>,
     /// The readers refused at the last check: their streams end.
     refused: watch::Sender<Arc<HashSet<Reader>>>,
+    /// Ticks after each batch of events, once the cache dropped what they
+    /// changed: MCP sessions look again at what they see.
+    changes: watch::Sender<u64>,
 }
 
 impl Hub {
@@ -98,7 +101,13 @@ impl Hub {
             clients: Arc::new(()),
             readers: Arc::default(),
             refused: watch::Sender::new(Arc::default()),
+            changes: watch::Sender::new(0),
         }
+    }
+
+    /// Ticks after each batch of the store's events.
+    pub(crate) fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// Counts a stream of `reader` until the guard returned drops.
@@ -134,6 +143,9 @@ pub(crate) async fn follow(state: AppState, mut last: u64) {
                     last = event.id;
                     // No receiver is not an error: nobody listens yet.
                     let _ = state.events.sender.send(Arc::new(Delivered::of(event)));
+                }
+                if !batch.is_empty() {
+                    state.events.changes.send_modify(|n| *n = n.wrapping_add(1));
                 }
                 if full {
                     continue;

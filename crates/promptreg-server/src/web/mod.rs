@@ -34,6 +34,7 @@ use axum::routing::get;
 use crate::state::AppState;
 
 pub(crate) use session::Sessions;
+pub(crate) use tests::TestResults;
 
 /// The page's routes; all but sign-in and the assets need a visitor.
 pub(crate) fn routes(state: AppState) -> Router<AppState> {
