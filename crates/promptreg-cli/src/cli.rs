@@ -184,6 +184,8 @@ pub enum Command {
     Keys(KeysArgs),
     /// Serve a store over HTTP: prompts, labels, renders and a live change stream
     Serve(ServeArgs),
+    /// Serve prompts to an MCP client (an IDE, a desktop assistant) over stdin and stdout
+    Mcp(McpArgs),
     /// Baked bundles: a label's release as one file, for an image to start from
     Bundle(BundleArgs),
     /// Translations: coverage per locale, stale variants, XLIFF and PO files
@@ -336,6 +338,20 @@ pub struct FollowArgs {
     /// Stop after printing the prompt this many times [default: never]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
+    #[command(flatten)]
+    pub reports: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub read: ReadOptions,
+    /// Serve what this subject (a user, session or tenant key) is served: a gradual release's candidate when its share picks the subject [default: the label's own state]
+    #[arg(long, value_name = "KEY")]
+    pub subject: Option<String>,
+    /// How many prompts a page of `prompts/list` holds
+    #[arg(long, value_name = "N", default_value_t = promptreg_mcp::DEFAULT_PAGE_SIZE as u64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub page_size: u64,
     #[command(flatten)]
     pub reports: ReportArgs,
 }
@@ -782,6 +798,15 @@ pub struct ServeArgs {
     /// Serve the web page (which takes API keys) over plain HTTP beyond loopback
     #[arg(long)]
     pub web_over_plain_http: bool,
+    /// How many MCP sessions (`/mcp`) may be open at once; a new one past it is answered 503
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub max_mcp_sessions: usize,
+    /// How many prompts a page of an MCP session's `prompts/list` holds
+    #[arg(long, value_name = "N", default_value_t = promptreg_mcp::DEFAULT_PAGE_SIZE as u64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub mcp_page_size: u64,
+    /// Give MCP sessions tools for agents that improve prompts: read labels, revisions and diffs, test and propose a change (a new version on `latest`, never a label move)
+    #[arg(long)]
+    pub mcp_tools: bool,
     #[command(flatten)]
     pub limits: FileLimitArgs,
 }
@@ -886,6 +911,7 @@ impl Command {
             Command::Store(_) => "store",
             Command::Keys(_) => "keys",
             Command::Serve(_) => "serve",
+            Command::Mcp(_) => "mcp",
             Command::Bundle(_) => "bundle",
             Command::L10n(_) => "l10n",
         }
@@ -902,7 +928,8 @@ impl Command {
             | Command::Explain(RenderArgs { read, .. })
             | Command::Diff(DiffArgs { read, .. })
             | Command::Test(TestArgs { read, .. })
-            | Command::Follow(FollowArgs { read, .. }) => Groups {
+            | Command::Follow(FollowArgs { read, .. })
+            | Command::Mcp(McpArgs { read, .. }) => Groups {
                 pack: Some(&read.pack),
                 locale: Some(&read.locale),
                 server: Some(&read.server),
@@ -983,7 +1010,7 @@ impl Cli {
             Some(after) => after.clone().or(self.server),
             None if self.server.server.is_some() => {
                 return Err(format!(
-                    "`promptreg {name}` does not read a server; --server works with list, render, explain, diff, test, follow and bundle export"
+                    "`promptreg {name}` does not read a server; --server works with list, render, explain, diff, test, follow, mcp and bundle export"
                 ));
             }
             None => match self.server.given() {

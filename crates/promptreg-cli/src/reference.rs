@@ -56,10 +56,11 @@ const GROUPS: &[Group] = &[
     },
     Group {
         file: "serve.md",
-        title: "promptreg serve and follow",
-        intro: "Serving a store over HTTP, and following a label of a server from the \
-                command line.",
-        commands: &["serve", "follow"],
+        title: "promptreg serve, follow and mcp",
+        intro: "Serving a store over HTTP (and MCP), following a label of a server from the \
+                command line, and serving prompts to an MCP client over standard input and \
+                output.",
+        commands: &["serve", "follow", "mcp"],
     },
     Group {
         file: "bundle.md",

@@ -21,7 +21,7 @@ use crate::report::Failure;
 /// The follower as `--report-interval`, `--instance-id`, `--instance-name`
 /// and `--no-reports` ask: it tells the server what it serves, unless told
 /// not to.
-fn reporting(remote: Remote, args: &ReportArgs) -> Remote {
+pub(crate) fn reporting(remote: Remote, args: &ReportArgs) -> Remote {
     if args.no_reports {
         return remote;
     }

@@ -10,6 +10,7 @@ mod init;
 mod keys;
 mod l10n;
 mod list;
+mod mcp;
 mod render;
 mod resolve;
 mod serve;
@@ -81,6 +82,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Init(args) => init::run(&session, &args),
         Command::Store(args) => store::run(&session, &args),
         Command::Serve(args) => serve::run(&session, &args),
+        Command::Mcp(args) => mcp::run(&session, &args),
         Command::Keys(args) => keys::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Bundle(args) => bundle::run(&session, &args),

@@ -48,6 +48,9 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         behind_tls: args.behind_tls,
         web_over_plain_http: args.web_over_plain_http,
         file_limits: args.limits.limits(),
+        max_mcp_sessions: args.max_mcp_sessions,
+        mcp_page_size: usize::try_from(args.mcp_page_size).unwrap_or(usize::MAX),
+        mcp_tools: args.mcp_tools,
         ..Config::default()
     };
     let server = Server::bind(store.clone(), config)
@@ -58,7 +61,7 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
     tracing::info!(
         address = %server.local_addr(),
         store = %store.location(),
-        "serving http://{addr}/v1 (OpenAPI at /v1/openapi.json) and the web page at http://{addr}/",
+        "serving http://{addr}/v1 (OpenAPI at /v1/openapi.json), MCP at http://{addr}/mcp and the web page at http://{addr}/",
         addr = server.local_addr()
     );
     server
