@@ -171,7 +171,7 @@ export async function startRegistry(kind) {
 }
 
 /** `promptreg serve`, once it says where it listens (a JSON log line on stderr). */
-async function serve(bin, args, cwd, home) {
+export async function serve(bin, args, cwd, home) {
   const child = spawn(bin, ['serve', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: home } });
   const log = [];
   const exited = once(child, 'exit');
