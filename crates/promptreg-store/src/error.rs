@@ -88,6 +88,11 @@ pub enum ErrorKind {
     /// builds, renders and test runs), or is shutting down: a gated move
     /// whose tests found no turn moved nothing; retry shortly.
     Busy,
+    /// A webhook's name, URL, event type, format or rotation breaks the
+    /// rules.
+    InvalidWebhook,
+    /// No webhook has that name.
+    UnknownWebhook,
 }
 
 impl ErrorKind {
@@ -121,6 +126,8 @@ impl ErrorKind {
             ErrorKind::SignatureRequired => "signature required",
             ErrorKind::Busy => "busy",
             ErrorKind::BreakingChange => "breaking contract change",
+            ErrorKind::InvalidWebhook => "invalid webhook",
+            ErrorKind::UnknownWebhook => "unknown webhook",
         }
     }
 }

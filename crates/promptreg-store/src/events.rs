@@ -382,12 +382,12 @@ fn announces_news(payload: &str, feed: &Weak<Feed>) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::splits::{Share, SplitStep};
 
     /// One event of every kind, every split step among them.
-    fn every_kind() -> Vec<EventKind> {
+    pub(crate) fn every_kind() -> Vec<EventKind> {
         let text = String::new;
         let mut kinds = vec![
             EventKind::VersionCreated {

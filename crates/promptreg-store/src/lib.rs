@@ -81,6 +81,7 @@ mod store;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 mod text;
+mod webhooks;
 
 pub use diff::{FileDiff, PromptDiff, RevisionDiff, contract_changes, file_locale};
 pub use error::{Error, ErrorKind};
@@ -103,3 +104,8 @@ pub use model::{
 pub use splits::{Candidate, Share, Split, SplitChange, SplitState, SplitStep};
 pub use store::Store;
 pub use text::MAX_MESSAGE_BYTES;
+pub use webhooks::{
+    Attempt, Attempted, ClaimedDelivery, Delivery, DeliveryState, Disabled, EVENT_TYPES,
+    LOGGED_RESPONSE_BYTES, MAX_OVERLAP, MAX_URL_BYTES, TEST_EVENT_TYPE, Webhook, WebhookFormat,
+    WebhookSpec, check_url, event_type,
+};

@@ -244,6 +244,58 @@ CREATE INDEX fleet_instances_by_reporter ON fleet_instances (reporter);
 ALTER TABLE revisions ADD COLUMN breaking TEXT;
 ALTER TABLE splits ADD COLUMN breaking TEXT;
 "#,
+    r#"
+-- Webhooks (see `webhooks.rs`): subscriptions to the event log, with their
+-- signing secrets (kept, since every delivery is signed with them; a
+-- rotated-out one signs beside the new one until `previous_until`). The
+-- event log is the outbox: `event_cursor` is the last event a webhook took
+-- in; each event it wants becomes one delivery, leased by one worker at a
+-- time (`lease_until`, `leased_by`) and retried until a day after
+-- `retry_from`. Packs and event types are space-separated; empty: all.
+CREATE TABLE webhooks (
+    webhook_id {id},
+    name TEXT NOT NULL UNIQUE,
+    url TEXT NOT NULL,
+    packs TEXT NOT NULL,
+    events TEXT NOT NULL,
+    format TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    previous_secret TEXT,
+    previous_until BIGINT,
+    event_cursor BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    created_by TEXT NOT NULL,
+    disabled_at BIGINT,
+    disabled_reason TEXT
+);
+CREATE TABLE webhook_deliveries (
+    delivery_id {id},
+    webhook_id BIGINT NOT NULL REFERENCES webhooks (webhook_id),
+    event_id BIGINT,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    retry_from BIGINT NOT NULL,
+    next_attempt_at BIGINT NOT NULL,
+    lease_until BIGINT,
+    leased_by TEXT,
+    finished_at BIGINT,
+    UNIQUE (webhook_id, event_id)
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_attempt_at);
+CREATE TABLE webhook_attempts (
+    attempt_id {id},
+    delivery_id BIGINT NOT NULL REFERENCES webhook_deliveries (delivery_id),
+    at BIGINT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    status BIGINT,
+    error TEXT,
+    response TEXT NOT NULL,
+    worker TEXT NOT NULL
+);
+CREATE INDEX webhook_attempts_by_delivery ON webhook_attempts (delivery_id);
+"#,
 ];
 
 /// The schema version whose migration adds revisions: a store migrated

@@ -1036,7 +1036,7 @@ fn quoted(names: &[String]) -> String {
 }
 
 /// The nearest known prompt id, for a did-you-mean.
-fn nearest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     known
         .filter(|k| !k.starts_with('@'))
         .map(|k| (strsim::levenshtein(name, k), k))

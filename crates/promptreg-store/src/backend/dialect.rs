@@ -21,6 +21,9 @@ pub(crate) struct Dialect {
     /// pack's id), so that two writers of one pack take turns: the second
     /// reads what the first wrote, and numbers its versions after them.
     pub(crate) lock_pack: Option<&'static str>,
+    /// Ends a `SELECT` of queued rows a worker is about to take, so that
+    /// two workers never take one row and neither waits for the other.
+    pub(crate) skip_locked: &'static str,
 }
 
 /// The channel of `notify_events`; its payload is the newest event id.
@@ -37,6 +40,8 @@ pub(crate) const SQLITE: Dialect = Dialect {
     notify_events: None,
     // `BEGIN IMMEDIATE` already makes writers take turns.
     lock_pack: None,
+    // `BEGIN IMMEDIATE`: one worker claims at a time.
+    skip_locked: "",
 };
 
 pub(crate) const POSTGRES: Dialect = Dialect {
@@ -64,6 +69,7 @@ pub(crate) const POSTGRES: Dialect = Dialect {
     // before the events lock in every transaction, so the two never
     // deadlock.
     lock_pack: Some("SELECT pack_id FROM packs WHERE pack_id = $1 FOR UPDATE"),
+    skip_locked: " FOR UPDATE SKIP LOCKED",
 };
 
 impl Dialect {

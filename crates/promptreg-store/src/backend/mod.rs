@@ -61,6 +61,7 @@ macro_rules! operations {
         include!("../ops/fleet.rs");
         include!("../ops/splits.rs");
         include!("../ops/signatures.rs");
+        include!("../ops/webhooks.rs");
     };
 }
 

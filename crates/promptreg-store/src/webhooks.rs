@@ -1,0 +1,821 @@
+//! Webhooks: subscriptions to the event log, and the outbox their
+//! deliveries are made from.
+//!
+//! A [`Webhook`] names a URL, the packs and the [event types](EVENT_TYPES)
+//! it wants, and a signing secret (`whsec_` and 32 random bytes in
+//! base64, as the Standard Webhooks scheme writes them). The secret is
+//! shown once, when it is made; the store keeps it, since every delivery
+//! is signed with it. [`Store::rotate_webhook_secret`] makes a new one
+//! and keeps the old one signing beside it for an overlap, so a receiver
+//! can switch without losing a message.
+//!
+//! The event log is the outbox: each webhook keeps the id of the last
+//! event it took in, and [`Store::claim_deliveries`] first turns the
+//! events after it into deliveries (one per webhook and event, in one
+//! transaction with the cursor, so an event becomes a delivery exactly
+//! once however many servers share the store), then leases the ones due.
+//! A lease is a time after which another worker may take the delivery
+//! again: a process killed mid-delivery loses nothing, its deliveries are
+//! taken again once their lease runs out. On PostgreSQL the due rows are
+//! claimed with `FOR UPDATE SKIP LOCKED`, so two servers never both take
+//! one; on SQLite the write lock does the same. A delivery keeps its
+//! message id (`msg_` and its number) through every attempt, so a
+//! receiver can drop what it has seen.
+//!
+//! What to do after an attempt (deliver, retry at a time, give up) is the
+//! caller's decision ([`Attempted`]); the store records each attempt in
+//! the delivery log ([`Store::deliveries`]) and disables a webhook whose
+//! delivery it gives up on.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::Serialize;
+
+use crate::error::{Error, ErrorKind};
+use crate::events::{Event, EventKind};
+use crate::model::{Actor, Permission, RevisionCause, Timestamp, name_problem};
+use crate::splits::SplitStep;
+use crate::store::Store;
+
+/// The event types a webhook may ask for, as its deliveries' `type`.
+pub const EVENT_TYPES: &[&str] = &[
+    "version.created",
+    "label.moved",
+    "label.released",
+    "label.rolled_back",
+    "label.restored",
+    "revision.created",
+    "revision.signed",
+    "split.started",
+    "split.share_changed",
+    "split.promoted",
+    "split.aborted",
+    "label.protected",
+    "label.unprotected",
+];
+
+/// The type of the message [`Store::queue_test_delivery`] sends.
+pub const TEST_EVENT_TYPE: &str = "webhook.test";
+
+/// The most bytes of a response body the delivery log keeps.
+pub const LOGGED_RESPONSE_BYTES: usize = 1024;
+
+/// The longest URL a webhook takes.
+pub const MAX_URL_BYTES: usize = 2048;
+
+/// The longest overlap of a rotation: both secrets sign for at most this.
+pub const MAX_OVERLAP: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// A webhook's type for an event: what a subscription filters on and its
+/// deliveries carry. A revision is named for what made it when that is a
+/// rollback or a restore (a pack rolled back, a label set to a revision);
+/// its other causes already have their own event (the move, the release,
+/// the push).
+pub fn event_type(change: &EventKind) -> &'static str {
+    match change {
+        EventKind::VersionCreated { .. } => "version.created",
+        EventKind::LabelMoved { .. } => "label.moved",
+        EventKind::Released { .. } => "label.released",
+        EventKind::RevisionCreated { cause, .. } => match cause {
+            RevisionCause::Rollback => "label.rolled_back",
+            RevisionCause::Restore => "label.restored",
+            _ => "revision.created",
+        },
+        EventKind::RevisionSigned { .. } => "revision.signed",
+        EventKind::SplitChanged { step, .. } => match step {
+            SplitStep::Start => "split.started",
+            SplitStep::Share => "split.share_changed",
+            SplitStep::Promote => "split.promoted",
+            SplitStep::Abort => "split.aborted",
+        },
+        EventKind::LabelProtected { .. } => "label.protected",
+        EventKind::LabelUnprotected { .. } => "label.unprotected",
+    }
+}
+
+/// How a delivery's body is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WebhookFormat {
+    /// The Standard Webhooks body: `type`, `timestamp`, `data`.
+    #[default]
+    Standard,
+    /// A readable message for a chat's incoming webhook (`{"text": …}`).
+    Slack,
+}
+
+impl WebhookFormat {
+    /// `standard` or `slack`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookFormat::Standard => "standard",
+            WebhookFormat::Slack => "slack",
+        }
+    }
+}
+
+impl fmt::Display for WebhookFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl FromStr for WebhookFormat {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "standard" => Ok(WebhookFormat::Standard),
+            "slack" => Ok(WebhookFormat::Slack),
+            _ => Err(invalid(format!(
+                "unknown webhook format `{s}`: it is `standard` (signed JSON) or `slack` (a chat message)"
+            ))),
+        }
+    }
+}
+
+/// What a new webhook is: [`Store::create_webhook`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WebhookSpec {
+    /// Its name: lowercase letters, digits and `-`, like a label.
+    pub name: String,
+    /// Where deliveries go: an `http` or `https` URL.
+    pub url: String,
+    /// The packs it hears of; empty: every pack.
+    pub packs: Vec<String>,
+    /// The [event types](EVENT_TYPES) it wants; empty: every type.
+    pub events: Vec<String>,
+    /// How its bodies are written.
+    pub format: WebhookFormat,
+}
+
+/// A webhook as the store records it (never its secrets).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Webhook {
+    /// Its name.
+    pub name: String,
+    /// Where deliveries go.
+    pub url: String,
+    /// The packs it hears of; empty: every pack.
+    pub packs: Vec<String>,
+    /// The event types it wants; empty: every type.
+    pub events: Vec<String>,
+    /// How its bodies are written.
+    pub format: WebhookFormat,
+    /// When it was made.
+    pub created_at: Timestamp,
+    /// Who made it.
+    pub created_by: String,
+    /// Until when a rotated-out secret still signs beside the new one.
+    pub previous_secret_until: Option<Timestamp>,
+    /// When it was disabled and why; a disabled webhook takes in no event.
+    pub disabled: Option<Disabled>,
+}
+
+/// Why and when a webhook stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Disabled {
+    /// When.
+    pub at: Timestamp,
+    /// Why, for people.
+    pub reason: String,
+}
+
+impl Webhook {
+    /// Whether it wants events of `kind` from `pack`.
+    pub fn wants(&self, pack: &str, kind: &str) -> bool {
+        wants(&self.packs, &self.events, pack, kind)
+    }
+}
+
+/// Whether a subscription to `packs` and `types` (empty: all) takes an
+/// event of type `kind` from `pack`.
+pub(crate) fn wants(packs: &[String], types: &[String], pack: &str, kind: &str) -> bool {
+    (packs.is_empty() || packs.iter().any(|p| p == pack))
+        && (types.is_empty() || types.iter().any(|t| t == kind))
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryState {
+    /// Waiting for its next attempt (or in one).
+    Pending,
+    /// A receiver answered 2xx.
+    Delivered,
+    /// Given up on; [`Store::redeliver`] tries again.
+    Failed,
+}
+
+impl DeliveryState {
+    /// `pending`, `delivered` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Delivered => "delivered",
+            DeliveryState::Failed => "failed",
+        }
+    }
+
+    fn named(s: &str) -> Option<DeliveryState> {
+        match s {
+            "pending" => Some(DeliveryState::Pending),
+            "delivered" => Some(DeliveryState::Delivered),
+            "failed" => Some(DeliveryState::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// One message to one webhook, and every attempt to deliver it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Delivery {
+    /// Its number in the store.
+    pub id: u64,
+    /// The message id every attempt carries (`webhook-id`).
+    pub message_id: String,
+    /// The event delivered; `None` for a test message.
+    pub event: Option<u64>,
+    /// Its type (`label.moved`, …, `webhook.test`).
+    pub kind: String,
+    /// Where it stands.
+    pub state: DeliveryState,
+    /// When it was queued.
+    pub created_at: Timestamp,
+    /// When it is next tried, while pending.
+    pub next_attempt_at: Option<Timestamp>,
+    /// Every attempt, oldest first.
+    pub attempts: Vec<Attempt>,
+}
+
+/// One try at delivering, as the delivery log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Attempt {
+    /// When it started.
+    pub at: Timestamp,
+    /// How long it took, in milliseconds.
+    pub duration_ms: u64,
+    /// The receiver's status code; `None` when none came back.
+    pub status: Option<u16>,
+    /// Why it failed without a status (refused, timed out, …).
+    pub error: Option<String>,
+    /// The response body's first [`LOGGED_RESPONSE_BYTES`], as text.
+    pub response: String,
+    /// The worker that made it.
+    pub by: String,
+}
+
+/// What a worker decided after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempted {
+    /// The receiver took it.
+    Delivered,
+    /// Try again at this time.
+    RetryAt(Timestamp),
+    /// Stop trying; the webhook is disabled with this reason.
+    GiveUp,
+}
+
+/// A delivery a worker holds until its lease ends, with what it needs to
+/// send it.
+#[derive(Debug, Clone)]
+pub struct ClaimedDelivery {
+    /// The delivery's number.
+    pub id: u64,
+    /// The message id (`webhook-id`).
+    pub message_id: String,
+    /// Its type.
+    pub kind: String,
+    /// The event, `None` for a test message.
+    pub event: Option<Event>,
+    /// The webhook's name.
+    pub webhook: String,
+    /// Where to send it.
+    pub url: String,
+    /// How to write it.
+    pub format: WebhookFormat,
+    /// Every secret signing now: the current one first, then a rotated-out
+    /// one still in its overlap.
+    pub secrets: Vec<String>,
+    /// Which attempt this is, from 1 (again from 1 after a redelivery).
+    pub attempt: u32,
+    /// When it was queued, or redelivered: a worker stops retrying a day
+    /// after.
+    pub retrying_since: Timestamp,
+}
+
+/// A webhook as the database holds it: name, url, packs, events, format,
+/// created_at, created_by, previous_until, disabled_at, disabled_reason.
+pub(crate) type WebhookRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    String,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+);
+
+pub(crate) fn webhook_of(row: WebhookRow) -> Result<Webhook, Error> {
+    let (name, url, packs, events, format, created_at, created_by, until, disabled_at, why) = row;
+    let format = format.parse().map_err(|_| {
+        Error::new(
+            ErrorKind::Database,
+            format!("webhook `{name}` has the unknown format `{format}`: the webhooks table was changed by hand"),
+        )
+    })?;
+    let words = |s: &str| s.split_whitespace().map(str::to_owned).collect();
+    Ok(Webhook {
+        packs: words(&packs),
+        events: words(&events),
+        name,
+        url,
+        format,
+        created_at: Timestamp(created_at),
+        created_by,
+        previous_secret_until: until.map(Timestamp),
+        disabled: disabled_at.map(|at| Disabled {
+            at: Timestamp(at),
+            reason: why.unwrap_or_default(),
+        }),
+    })
+}
+
+/// A delivery as the database holds it: id, event, kind, state,
+/// created_at, next_attempt_at.
+pub(crate) type DeliveryRow = (i64, Option<i64>, String, String, i64, i64);
+
+/// An attempt as the database holds it: delivery, at, duration, status,
+/// error, response, by.
+pub(crate) type AttemptRow = (i64, i64, i64, Option<i64>, Option<String>, String, String);
+
+pub(crate) fn delivery_of(row: DeliveryRow, attempts: Vec<Attempt>) -> Result<Delivery, Error> {
+    let (id, event, kind, state, created_at, next) = row;
+    let state = DeliveryState::named(&state).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Database,
+            format!("delivery {id} is in the unknown state `{state}`: the deliveries table was changed by hand"),
+        )
+    })?;
+    Ok(Delivery {
+        id: id as u64,
+        message_id: message_id(id),
+        event: event.map(|e| e as u64),
+        kind,
+        state,
+        created_at: Timestamp(created_at),
+        next_attempt_at: (state == DeliveryState::Pending).then_some(Timestamp(next)),
+        attempts,
+    })
+}
+
+pub(crate) fn attempt_of(row: AttemptRow) -> Attempt {
+    let (_, at, duration, status, error, response, by) = row;
+    Attempt {
+        at: Timestamp(at),
+        duration_ms: duration.max(0) as u64,
+        status: status.and_then(|s| u16::try_from(s).ok()),
+        error,
+        response,
+        by,
+    }
+}
+
+/// The `webhook-id` of delivery `id`: the same for every attempt.
+pub(crate) fn message_id(id: i64) -> String {
+    format!("msg_{id}")
+}
+
+fn invalid(message: String) -> Error {
+    Error::new(ErrorKind::InvalidWebhook, message)
+}
+
+/// A new secret: `whsec_` and 32 random bytes in base64.
+fn new_secret() -> Result<String, Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("cannot make a webhook secret: the system's random source failed ({e})"),
+        )
+    })?;
+    Ok(format!("whsec_{}", BASE64.encode(bytes)))
+}
+
+/// Checks a spec, naming what is wrong and how to write it.
+fn check(spec: &WebhookSpec, packs: &[String]) -> Result<(), Error> {
+    if let Some(why) = name_problem(&spec.name) {
+        return Err(invalid(format!(
+            "invalid webhook name `{}`: {why}; a webhook's name is lowercase letters, digits and `-` (like `team-chat`)",
+            spec.name
+        )));
+    }
+    check_url(&spec.url)?;
+    for pack in &spec.packs {
+        if !packs.contains(pack) {
+            let known = match packs.is_empty() {
+                true => "the store holds no pack yet".to_owned(),
+                false => format!("it holds {}", packs.join(", ")),
+            };
+            return Err(Error::new(
+                ErrorKind::UnknownPack,
+                format!(
+                    "webhook `{}` names pack `{pack}`, which the store does not hold: {known}",
+                    spec.name
+                ),
+            ));
+        }
+    }
+    for kind in &spec.events {
+        if !EVENT_TYPES.contains(&kind.as_str()) {
+            let hint = crate::store::nearest(kind, EVENT_TYPES.iter().copied())
+                .map(|k| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            return Err(invalid(format!(
+                "unknown event type `{kind}`{hint}: a webhook takes {}",
+                EVENT_TYPES.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An `http` or `https` URL with a host, no credentials, at most
+/// [`MAX_URL_BYTES`]. Where it points is checked when a delivery
+/// connects, since a name may resolve elsewhere later.
+pub fn check_url(url: &str) -> Result<url::Url, Error> {
+    if url.len() > MAX_URL_BYTES {
+        return Err(invalid(format!(
+            "a webhook's URL is at most {MAX_URL_BYTES} bytes; this one is {}",
+            url.len()
+        )));
+    }
+    let parsed =
+        url::Url::parse(url).map_err(|e| invalid(format!("invalid webhook URL `{url}`: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid(format!(
+            "webhook URL `{url}` is `{}`: deliveries go over `http` or `https` only",
+            parsed.scheme()
+        )));
+    }
+    if parsed.host().is_none() {
+        return Err(invalid(format!("webhook URL `{url}` has no host")));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(invalid(format!(
+            "webhook URL `{url}` carries credentials: deliveries are signed instead, so none are needed (and the URL is shown in lists)"
+        )));
+    }
+    Ok(parsed)
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Creates a webhook. Returns it with its secret, which is shown this
+    /// once.
+    ///
+    /// It takes in the events after the newest one now: a webhook hears
+    /// of changes made after it exists.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
+    /// [`ErrorKind::InvalidWebhook`] for a bad name, URL or event type;
+    /// [`ErrorKind::UnknownPack`]; [`ErrorKind::Conflict`] when a webhook
+    /// has the name.
+    pub async fn create_webhook(
+        &self,
+        spec: &WebhookSpec,
+        actor: &Actor,
+    ) -> Result<(Webhook, String), Error> {
+        actor.require(Permission::Admin, "create webhooks")?;
+        check(spec, &self.packs().await?)?;
+        let secret = new_secret()?;
+        let now = Timestamp::now();
+        on_backend!(self, insert_webhook(spec, &secret, now, &actor.name))?;
+        Ok((self.webhook(&spec.name).await?, secret))
+    }
+
+    /// Every webhook, by name.
+    pub async fn webhooks(&self) -> Result<Vec<Webhook>, Error> {
+        on_backend!(self, webhooks())?
+            .into_iter()
+            .map(webhook_of)
+            .collect()
+    }
+
+    /// The webhook named `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownWebhook`], naming the nearest name.
+    pub async fn webhook(&self, name: &str) -> Result<Webhook, Error> {
+        let hooks = self.webhooks().await?;
+        let names: Vec<&str> = hooks.iter().map(|h| h.name.as_str()).collect();
+        match hooks.iter().find(|h| h.name == name) {
+            Some(hook) => Ok(hook.clone()),
+            None => Err(unknown_webhook(name, &names)),
+        }
+    }
+
+    /// Deletes a webhook with its delivery log.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
+    /// [`ErrorKind::UnknownWebhook`].
+    pub async fn delete_webhook(&self, name: &str, actor: &Actor) -> Result<Webhook, Error> {
+        actor.require(Permission::Admin, "delete webhooks")?;
+        let hook = self.webhook(name).await?;
+        on_backend!(self, delete_webhook(name))?;
+        Ok(hook)
+    }
+
+    /// Gives the webhook a new secret; the old one keeps signing beside
+    /// it for `overlap` (at most [`MAX_OVERLAP`]). Returns the new secret,
+    /// shown this once.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
+    /// [`ErrorKind::UnknownWebhook`]; [`ErrorKind::InvalidWebhook`] for an
+    /// overlap over [`MAX_OVERLAP`].
+    pub async fn rotate_webhook_secret(
+        &self,
+        name: &str,
+        overlap: Duration,
+        actor: &Actor,
+    ) -> Result<(Webhook, String), Error> {
+        actor.require(Permission::Admin, "rotate webhook secrets")?;
+        if overlap > MAX_OVERLAP {
+            return Err(invalid(format!(
+                "an overlap of {} s is longer than the longest, {} s (a week): both secrets would sign for too long",
+                overlap.as_secs(),
+                MAX_OVERLAP.as_secs()
+            )));
+        }
+        self.webhook(name).await?;
+        let secret = new_secret()?;
+        let until = Timestamp(Timestamp::now().0.saturating_add(millis(overlap)));
+        on_backend!(self, rotate_webhook(name, &secret, until))?;
+        Ok((self.webhook(name).await?, secret))
+    }
+
+    /// Enables a disabled webhook again. It takes in the events after the
+    /// newest one now; what failed while it was down is redelivered with
+    /// [`redeliver_failed`](Self::redeliver_failed).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
+    /// [`ErrorKind::UnknownWebhook`].
+    pub async fn enable_webhook(&self, name: &str, actor: &Actor) -> Result<Webhook, Error> {
+        actor.require(Permission::Admin, "enable webhooks")?;
+        self.webhook(name).await?;
+        on_backend!(self, enable_webhook(name))?;
+        self.webhook(name).await
+    }
+
+    /// Queues a `webhook.test` message to the webhook, due now.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
+    /// [`ErrorKind::UnknownWebhook`].
+    pub async fn queue_test_delivery(&self, name: &str, actor: &Actor) -> Result<Delivery, Error> {
+        actor.require(Permission::Admin, "test webhooks")?;
+        self.webhook(name).await?;
+        let id = on_backend!(self, insert_test_delivery(name, Timestamp::now()))?;
+        self.delivery(name, id as u64).await
+    }
+
+    /// Takes in the events no webhook has taken yet, then leases at most
+    /// `limit` deliveries due now to `worker` for `lease`: no other worker
+    /// takes them before it ends. A delivery whose lease ended unrecorded
+    /// (its worker died) is due again.
+    pub async fn claim_deliveries(
+        &self,
+        worker: &str,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<ClaimedDelivery>, Error> {
+        on_backend!(self, enqueue_events(Timestamp::now()))?;
+        let now = Timestamp::now();
+        let until = Timestamp(now.0.saturating_add(millis(lease)));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let claimed = on_backend!(self, claim_deliveries(worker, now, until, limit))?;
+        let mut out = Vec::with_capacity(claimed.len());
+        for row in claimed {
+            let (id, event_id, kind, attempts, since, name, url, format, secret, previous) = row;
+            let event = match event_id {
+                Some(e) => self.events_since(e as u64 - 1, 1).await?.into_iter().next(),
+                None => None,
+            };
+            out.push(ClaimedDelivery {
+                id: id as u64,
+                message_id: message_id(id),
+                kind,
+                event,
+                webhook: name,
+                url,
+                format: format.parse()?,
+                secrets: std::iter::once(secret).chain(previous).collect(),
+                attempt: u32::try_from(attempts).unwrap_or(u32::MAX),
+                retrying_since: Timestamp(since),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Records an attempt at delivery `id` by `worker` and what comes
+    /// next. Giving up disables the webhook, with the attempt's error as
+    /// the reason. An attempt recorded after the delivery's lease passed
+    /// to another worker is still logged; only the lease holder's outcome
+    /// changes the delivery.
+    pub async fn record_attempt(
+        &self,
+        id: u64,
+        worker: &str,
+        attempt: &Attempt,
+        next: Attempted,
+    ) -> Result<(), Error> {
+        let id = i64::try_from(id).unwrap_or(i64::MAX);
+        on_backend!(self, record_attempt(id, worker, attempt, next))
+    }
+
+    /// The webhook's deliveries, newest first: at most `limit`, queued
+    /// before `before` when given (to page back).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownWebhook`].
+    pub async fn deliveries(
+        &self,
+        name: &str,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Delivery>, Error> {
+        self.webhook(name).await?;
+        let before = before.map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (rows, attempts) = on_backend!(self, deliveries(name, before, limit))?;
+        let mut by_delivery: std::collections::BTreeMap<i64, Vec<Attempt>> = Default::default();
+        for row in attempts {
+            by_delivery.entry(row.0).or_default().push(attempt_of(row));
+        }
+        rows.into_iter()
+            .map(|row| {
+                let attempts = by_delivery.remove(&row.0).unwrap_or_default();
+                delivery_of(row, attempts)
+            })
+            .collect()
+    }
+
+    /// One delivery of the webhook.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownWebhook`]; [`ErrorKind::InvalidWebhook`] when
+    /// the webhook has no delivery `id`.
+    pub async fn delivery(&self, name: &str, id: u64) -> Result<Delivery, Error> {
+        self.deliveries(name, Some(id.saturating_add(1)), 1)
+            .await?
+            .into_iter()
+            .find(|d| d.id == id)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "webhook `{name}` has no delivery {id}: `promptreg webhooks log {name}` lists them"
+                ))
+            })
+    }
+
+    /// Makes delivery `id` of the webhook due again now, with the same
+    /// message id, whatever its state.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
+    /// [`ErrorKind::UnknownWebhook`]; [`ErrorKind::InvalidWebhook`] for a
+    /// delivery it does not have.
+    pub async fn redeliver(&self, name: &str, id: u64, actor: &Actor) -> Result<Delivery, Error> {
+        actor.require(Permission::Admin, "redeliver webhooks")?;
+        self.delivery(name, id).await?;
+        let rows = i64::try_from(id).unwrap_or(i64::MAX);
+        on_backend!(self, redeliver(name, Some(rows), None, Timestamp::now()))?;
+        self.delivery(name, id).await
+    }
+
+    /// Makes every failed delivery of the webhook queued at or after
+    /// `since` due again now. Returns how many.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
+    /// [`ErrorKind::UnknownWebhook`].
+    pub async fn redeliver_failed(
+        &self,
+        name: &str,
+        since: Timestamp,
+        actor: &Actor,
+    ) -> Result<u64, Error> {
+        actor.require(Permission::Admin, "redeliver webhooks")?;
+        self.webhook(name).await?;
+        on_backend!(self, redeliver(name, None, Some(since), Timestamp::now()))
+    }
+
+    /// Drops the finished deliveries (delivered or failed) queued before
+    /// `before`, with their attempts. Returns how many.
+    pub async fn prune_deliveries(&self, before: Timestamp) -> Result<u64, Error> {
+        on_backend!(self, prune_deliveries(before))
+    }
+}
+
+fn unknown_webhook(name: &str, names: &[&str]) -> Error {
+    let hint = crate::store::nearest(name, names.iter().copied())
+        .map(|k| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default();
+    let known = match names.is_empty() {
+        true => {
+            "the store has none: `promptreg webhooks create NAME URL --admin` makes one".to_owned()
+        }
+        false => format!("it has {}", names.join(", ")),
+    };
+    Error::new(
+        ErrorKind::UnknownWebhook,
+        format!("no webhook is named `{name}`{hint}; {known}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_kind_has_a_listed_type() {
+        for kind in crate::events::tests::every_kind() {
+            assert!(EVENT_TYPES.contains(&event_type(&kind)), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn urls_are_http_with_a_host_and_no_credentials() {
+        assert!(check_url("https://hooks.example.com/in?x=1").is_ok());
+        assert!(check_url("http://127.0.0.1:9/").is_ok());
+        for bad in [
+            "ftp://example.com/",
+            "file:///etc/passwd",
+            "https://u:p@example.com/",
+            "not a url",
+        ] {
+            let e = check_url(bad).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidWebhook, "{bad}: {e}");
+        }
+        let long = format!("https://example.com/{}", "a".repeat(MAX_URL_BYTES));
+        assert!(
+            check_url(&long)
+                .unwrap_err()
+                .to_string()
+                .contains("at most")
+        );
+    }
+
+    #[test]
+    fn a_secret_is_whsec_and_32_bytes_of_base64() {
+        let secret = new_secret().unwrap();
+        let bytes = BASE64
+            .decode(secret.strip_prefix("whsec_").unwrap())
+            .unwrap();
+        assert_eq!(bytes.len(), 32);
+        assert_ne!(secret, new_secret().unwrap());
+    }
+
+    #[test]
+    fn a_webhook_wants_its_packs_and_types_or_every_one() {
+        let mut hook = Webhook {
+            name: "h".into(),
+            url: "http://x/".into(),
+            packs: vec![],
+            events: vec![],
+            format: WebhookFormat::Standard,
+            created_at: Timestamp(0),
+            created_by: "ada".into(),
+            previous_secret_until: None,
+            disabled: None,
+        };
+        assert!(hook.wants("any", "label.moved"));
+        hook.packs = vec!["demo".into()];
+        hook.events = vec!["label.released".into()];
+        assert!(hook.wants("demo", "label.released"));
+        assert!(!hook.wants("other", "label.released"));
+        assert!(!hook.wants("demo", "label.moved"));
+    }
+}
