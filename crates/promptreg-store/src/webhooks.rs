@@ -601,18 +601,53 @@ impl Store {
     /// Takes in the events no webhook has taken yet, then leases at most
     /// `limit` deliveries due now to `worker` for `lease`: no other worker
     /// takes them before it ends. A delivery whose lease ended unrecorded
-    /// (its worker died) is due again.
+    /// (its worker died) is due again. The webhooks named in `busy` (those
+    /// the worker sends as many of as it will at once) are left for later.
     pub async fn claim_deliveries(
         &self,
         worker: &str,
         lease: Duration,
         limit: usize,
+        busy: &[String],
     ) -> Result<Vec<ClaimedDelivery>, Error> {
         on_backend!(self, enqueue_events(Timestamp::now()))?;
+        self.claim(worker, lease, limit, None, busy).await
+    }
+
+    /// Leases delivery `id` of webhook `name` to `worker` if it is due
+    /// (a test message just queued, a redelivery): to send it at once.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownWebhook`]; [`ErrorKind::InvalidWebhook`] for a
+    /// delivery it does not have.
+    pub async fn claim_delivery(
+        &self,
+        name: &str,
+        id: u64,
+        worker: &str,
+        lease: Duration,
+    ) -> Result<Option<ClaimedDelivery>, Error> {
+        self.delivery(name, id).await?;
+        let id = i64::try_from(id).unwrap_or(i64::MAX);
+        Ok(self.claim(worker, lease, 1, Some(id), &[]).await?.pop())
+    }
+
+    async fn claim(
+        &self,
+        worker: &str,
+        lease: Duration,
+        limit: usize,
+        only: Option<i64>,
+        busy: &[String],
+    ) -> Result<Vec<ClaimedDelivery>, Error> {
         let now = Timestamp::now();
         let until = Timestamp(now.0.saturating_add(millis(lease)));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let claimed = on_backend!(self, claim_deliveries(worker, now, until, limit))?;
+        let claimed = on_backend!(
+            self,
+            claim_deliveries(worker, now, until, limit, only, busy)
+        )?;
         let mut out = Vec::with_capacity(claimed.len());
         for row in claimed {
             let (id, event_id, kind, attempts, since, name, url, format, secret, previous) = row;

@@ -109,12 +109,7 @@ async fn a_webhook_is_made_by_an_admin_with_a_secret_shown_once() {
             "{err}"
         );
 
-        assert_eq!(
-            store.webhooks().await.unwrap(),
-            [hook],
-            "{}",
-            db.name
-        );
+        assert_eq!(store.webhooks().await.unwrap(), [hook], "{}", db.name);
         let err = store.webhook("chaat").await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::UnknownWebhook);
         assert!(err.to_string().contains("did you mean `chat`?"), "{err}");
@@ -140,14 +135,14 @@ async fn each_event_it_wants_becomes_one_delivery_leased_to_one_worker() {
         // Events before a webhook exists are not its.
         assert!(
             store
-                .claim_deliveries("w1", LEASE, 100)
+                .claim_deliveries("w1", LEASE, 100, &[])
                 .await
                 .unwrap()
                 .is_empty()
         );
 
         ship(&store).await;
-        let claimed = store.claim_deliveries("w1", LEASE, 100).await.unwrap();
+        let claimed = store.claim_deliveries("w1", LEASE, 100, &[]).await.unwrap();
         let releases: Vec<_> = claimed.iter().filter(|d| d.webhook == "releases").collect();
         assert_eq!(releases.len(), 1, "{}: {claimed:#?}", db.name);
         assert_eq!(releases[0].kind, "label.released");
@@ -158,7 +153,7 @@ async fn each_event_it_wants_becomes_one_delivery_leased_to_one_worker() {
         // Leased: no other worker gets them, and nothing is queued twice.
         assert!(
             store
-                .claim_deliveries("w2", LEASE, 100)
+                .claim_deliveries("w2", LEASE, 100, &[])
                 .await
                 .unwrap()
                 .is_empty()
@@ -174,7 +169,7 @@ async fn each_event_it_wants_becomes_one_delivery_leased_to_one_worker() {
             )
             .await
             .unwrap();
-        let retried = store.claim_deliveries("w2", LEASE, 100).await.unwrap();
+        let retried = store.claim_deliveries("w2", LEASE, 100, &[]).await.unwrap();
         assert_eq!(retried.len(), 1, "{}", db.name);
         assert_eq!((retried[0].id, retried[0].attempt), (first.id, 2));
         assert_eq!(
@@ -214,10 +209,16 @@ async fn a_lease_that_runs_out_gives_the_delivery_to_another_worker() {
             .unwrap();
         ship(&store).await;
         let lease = Duration::from_millis(200);
-        let crashed = store.claim_deliveries("crashed", lease, 10).await.unwrap();
+        let crashed = store
+            .claim_deliveries("crashed", lease, 10, &[])
+            .await
+            .unwrap();
         assert_eq!(crashed.len(), 1);
         tokio::time::sleep(lease + Duration::from_millis(50)).await;
-        let taken = store.claim_deliveries("after", LEASE, 10).await.unwrap();
+        let taken = store
+            .claim_deliveries("after", LEASE, 10, &[])
+            .await
+            .unwrap();
         assert_eq!(taken.len(), 1, "{}", db.name);
         assert_eq!(taken[0].message_id, crashed[0].message_id);
         // The late worker's outcome is logged but changes nothing.
@@ -251,7 +252,7 @@ async fn a_rotated_secret_signs_beside_the_new_one_for_the_overlap() {
         assert_ne!(old, new);
         assert!(hook.previous_secret_until.is_some());
         store.queue_test_delivery("chat", &admin()).await.unwrap();
-        let claimed = store.claim_deliveries("w", LEASE, 10).await.unwrap();
+        let claimed = store.claim_deliveries("w", LEASE, 10, &[]).await.unwrap();
         assert_eq!(claimed[0].secrets, [new.clone(), old], "{}", db.name);
         assert_eq!(claimed[0].kind, "webhook.test");
 
@@ -260,7 +261,7 @@ async fn a_rotated_secret_signs_beside_the_new_one_for_the_overlap() {
             .await
             .unwrap();
         store.queue_test_delivery("chat", &admin()).await.unwrap();
-        let claimed = store.claim_deliveries("w", LEASE, 10).await.unwrap();
+        let claimed = store.claim_deliveries("w", LEASE, 10, &[]).await.unwrap();
         assert_eq!(
             claimed[0].secrets,
             [newest],
@@ -287,7 +288,7 @@ async fn giving_up_disables_the_webhook_until_enabled_and_failures_can_be_sent_a
             .unwrap();
         let since = Timestamp::now();
         ship(&store).await;
-        let claimed = store.claim_deliveries("w", LEASE, 1).await.unwrap();
+        let claimed = store.claim_deliveries("w", LEASE, 1, &[]).await.unwrap();
         let failing = Attempt {
             status: None,
             error: Some("connection refused".into()),
@@ -321,7 +322,7 @@ async fn giving_up_disables_the_webhook_until_enabled_and_failures_can_be_sent_a
         store.queue_test_delivery("chat", &admin()).await.unwrap();
         assert!(
             store
-                .claim_deliveries("w", LEASE, 10)
+                .claim_deliveries("w", LEASE, 10, &[])
                 .await
                 .unwrap()
                 .is_empty()
@@ -333,7 +334,7 @@ async fn giving_up_disables_the_webhook_until_enabled_and_failures_can_be_sent_a
             .await
             .unwrap();
         assert_eq!(again, 2, "{}: the release and its revision", db.name);
-        let claimed = store.claim_deliveries("w", LEASE, 10).await.unwrap();
+        let claimed = store.claim_deliveries("w", LEASE, 10, &[]).await.unwrap();
         assert_eq!(claimed.len(), 3, "{}: and the test message", db.name);
         assert!(
             claimed.iter().all(|d| d.attempt == 1),
@@ -352,7 +353,7 @@ async fn finished_deliveries_are_pruned_with_their_attempts() {
             .unwrap();
         let sent = store.queue_test_delivery("chat", &admin()).await.unwrap();
         store.queue_test_delivery("chat", &admin()).await.unwrap();
-        let claimed = store.claim_deliveries("w", LEASE, 1).await.unwrap();
+        let claimed = store.claim_deliveries("w", LEASE, 1, &[]).await.unwrap();
         assert_eq!(claimed[0].id, sent.id);
         store
             .record_attempt(sent.id, "w", &answered(200, "w"), Attempted::Delivered)
@@ -400,7 +401,7 @@ async fn two_stores_on_one_database_never_take_one_delivery() {
         tokio::spawn(async move {
             let mut ids = Vec::new();
             loop {
-                let batch = store.claim_deliveries(worker, LEASE, 3).await.unwrap();
+                let batch = store.claim_deliveries(worker, LEASE, 3, &[]).await.unwrap();
                 if batch.is_empty() {
                     return ids;
                 }

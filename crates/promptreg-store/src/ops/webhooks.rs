@@ -187,27 +187,44 @@ pub(crate) async fn enqueue_events(pool: &Pool<Db>, at: Timestamp) -> Result<(),
 
 /// Leases at most `limit` due deliveries of enabled webhooks to `worker`
 /// until `until`, counting the attempt, and returns them with their
-/// webhook's address, format and signing secrets.
+/// webhook's address, format and signing secrets. `only` takes that
+/// delivery alone; the webhooks named in `busy` are left alone.
 pub(crate) async fn claim_deliveries(
     pool: &Pool<Db>,
     worker: &str,
     now: Timestamp,
     until: Timestamp,
     limit: i64,
+    only: Option<i64>,
+    busy: &[String],
 ) -> Result<Vec<ClaimRow>, OpError> {
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
+    let only_one = match only {
+        Some(_) => " AND delivery_id = $3",
+        None => " AND $3 = 0",
+    };
+    let skipped = match busy.is_empty() {
+        true => String::new(),
+        false => {
+            let names: Vec<String> = (0..busy.len()).map(|n| format!("${}", n + 4)).collect();
+            format!(
+                " AND webhook_id NOT IN (SELECT webhook_id FROM webhooks WHERE name IN ({}))",
+                names.join(", ")
+            )
+        }
+    };
     let sql = format!(
         "SELECT delivery_id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 \
          AND (lease_until IS NULL OR lease_until <= $1) \
-         AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE disabled_at IS NULL) \
+         AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE disabled_at IS NULL){only_one}{skipped} \
          ORDER BY next_attempt_at, delivery_id LIMIT $2{}",
         DIALECT.skip_locked
     );
-    let due: Vec<(i64,)> = sqlx::query_as(&sql)
-        .bind(now.0)
-        .bind(limit)
-        .fetch_all(&mut *tx)
-        .await?;
+    let mut query = sqlx::query_as(&sql).bind(now.0).bind(limit).bind(only.unwrap_or(0));
+    for name in busy {
+        query = query.bind(name);
+    }
+    let due: Vec<(i64,)> = query.fetch_all(&mut *tx).await?;
     let mut claimed = Vec::with_capacity(due.len());
     for (id,) in due {
         sqlx::query(
