@@ -70,6 +70,29 @@ impl Caller {
         }
     }
 
+    /// Refuses (403) a caller that is not an admin of every pack: what
+    /// the whole store shares (webhooks) is theirs to change.
+    pub(crate) fn require_store_admin(&self, what: &str) -> Result<(), Problem> {
+        match self {
+            Caller::Key(key)
+                if key.pack.is_none() && key.scope == Scope::Admin && key.revoked_at.is_none() =>
+            {
+                Ok(())
+            }
+            _ => Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                ProblemCode::InsufficientScope,
+                format!(
+                    "{what} needs an API key with the admin scope on every pack{}: create one with `promptreg keys create NAME --scope admin --admin`",
+                    match self {
+                        Caller::Key(key) => format!(" (`{}` is not one)", key.name),
+                        Caller::Local => String::new(),
+                    }
+                ),
+            )),
+        }
+    }
+
     /// The request's one check of the write scope on `pack`: the permit
     /// a write to the store takes, which the store does not check again
     /// (403 as [`require`](Self::require) says).

@@ -117,6 +117,23 @@ pub struct Config {
     /// tests to run, a proposed change saved as a new version on
     /// `latest`. None moves a label.
     pub mcp_tools: bool,
+    /// Whether this server sends webhook deliveries (yes). Servers sharing
+    /// one store may all send: each delivery goes out from one of them.
+    pub deliver_webhooks: bool,
+    /// Whether webhooks may reach loopback, private and link-local
+    /// addresses (no): for receivers inside the network, and tests. The
+    /// address connected to is checked, after the name is looked up.
+    pub webhooks_allow_private: bool,
+    /// How long a delivery waits for its receiver (10 s); a delivery is
+    /// held three times this long before another server may take it.
+    pub webhook_timeout: Duration,
+    /// When a failed delivery is tried again, and for how long
+    /// ([`Retries::default`](promptreg_webhooks::Retries): from 5 s,
+    /// doubling to an hour, for a day).
+    pub webhook_retries: promptreg_webhooks::Retries,
+    /// Where people reach the web page, for the links in webhook
+    /// messages (`None`: `http://` and the address listened on).
+    pub public_url: Option<url::Url>,
 }
 
 impl Default for Config {
@@ -149,6 +166,11 @@ impl Default for Config {
             max_mcp_sessions: 1_000,
             mcp_page_size: promptreg_mcp::DEFAULT_PAGE_SIZE,
             mcp_tools: false,
+            deliver_webhooks: true,
+            webhooks_allow_private: false,
+            webhook_timeout: Duration::from_secs(10),
+            webhook_retries: promptreg_webhooks::Retries::default(),
+            public_url: None,
         }
     }
 }
@@ -158,6 +180,20 @@ impl Config {
     /// address beyond loopback, without TLS, unless plain HTTP is allowed.
     pub(crate) fn refuses_web_in_clear(&self) -> bool {
         !self.listen.ip().is_loopback() && !self.behind_tls && !self.web_over_plain_http
+    }
+
+    /// How this server's webhook worker runs, listening on `bound`.
+    pub(crate) fn webhook_worker(&self, bound: SocketAddr) -> promptreg_webhooks::WorkerOptions {
+        let page = self.public_url.clone().unwrap_or_else(|| {
+            url::Url::parse(&format!("http://{bound}/")).expect("an address is a URL host")
+        });
+        let mut options =
+            promptreg_webhooks::WorkerOptions::new(promptreg_webhooks::worker_name(), page);
+        options.destinations.allow_private = self.webhooks_allow_private;
+        options.timeout = self.webhook_timeout;
+        options.lease = self.webhook_timeout.saturating_mul(3);
+        options.retries = self.webhook_retries;
+        options
     }
 
     pub(crate) fn timeouts(&self) -> Timeouts {

@@ -29,6 +29,7 @@ use crate::{api, events, metrics};
         (name = "render", description = "Rendering on the server"),
         (name = "translations", description = "Coverage per locale, and the pack's text in XLIFF and PO files, imported back"),
         (name = "events", description = "The change stream"),
+        (name = "webhooks", description = "Changes sent to other systems, signed by the Standard Webhooks scheme; delivery logs"),
         (name = "operations", description = "Health, readiness, metrics"),
     )
 )]

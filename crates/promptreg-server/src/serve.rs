@@ -78,6 +78,10 @@ impl Server {
         let state = AppState::new(store, config, loopback);
         tokio::spawn(events::follow(state.clone(), last));
         tokio::spawn(events::recheck_readers(state.clone()));
+        if state.config.deliver_webhooks {
+            let bound = listener.local_addr().unwrap_or(state.config.listen);
+            tokio::spawn(deliver_webhooks(state.clone(), bound));
+        }
         Ok(Server {
             listener,
             app: app(state.clone()),
@@ -120,6 +124,15 @@ impl Server {
         // The follower stops too, when the server stops without a signal.
         self.state.shutdown.send_replace(true);
         Ok(())
+    }
+}
+
+/// Sends webhook deliveries until the server stops.
+async fn deliver_webhooks(state: AppState, bound: SocketAddr) {
+    let options = state.config.webhook_worker(bound);
+    let stop = state.shutdown.subscribe();
+    if let Err(e) = promptreg_webhooks::run(state.store.clone(), options, stop).await {
+        tracing::error!(error = %e, "webhooks: no delivery will be made");
     }
 }
 

@@ -27,6 +27,8 @@ pub mod message;
 pub mod outbound;
 pub mod retries;
 pub mod signature;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 pub mod worker;
 
 use std::time::Duration;

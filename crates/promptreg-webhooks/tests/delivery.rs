@@ -2,106 +2,13 @@
 //! receiver down then back, a worker killed mid-delivery, a rotation,
 //! a private destination refused. On SQLite and PostgreSQL alike.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
 use promptreg_store::test_support::{admin, databases, demo, writer};
 use promptreg_store::{DeliveryState, Label, Store, WebhookFormat, WebhookSpec};
-use promptreg_webhooks::signature::signature;
+use promptreg_webhooks::test_support::{Receiver, verify};
 use promptreg_webhooks::{Destinations, Retries, WorkerOptions};
 use tokio::sync::watch;
-
-/// One request the receiver got.
-#[derive(Debug, Clone)]
-struct Received {
-    id: String,
-    timestamp: String,
-    signature: String,
-    body: String,
-}
-
-/// A receiver on loopback: answers each request with the next status of
-/// `answers` (the last one repeats), or hangs for `hang` first.
-#[derive(Clone)]
-struct Receiver {
-    got: Arc<Mutex<Vec<Received>>>,
-    answers: Arc<Mutex<Vec<u16>>>,
-    hang_first: Arc<Mutex<bool>>,
-    addr: SocketAddr,
-}
-
-impl Receiver {
-    async fn start(answers: &[u16]) -> Receiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let receiver = Receiver {
-            got: Arc::default(),
-            answers: Arc::new(Mutex::new(answers.to_vec())),
-            hang_first: Arc::default(),
-            addr: listener.local_addr().unwrap(),
-        };
-        let state = receiver.clone();
-        let app = Router::new().route(
-            "/hook",
-            post(move |headers: HeaderMap, body: String| {
-                let state = state.clone();
-                async move { state.answer(headers, body).await }
-            }),
-        );
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        receiver
-    }
-
-    async fn answer(&self, headers: HeaderMap, body: String) -> StatusCode {
-        let header = |name: &str| {
-            headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let hang = std::mem::take(&mut *self.hang_first.lock().unwrap());
-        self.got.lock().unwrap().push(Received {
-            id: header("webhook-id"),
-            timestamp: header("webhook-timestamp"),
-            signature: header("webhook-signature"),
-            body,
-        });
-        if hang {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-        }
-        let mut answers = self.answers.lock().unwrap();
-        let status = match answers.len() {
-            0 => 204,
-            1 => answers[0],
-            _ => answers.remove(0),
-        };
-        StatusCode::from_u16(status).unwrap()
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/hook", self.addr)
-    }
-
-    fn got(&self) -> Vec<Received> {
-        self.got.lock().unwrap().clone()
-    }
-
-    /// Waits until `n` requests came in.
-    async fn wait_for(&self, n: usize) -> Vec<Received> {
-        for _ in 0..400 {
-            let got = self.got();
-            if got.len() >= n {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("the receiver got {:?}, not {n} requests", self.got());
-    }
-}
 
 fn options(name: &str) -> WorkerOptions {
     let mut options = WorkerOptions::new(name, "http://127.0.0.1:7878/".parse().unwrap());
@@ -158,20 +65,6 @@ async fn release(store: &Store) {
         .unwrap();
 }
 
-fn verify(received: &Received, secret: &str) {
-    let expected = signature(
-        &[secret.to_owned()],
-        &received.id,
-        received.timestamp.parse().unwrap(),
-        received.body.as_bytes(),
-    )
-    .unwrap();
-    assert!(
-        received.signature.split(' ').any(|s| s == expected),
-        "{received:?} is not signed by {secret}"
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_reaches_the_receiver_signed() {
     for db in databases("webhooks_signed").await {
@@ -225,7 +118,7 @@ async fn a_worker_killed_mid_delivery_leaves_it_to_the_next() {
         let store = db.open().await;
         store.push(&demo(), &writer(), "first").await.unwrap();
         let receiver = Receiver::start(&[200]).await;
-        *receiver.hang_first.lock().unwrap() = true;
+        receiver.hang_first();
         subscribe(&store, &receiver.url(), &["label.released"]).await;
         let mut first = options("first");
         first.timeout = Duration::from_secs(30);

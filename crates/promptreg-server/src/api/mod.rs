@@ -18,6 +18,7 @@ mod prompts;
 mod renders;
 mod revisions;
 mod splits;
+mod webhooks;
 
 pub(crate) use operations::{method_not_allowed, not_found};
 
@@ -86,5 +87,6 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .merge(revisions::routes())
         .merge(renders::routes())
         .merge(l10n::routes())
+        .merge(webhooks::routes())
         .merge(operations::routes())
 }

@@ -13,6 +13,7 @@ mod labels;
 mod renders;
 mod revisions;
 mod splits;
+mod webhooks;
 
 pub use fleet::{FleetBody, FleetReport, InstanceBody, InstanceState, ServedBody, Source};
 pub use l10n::{Imported, IncompletePrompt, TranslationImport, TranslationStatus};
@@ -24,6 +25,10 @@ pub use revisions::{
 };
 pub(crate) use splits::share_of;
 pub use splits::{EndSplit, SplitBody, SplitShare, SplitStepBody, StartSplit};
+pub use webhooks::{
+    DeliveryBody, DeliveryLog, NewWebhook, RedeliverFailed, Redelivered, Rotation, WebhookBody,
+    WebhookList, WebhookSecret,
+};
 
 /// The packs in the store.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

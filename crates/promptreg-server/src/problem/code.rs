@@ -79,6 +79,9 @@ problem_codes! {
     InvalidInput = "invalid-input",
     /// An API key's name or scope breaks the rules.
     InvalidKey = "invalid-key",
+    /// A webhook's name, URL, event type, format or rotation breaks the
+    /// rules.
+    InvalidWebhook = "invalid-webhook",
     /// A label name breaks the rules of labels, or is reserved.
     InvalidLabel = "invalid-label",
     /// `Last-Event-ID` is not an event id.
@@ -146,6 +149,8 @@ problem_codes! {
     Unauthorized = "unauthorized",
     /// No API key has that name.
     UnknownKey = "unknown-key",
+    /// No webhook has that name, or it has no such delivery.
+    UnknownWebhook = "unknown-webhook",
     /// A fleet report names a label nothing ever moved.
     UnknownLabel = "unknown-label",
     /// No pack of that name.

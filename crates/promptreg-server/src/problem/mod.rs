@@ -190,6 +190,8 @@ pub(crate) fn status_of(kind: ErrorKind) -> (StatusCode, ProblemCode) {
             ProblemCode::UnknownRevision,
         ),
         ErrorKind::InstanceTaken => (StatusCode::CONFLICT, ProblemCode::InstanceTaken),
+        ErrorKind::InvalidWebhook => (StatusCode::BAD_REQUEST, ProblemCode::InvalidWebhook),
+        ErrorKind::UnknownWebhook => (StatusCode::NOT_FOUND, ProblemCode::UnknownWebhook),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::StoreError),
     }
 }
