@@ -91,7 +91,7 @@ export function databaseKinds() {
 let databaseCounter = 0;
 
 /** A fresh database of the kind inside `dir`, or on the test server; `drop` removes it. */
-function createDatabase(kind, dir) {
+export function createDatabase(kind, dir) {
   if (kind === 'sqlite') {
     return { url: path.join(dir, 'promptreg.db'), drop() {} };
   }
@@ -193,6 +193,11 @@ export async function serve(bin, args, cwd, home) {
   return {
     url: `http://${address}`,
     log,
+    /** Kills it at once (SIGKILL), as a crash would, and waits for the exit. */
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
     async stop() {
       child.kill('SIGTERM');
       const [code, signal] = await exited;

@@ -182,6 +182,8 @@ pub enum Command {
     Store(StoreArgs),
     /// API keys of a store: create (the secret is shown once), list, revoke
     Keys(KeysArgs),
+    /// Webhooks of a store: create (the secret is shown once), list, rotate, test, log, redeliver
+    Webhooks(WebhooksArgs),
     /// Serve a store over HTTP: prompts, labels, renders and a live change stream
     Serve(ServeArgs),
     /// Serve prompts to an MCP client (an IDE, a desktop assistant) over stdin and stdout
@@ -807,6 +809,18 @@ pub struct ServeArgs {
     /// Give MCP sessions tools for agents that improve prompts: read labels, revisions and diffs, test and propose a change (a new version on `latest`, never a label move)
     #[arg(long)]
     pub mcp_tools: bool,
+    /// Send no webhook deliveries from this server (another one sharing the store does)
+    #[arg(long)]
+    pub no_webhook_deliveries: bool,
+    /// Let webhooks reach loopback, private and link-local addresses (receivers inside the network)
+    #[arg(long)]
+    pub webhooks_allow_private: bool,
+    /// How long a webhook delivery waits for its receiver, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub webhooks_timeout: u64,
+    /// Where people reach the web page, for the links in webhook messages [default: http://ADDR/]
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<url::Url>,
     #[command(flatten)]
     pub limits: FileLimitArgs,
 }
@@ -882,6 +896,88 @@ pub enum KeysCommand {
 }
 
 #[derive(Debug, Args)]
+pub struct WebhooksArgs {
+    /// The store: a SQLite file, `sqlite:PATH` or `postgres://USER:PASSWORD@HOST/DB`
+    #[arg(long, global = true, value_name = "URL", default_value = promptreg_store::DEFAULT_DATABASE)]
+    pub database: String,
+    /// Act as an admin: every change to webhooks needs it
+    #[arg(long, global = true)]
+    pub admin: bool,
+    #[command(subcommand)]
+    pub command: WebhooksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebhooksCommand {
+    /// Create a webhook and print its secret, once
+    Create {
+        /// Its name, like `team-chat`
+        name: String,
+        /// Where deliveries go: an http or https URL
+        url: String,
+        /// A pack it hears of (repeat for more) [default: every pack]
+        #[arg(long = "pack", value_name = "NAME")]
+        packs: Vec<String>,
+        /// An event type it wants, like `label.released` (repeat for more) [default: every type]
+        #[arg(long = "event", value_name = "TYPE")]
+        events: Vec<String>,
+        /// standard: signed JSON; slack: one line for a chat's incoming webhook
+        #[arg(long, value_name = "FORMAT", default_value = "standard", value_parser = ["standard", "slack"])]
+        format: String,
+    },
+    /// List the webhooks (never their secrets), and whether each is disabled
+    List,
+    /// Delete a webhook and its delivery log
+    Delete {
+        /// Its name
+        name: String,
+    },
+    /// Give a webhook a new secret; the old one keeps signing for the overlap
+    Rotate {
+        /// Its name
+        name: String,
+        /// How long both secrets sign, like `1h` or `2d` (at most a week)
+        #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = humantime::parse_duration)]
+        overlap: std::time::Duration,
+    },
+    /// Enable a webhook disabled after a day of failed deliveries
+    Enable {
+        /// Its name
+        name: String,
+    },
+    /// Send a `webhook.test` message now, from here, and show how it went
+    Test {
+        /// Its name
+        name: String,
+        /// Let it reach loopback, private and link-local addresses
+        #[arg(long)]
+        allow_private: bool,
+    },
+    /// Show a webhook's deliveries, newest first, with every attempt
+    Log {
+        /// Its name
+        name: String,
+        /// How many deliveries
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: usize,
+    },
+    /// Make a delivery due again (a running server sends it), or every failed one since a time
+    Redeliver {
+        /// Its name
+        name: String,
+        /// The delivery's number, from `webhooks log`
+        #[arg(
+            required_unless_present = "failed_since",
+            conflicts_with = "failed_since"
+        )]
+        delivery: Option<u64>,
+        /// Every failed delivery queued since this time: RFC 3339, or how long ago (`2h`)
+        #[arg(long, value_name = "TIME")]
+        failed_since: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell
     pub shell: clap_complete::Shell,
@@ -910,6 +1006,7 @@ impl Command {
             Command::Completions(_) => "completions",
             Command::Store(_) => "store",
             Command::Keys(_) => "keys",
+            Command::Webhooks(_) => "webhooks",
             Command::Serve(_) => "serve",
             Command::Mcp(_) => "mcp",
             Command::Bundle(_) => "bundle",
@@ -969,6 +1066,7 @@ impl Command {
             | Command::Completions(_)
             | Command::Store(_)
             | Command::Keys(_)
+            | Command::Webhooks(_)
             | Command::Serve(_) => Groups::default(),
         }
     }

@@ -91,7 +91,7 @@ pub enum ErrorKind {
     /// A webhook's name, URL, event type, format or rotation breaks the
     /// rules.
     InvalidWebhook,
-    /// No webhook has that name.
+    /// No webhook has that name, or it has no such delivery.
     UnknownWebhook,
 }
 

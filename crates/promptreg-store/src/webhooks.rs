@@ -619,8 +619,7 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::UnknownWebhook`]; [`ErrorKind::InvalidWebhook`] for a
-    /// delivery it does not have.
+    /// [`ErrorKind::UnknownWebhook`], for the webhook or the delivery.
     pub async fn claim_delivery(
         &self,
         name: &str,
@@ -719,17 +718,17 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::UnknownWebhook`]; [`ErrorKind::InvalidWebhook`] when
-    /// the webhook has no delivery `id`.
+    /// [`ErrorKind::UnknownWebhook`], for the webhook or the delivery.
     pub async fn delivery(&self, name: &str, id: u64) -> Result<Delivery, Error> {
         self.deliveries(name, Some(id.saturating_add(1)), 1)
             .await?
             .into_iter()
             .find(|d| d.id == id)
             .ok_or_else(|| {
-                invalid(format!(
-                    "webhook `{name}` has no delivery {id}: `promptreg webhooks log {name}` lists them"
-                ))
+                Error::new(
+                    ErrorKind::UnknownWebhook,
+                    format!("webhook `{name}` has no delivery {id}: `promptreg webhooks log {name}` lists them"),
+                )
             })
     }
 
@@ -739,8 +738,7 @@ impl Store {
     /// # Errors
     ///
     /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
-    /// [`ErrorKind::UnknownWebhook`]; [`ErrorKind::InvalidWebhook`] for a
-    /// delivery it does not have.
+    /// [`ErrorKind::UnknownWebhook`], for the webhook or the delivery.
     pub async fn redeliver(&self, name: &str, id: u64, actor: &Actor) -> Result<Delivery, Error> {
         actor.require(Permission::Admin, "redeliver webhooks")?;
         self.delivery(name, id).await?;

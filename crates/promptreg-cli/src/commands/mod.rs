@@ -17,6 +17,7 @@ mod serve;
 mod store;
 mod test;
 mod trust;
+mod webhooks;
 
 use std::io::IsTerminal;
 
@@ -84,6 +85,7 @@ pub fn execute(cli: Cli) -> Result<Output, Failure> {
         Command::Serve(args) => serve::run(&session, &args),
         Command::Mcp(args) => mcp::run(&session, &args),
         Command::Keys(args) => keys::run(&session, &args),
+        Command::Webhooks(args) => webhooks::run(&session, &args),
         Command::Trust(args) => trust::run(&session, &args),
         Command::Bundle(args) => bundle::run(&session, &args),
         Command::L10n(args) => l10n::run(&session, &args),

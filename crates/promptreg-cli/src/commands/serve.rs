@@ -51,6 +51,10 @@ async fn serve(args: &ServeArgs) -> Result<(), Failure> {
         max_mcp_sessions: args.max_mcp_sessions,
         mcp_page_size: usize::try_from(args.mcp_page_size).unwrap_or(usize::MAX),
         mcp_tools: args.mcp_tools,
+        deliver_webhooks: !args.no_webhook_deliveries,
+        webhooks_allow_private: args.webhooks_allow_private,
+        webhook_timeout: Duration::from_secs(args.webhooks_timeout),
+        public_url: args.public_url.clone(),
         ..Config::default()
     };
     let server = Server::bind(store.clone(), config)
