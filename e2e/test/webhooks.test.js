@@ -16,14 +16,14 @@ import { promisify } from 'node:util';
 
 import { Webhook } from 'standardwebhooks';
 
-import { ROOT, TIMEOUT, createDatabase, databaseKinds, promptregBinary, serve } from '../harness.js';
+import { ROOT, TIMEOUT, createDatabase, databaseKinds, launchBrowser, promptregBinary, screenshot, serve, signIn } from '../harness.js';
 
 /**
  * A receiver on loopback: every request's headers and body, whether each
- * secret given verifies it, and an answer; `hangFirst` leaves the first
- * request unanswered, as a receiver that stalls would.
+ * secret given verifies it, and an answer (`status`); `hangFirst` leaves
+ * the first request unanswered, as a receiver that stalls would.
  */
-async function startReceiver({ hangFirst = false } = {}) {
+async function startReceiver({ hangFirst = false, status = 204 } = {}) {
   const got = [];
   let hang = hangFirst;
   const server = http.createServer((request, response) => {
@@ -35,7 +35,7 @@ async function startReceiver({ hangFirst = false } = {}) {
         hang = false;
         return;
       }
-      response.writeHead(204).end();
+      response.writeHead(status).end(status === 410 ? 'gone for good' : '');
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -170,6 +170,73 @@ for (const kind of databaseKinds()) {
         }
       } finally {
         receiver.close();
+        store.cleanup();
+      }
+    });
+
+    test('the web page lists webhooks and their delivery logs, and sends again', async () => {
+      const store = makeStore(kind);
+      const receiver = await startReceiver();
+      const gone = await startReceiver({ status: 410 });
+      let chromium;
+      try {
+        const key = (name, scope) => JSON.parse(store.run('keys', 'create', name, '--scope', scope, '--admin', '--json')).secret;
+        const admin = key('ops', 'admin');
+        const reader = key('dash', 'read');
+        store.run('webhooks', 'create', 'ci', receiver.url, '--event', 'label.released', '--admin');
+        store.run('webhooks', 'create', 'gone', gone.url, '--admin');
+        const server = await store.serve();
+        try {
+          store.run('store', 'release', 'latest', 'production');
+          await receiver.waitFor(1);
+          await gone.waitFor(1);
+          chromium = await launchBrowser();
+          const registry = { url: server.url };
+          const page = await signIn(chromium.browser, registry, admin);
+          await page.getByRole('navigation', { name: 'Site' }).getByRole('link', { name: 'Webhooks' }).click();
+          await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+          const goneRow = page.getByRole('row').filter({ hasText: 'gone' });
+          // A receiver answering 410 asks for no more: the webhook is disabled, and says why.
+          for (let tries = 0; !(await goneRow.textContent()).includes('disabled'); tries++) {
+            assert.ok(tries < 50, await goneRow.textContent());
+            await page.reload();
+          }
+          assert.match(await goneRow.textContent(), /answered 410/);
+          await screenshot(page, kind, 'webhooks');
+
+          await page.getByRole('link', { name: 'ci', exact: true }).click();
+          await page.getByRole('heading', { name: 'Webhook ci' }).waitFor();
+          const released = page.getByRole('row').filter({ hasText: 'label.released' });
+          for (let tries = 0; !(await released.textContent()).includes('delivered'); tries++) {
+            assert.ok(tries < 50, await released.textContent());
+            await page.reload();
+          }
+          assert.match(await released.textContent(), /204/);
+          await page.getByRole('button', { name: 'Send a test message' }).click();
+          await page.getByRole('status').filter({ hasText: 'A test message is queued' }).waitFor();
+          await receiver.waitFor(2);
+          await released.getByRole('button', { name: 'Send again' }).click();
+          await page.getByRole('status').filter({ hasText: 'due again' }).waitFor();
+          const [first, , again] = await receiver.waitFor(3);
+          assert.equal(again.headers['webhook-id'], first.headers['webhook-id']);
+          await screenshot(page, kind, 'webhook-log');
+
+          await page.goto('/webhooks/gone');
+          await page.getByRole('alert').filter({ hasText: 'Disabled since' }).waitFor();
+          await page.getByRole('button', { name: 'Enable' }).click();
+          await page.getByRole('status').filter({ hasText: 'enabled' }).waitFor();
+
+          const readerPage = await signIn(chromium.browser, registry, reader);
+          assert.equal(await readerPage.getByRole('link', { name: 'Webhooks' }).count(), 0);
+          const refused = await readerPage.goto('/webhooks');
+          assert.equal(refused.status(), 403);
+        } finally {
+          await server.stop();
+        }
+      } finally {
+        await chromium?.close();
+        receiver.close();
+        gone.close();
         store.cleanup();
       }
     });

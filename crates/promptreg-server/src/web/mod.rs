@@ -23,6 +23,7 @@ mod prompt;
 mod revisions;
 mod session;
 mod tests;
+mod webhooks;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -66,6 +67,17 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route(
             "/packs/{pack}/prompts/{id}/labels/{label}/rollback",
             get(labels::confirm_rollback).post(labels::roll_back),
+        )
+        .route("/webhooks", get(webhooks::index))
+        .route("/webhooks/{name}", get(webhooks::show))
+        .route("/webhooks/{name}/test", axum::routing::post(webhooks::test))
+        .route(
+            "/webhooks/{name}/enable",
+            axum::routing::post(webhooks::enable),
+        )
+        .route(
+            "/webhooks/{name}/deliveries/{id}/redeliver",
+            axum::routing::post(webhooks::redeliver),
         )
         .route("/sign-out", axum::routing::post(session::sign_out))
         .route_layer(middleware::from_fn_with_state(

@@ -51,6 +51,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("fleet.html", include_str!("templates/fleet.html")),
     ("restore.html", include_str!("templates/restore.html")),
     ("tests.html", include_str!("templates/tests.html")),
+    ("webhooks.html", include_str!("templates/webhooks.html")),
+    ("webhook.html", include_str!("templates/webhook.html")),
 ];
 
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
@@ -81,6 +83,7 @@ fn page(name: &str, ctx: Value) -> Result<String, minijinja::Error> {
         signed_in => who.as_ref().is_some_and(|v| v.signed_in),
         who => who.as_ref().map(|v| v.caller.name().to_owned()),
         csrf => who.as_ref().map(|v| v.csrf.clone()),
+        store_admin => who.as_ref().is_some_and(|v| v.caller.require_store_admin("").is_ok()),
         ..ctx
     };
     ENV.get_template(name)?.render(full)
