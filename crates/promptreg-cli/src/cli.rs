@@ -182,7 +182,7 @@ pub enum Command {
     Store(StoreArgs),
     /// API keys of a store: create (the secret is shown once), list, revoke
     Keys(KeysArgs),
-    /// Webhooks of a store: create (the secret is shown once), list, rotate, test, log, redeliver
+    /// Webhooks of a store: create, list, rotate, test; their delivery logs
     Webhooks(WebhooksArgs),
     /// Serve a store over HTTP: prompts, labels, renders and a live change stream
     Serve(ServeArgs),

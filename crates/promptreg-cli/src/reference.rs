@@ -55,6 +55,12 @@ const GROUPS: &[Group] = &[
         commands: &["keys"],
     },
     Group {
+        file: "webhooks.md",
+        title: "promptreg webhooks",
+        intro: "Webhooks of a store: what each hears, its signing secret, its delivery log.",
+        commands: &["webhooks"],
+    },
+    Group {
         file: "serve.md",
         title: "promptreg serve, follow and mcp",
         intro: "Serving a store over HTTP (and MCP), following a label of a server from the \

@@ -90,21 +90,24 @@ impl Command<'_> {
             .create_webhook(spec, &local_user(None, true))
             .await
             .map_err(failure)?;
-        self.with_secret(&hook, &secret, "created")
+        let headline = format!(
+            "created webhook `{}` ({} to {})",
+            hook.name,
+            listening(&hook),
+            hook.url
+        );
+        self.with_secret(&hook, &secret, &headline)
     }
 
-    /// A webhook and its new secret, shown this once.
-    fn with_secret(&self, hook: &Webhook, secret: &str, done: &str) -> Result<Output, Failure> {
+    /// A webhook and its new secret, shown this once, after `headline`.
+    fn with_secret(&self, hook: &Webhook, secret: &str, headline: &str) -> Result<Output, Failure> {
         if self.session.args.json {
             return Ok(Output::json(
                 &json!({ "webhook": to_json(hook), "secret": secret }),
             ));
         }
         Ok(Output::text(format!(
-            "{done} webhook `{}` ({} to {}); its signing secret:\n{secret}\nThe secret will not be shown again: give it to the receiver now.\n",
-            hook.name,
-            listening(hook),
-            hook.url,
+            "{headline}; its signing secret:\n{secret}\nThe secret will not be shown again: give it to the receiver now.\n"
         )))
     }
 
@@ -169,11 +172,13 @@ impl Command<'_> {
             .rotate_webhook_secret(name, overlap, &local_user(None, true))
             .await
             .map_err(failure)?;
-        let until = hook
-            .previous_secret_until
-            .map(|t| format!("rotated (the old secret signs too until {t})"))
-            .unwrap_or_else(|| "rotated".to_owned());
-        self.with_secret(&hook, &secret, &until)
+        let headline = match hook.previous_secret_until {
+            Some(until) if until > Timestamp::now() => format!(
+                "rotated the secret of webhook `{name}`: the old one signs beside the new one until {until}"
+            ),
+            _ => format!("rotated the secret of webhook `{name}`: the old one signs no more"),
+        };
+        self.with_secret(&hook, &secret, &headline)
     }
 
     async fn enable(&self, name: &str) -> Result<Output, Failure> {
@@ -205,14 +210,16 @@ impl Command<'_> {
         if self.session.args.json {
             return Ok(Output::json(&delivery_json(&delivery)));
         }
-        let text = delivery_text(&delivery, &self.paint());
-        match delivery.state {
-            promptreg_store::DeliveryState::Delivered => Ok(Output::text(text)),
-            _ => Err(Failure::usage(format!(
-                "the test message was not delivered (a running server retries it):\n{}",
-                text.trim_end()
-            ))),
+        if delivery.state == promptreg_store::DeliveryState::Delivered {
+            return Ok(Output::text(delivery_text(&delivery, &self.paint())));
         }
+        let why = delivery
+            .attempts
+            .last()
+            .map_or("it was not sent".to_owned(), outcome);
+        Err(Failure::usage(format!(
+            "the test message to `{name}` was not delivered: {why}. A running server tries it again (`promptreg webhooks log {name}`)"
+        )))
     }
 
     async fn log(&self, name: &str, limit: usize) -> Result<Output, Failure> {
@@ -315,11 +322,7 @@ fn delivery_text(d: &Delivery, paint: &Paint) -> String {
         d.state.as_str(),
     );
     for a in &d.attempts {
-        let outcome = match (a.status, &a.error) {
-            (Some(status), _) => status.to_string(),
-            (None, Some(error)) => error.clone(),
-            (None, None) => "no answer".to_owned(),
-        };
+        let outcome = outcome(a);
         let response = match a.response.trim() {
             "" => String::new(),
             r => format!("  {}", promptreg::abbreviate(&r.replace('\n', " "), 60)),
@@ -331,6 +334,15 @@ fn delivery_text(d: &Delivery, paint: &Paint) -> String {
         out += "\n";
     }
     out
+}
+
+/// What came of an attempt: the status, or why there was none.
+fn outcome(a: &promptreg_store::Attempt) -> String {
+    match (a.status, &a.error) {
+        (Some(status), _) => format!("answered {status}"),
+        (None, Some(error)) => error.clone(),
+        (None, None) => "no answer".to_owned(),
+    }
 }
 
 fn to_json(hook: &Webhook) -> Value {
