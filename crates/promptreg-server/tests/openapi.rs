@@ -44,6 +44,16 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/packs/{pack}/l10n/{locale}"),
     ("post", "/v1/packs/{pack}/l10n/{locale}"),
     ("get", "/v1/events"),
+    ("get", "/v1/webhooks"),
+    ("post", "/v1/webhooks"),
+    ("get", "/v1/webhooks/{name}"),
+    ("delete", "/v1/webhooks/{name}"),
+    ("post", "/v1/webhooks/{name}/rotate"),
+    ("post", "/v1/webhooks/{name}/enable"),
+    ("post", "/v1/webhooks/{name}/test"),
+    ("get", "/v1/webhooks/{name}/deliveries"),
+    ("post", "/v1/webhooks/{name}/deliveries/{id}/redeliver"),
+    ("post", "/v1/webhooks/{name}/redeliver"),
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/metrics"),
@@ -88,7 +98,9 @@ async fn every_route_is_in_the_document_and_every_documented_route_answers() {
             .replace("{pack}", "demo")
             .replace("{id}", "greeting")
             .replace("{label}", "production")
-            .replace("{locale}", "ja");
+            .replace("{locale}", "ja")
+            .replace("{name}", "chat")
+            .replace("deliveries/greeting", "deliveries/1");
         let method: reqwest::Method = method.to_uppercase().parse().unwrap();
         let response = server
             .client

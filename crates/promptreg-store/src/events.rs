@@ -151,6 +151,19 @@ pub enum EventKind {
         /// Why.
         reason: String,
     },
+    /// A gated label's tests refused a move (a move, a release, a
+    /// rollback, a restore, a push moving `latest`, a split's start):
+    /// nothing moved. Appended on its own, after the refusal.
+    GateRefused {
+        /// The gated label.
+        label: String,
+        /// How many test cases failed against the state it would serve.
+        failed: u64,
+        /// Who asked for the move.
+        actor: String,
+        /// Why they asked.
+        reason: String,
+    },
     /// `label` became protected in the pack.
     LabelProtected {
         /// The label.
@@ -222,6 +235,7 @@ impl EventKind {
                 crate::splits::SplitStep::Promote => "split_promote",
                 crate::splits::SplitStep::Abort => "split_abort",
             },
+            EventKind::GateRefused { .. } => "gate_refused",
             EventKind::LabelProtected { .. } => "label_protected",
             EventKind::LabelUnprotected { .. } => "label_unprotected",
         }
@@ -424,6 +438,12 @@ pub(crate) mod tests {
                 fingerprint: text(),
                 actor: text(),
             },
+            EventKind::GateRefused {
+                label: text(),
+                failed: 1,
+                actor: text(),
+                reason: text(),
+            },
             EventKind::LabelProtected {
                 label: text(),
                 actor: text(),
@@ -459,6 +479,7 @@ pub(crate) mod tests {
                 | EventKind::RevisionCreated { .. }
                 | EventKind::RevisionSigned { .. }
                 | EventKind::SplitChanged { .. }
+                | EventKind::GateRefused { .. }
                 | EventKind::LabelProtected { .. }
                 | EventKind::LabelUnprotected { .. } => {}
             }

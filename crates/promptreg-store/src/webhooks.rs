@@ -54,6 +54,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "split.share_changed",
     "split.promoted",
     "split.aborted",
+    "gate.refused",
     "label.protected",
     "label.unprotected",
 ];
@@ -92,6 +93,7 @@ pub fn event_type(change: &EventKind) -> &'static str {
             SplitStep::Promote => "split.promoted",
             SplitStep::Abort => "split.aborted",
         },
+        EventKind::GateRefused { .. } => "gate.refused",
         EventKind::LabelProtected { .. } => "label.protected",
         EventKind::LabelUnprotected { .. } => "label.unprotected",
     }

@@ -644,6 +644,20 @@ async fn a_gated_label_moves_only_to_a_state_that_passes_its_tests() {
             "{:?}",
             case.problems
         );
+        // The refusal is in the event log, for webhooks and the stream.
+        let last = store.last_event_id().await.unwrap();
+        let refused = store.events_since(last - 1, 1).await.unwrap();
+        assert_eq!(
+            refused[0].change,
+            promptreg_store::EventKind::GateRefused {
+                label: "production".into(),
+                failed: 1,
+                actor: "ada".into(),
+                reason: "release latest".into(),
+            },
+            "{}",
+            db.name
+        );
         let moved = store
             .move_label("demo", "greeting", &production, 2, Some(1), &writer(), "")
             .await;

@@ -86,6 +86,9 @@ fn event_data(event: &Event, revision: Option<&Revision>, page: &Url) -> Value {
             put("revision", revision_span(*n, digest));
             put("fingerprint", json!(fingerprint));
         }
+        EventKind::GateRefused { failed, .. } => {
+            put("failed_cases", json!(failed));
+        }
         EventKind::SplitChanged {
             split,
             share,
@@ -125,6 +128,7 @@ fn label_of(change: &EventKind) -> Option<&str> {
         | EventKind::RevisionCreated { label, .. }
         | EventKind::RevisionSigned { label, .. }
         | EventKind::SplitChanged { label, .. }
+        | EventKind::GateRefused { label, .. }
         | EventKind::LabelProtected { label, .. }
         | EventKind::LabelUnprotected { label, .. } => Some(label),
         _ => None,
@@ -137,7 +141,8 @@ fn actor_and_reason(change: &EventKind) -> (Option<&str>, Option<&str>) {
         EventKind::LabelMoved { actor, reason, .. }
         | EventKind::Released { actor, reason, .. }
         | EventKind::RevisionCreated { actor, reason, .. }
-        | EventKind::SplitChanged { actor, reason, .. } => (Some(actor), Some(reason)),
+        | EventKind::SplitChanged { actor, reason, .. }
+        | EventKind::GateRefused { actor, reason, .. } => (Some(actor), Some(reason)),
         EventKind::RevisionSigned { actor, .. }
         | EventKind::LabelProtected { actor, .. }
         | EventKind::LabelUnprotected { actor, .. } => (Some(actor), None),
@@ -225,6 +230,7 @@ fn sentence(kind: &str, data: &Value) -> String {
         "split.share_changed" => "gradual release widened or narrowed",
         "split.promoted" => "gradual release promoted",
         "split.aborted" => "gradual release aborted",
+        "gate.refused" => "tests refused a move",
         "label.protected" => "label protected",
         "label.unprotected" => "label no longer protected",
         other => other,

@@ -30,7 +30,7 @@ use promptreg::testing::CaseResult;
 use crate::backend::OpError;
 use crate::error::{Error, ErrorKind};
 use crate::files::PackFiles;
-use crate::model::Revision;
+use crate::model::{Revision, Timestamp};
 
 mod budget;
 pub(crate) mod rules;
@@ -214,6 +214,9 @@ pub(crate) struct Candidate {
     pub(crate) digest: String,
     pub(crate) files: PackFiles,
     pub(crate) forced: bool,
+    /// Who asked for the move, and why: recorded when the tests refuse it.
+    pub(crate) actor: String,
+    pub(crate) reason: String,
 }
 
 /// The candidate states tested outside the writing transaction, by label
@@ -266,10 +269,40 @@ impl crate::Store {
             if tested.runs() == MAX_TEST_RUNS {
                 return Err(self.moved_under_tests(pack, &candidate.label).await);
             }
-            let admission = self.admit_candidate(&candidate).await?;
+            let admission = match self.admit_candidate(&candidate).await {
+                Ok(admission) => admission,
+                Err(refused) => {
+                    self.record_refusal(pack, &candidate, &refused).await;
+                    return Err(refused.into());
+                }
+            };
             tested
                 .states
                 .push((candidate.label, candidate.digest, admission));
+        }
+    }
+
+    /// Appends a `gate_refused` event for a candidate whose tests failed
+    /// (not for one that could not be tested: nothing was judged). The
+    /// refusal stands whether or not the event is written.
+    async fn record_refusal(&self, pack: &str, candidate: &Candidate, refused: &Error) {
+        if refused.kind() != ErrorKind::TestsFailed || refused.failed_cases().is_empty() {
+            return;
+        }
+        let change = crate::events::EventKind::GateRefused {
+            label: candidate.label.clone(),
+            failed: refused.failed_cases().len() as u64,
+            actor: candidate.actor.clone(),
+            reason: candidate.reason.clone(),
+        };
+        // Best effort: a store that cannot be written now still refuses.
+        if let Ok(id) = self.pack_id(pack).await
+            && let Ok(last) = on_backend!(self, append_events(id, &[change], Timestamp::now()))
+        {
+            self.published(crate::events::Written {
+                value: (),
+                last_event: last,
+            });
         }
     }
 

@@ -33,6 +33,18 @@ async fn commit(
     Ok(Some(last as u64))
 }
 
+/// Appends `events` of the pack in a transaction of their own: for what
+/// is recorded without a change (a refusal).
+pub(crate) async fn append_events(
+    pool: &Pool<Db>,
+    pack_id: i64,
+    events: &[EventKind],
+    at: Timestamp,
+) -> Result<Option<u64>, OpError> {
+    let tx = pool.begin_with(DIALECT.begin_write).await?;
+    commit(tx, pack_id, events, at).await
+}
+
 /// An event as the columns of `events`: prompt, label, from, to, actor, reason.
 type EventColumns<'a> = (
     Option<&'a str>,
@@ -104,6 +116,13 @@ fn event_columns(event: &EventKind) -> EventColumns<'_> {
             actor,
             Some(reason),
         ),
+        // The number of failing cases in `from_number`.
+        EventKind::GateRefused {
+            label,
+            failed,
+            actor,
+            reason,
+        } => (None, Some(label), Some(*failed as i64), None, actor, Some(reason)),
         EventKind::LabelProtected { label, actor } | EventKind::LabelUnprotected { label, actor } => {
             (None, Some(label), None, None, actor, None)
         }
@@ -287,6 +306,12 @@ fn event_of(row: EventRow, moves: Vec<ReleasedPrompt>) -> Result<Event, OpError>
                 .and_then(crate::splits::Share::from_basis_points)
                 .ok_or_else(|| damaged("has a share outside 0 to 100 %"))?,
             digest: digest.ok_or_else(|| damaged("names a split that does not exist"))?,
+            actor,
+            reason: reason.unwrap_or_default(),
+        },
+        "gate_refused" => EventKind::GateRefused {
+            label: label.ok_or_else(|| damaged("has no label"))?,
+            failed: number(from).ok_or_else(|| damaged("has no count of failing cases"))?,
             actor,
             reason: reason.unwrap_or_default(),
         },

@@ -190,16 +190,24 @@ async fn admit_if_gated(
     .fetch_all(&mut **tx)
     .await?;
     let files: crate::files::PackFiles = rows.into_iter().map(|(_, path, bytes)| (path, bytes)).collect();
-    Err(untested(label, digest, files, made.forced))
+    Err(untested(label, digest, files, (made.actor, made.reason), made.forced))
 }
 
 /// Gives up a transaction on a gated candidate state no run has tested.
-fn untested(label: &str, digest: &str, files: crate::files::PackFiles, forced: bool) -> OpError {
+fn untested(
+    label: &str,
+    digest: &str,
+    files: crate::files::PackFiles,
+    (actor, reason): (&str, &str),
+    forced: bool,
+) -> OpError {
     OpError::Untested(Box::new(crate::gate::Candidate {
         label: label.to_owned(),
         digest: digest.to_owned(),
         files,
         forced,
+        actor: actor.to_owned(),
+        reason: reason.to_owned(),
     }))
 }
 

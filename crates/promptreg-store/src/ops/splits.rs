@@ -37,7 +37,7 @@ pub(crate) async fn start_split(
     .fetch_one(&mut *tx)
     .await?;
     let proposed = Proposed { label, source, revision, digest: &digest };
-    let admitted = admit_candidate(&mut tx, pack_id, proposed, actor.forces_gates(), tested).await?;
+    let admitted = admit_candidate(&mut tx, pack_id, proposed, (actor, reason), tested).await?;
     let breaking = guard_split_contract(&mut tx, pack_id, label, (source, revision), actor.forces_gates()).await?;
     let now = Timestamp::now();
     let (id,): (i64,) = sqlx::query_as(
@@ -179,7 +179,7 @@ async fn admit_candidate(
     tx: &mut Tx,
     pack_id: i64,
     candidate: Proposed<'_>,
-    forced: bool,
+    (actor, reason): (&Actor, &str),
     tested: &crate::gate::Tested,
 ) -> Result<Option<crate::gate::Admission>, OpError> {
     let label = candidate.label.as_str();
@@ -195,7 +195,7 @@ async fn admit_candidate(
     }
     match tested.admission(label, candidate.digest) {
         Some(admission) => Ok(Some(admission)),
-        None => Err(untested(label, candidate.digest, files, forced)),
+        None => Err(untested(label, candidate.digest, files, (&actor.name, reason), actor.forces_gates())),
     }
 }
 
