@@ -151,6 +151,19 @@ pub enum EventKind {
         /// Why.
         reason: String,
     },
+    /// A push changed the default text of `prompt` and left its variant
+    /// for `locale` as it was, translated from the older text: the
+    /// translation went stale in version `version`.
+    TranslationStale {
+        /// The prompt id.
+        prompt: String,
+        /// The variant's locale.
+        locale: String,
+        /// The prompt's new version.
+        version: u64,
+        /// Who pushed it.
+        actor: String,
+    },
     /// A gated label's tests refused a move (a move, a release, a
     /// rollback, a restore, a push moving `latest`, a split's start):
     /// nothing moved. Appended on its own, after the refusal.
@@ -235,6 +248,7 @@ impl EventKind {
                 crate::splits::SplitStep::Promote => "split_promote",
                 crate::splits::SplitStep::Abort => "split_abort",
             },
+            EventKind::TranslationStale { .. } => "translation_stale",
             EventKind::GateRefused { .. } => "gate_refused",
             EventKind::LabelProtected { .. } => "label_protected",
             EventKind::LabelUnprotected { .. } => "label_unprotected",
@@ -438,6 +452,12 @@ pub(crate) mod tests {
                 fingerprint: text(),
                 actor: text(),
             },
+            EventKind::TranslationStale {
+                prompt: text(),
+                locale: text(),
+                version: 2,
+                actor: text(),
+            },
             EventKind::GateRefused {
                 label: text(),
                 failed: 1,
@@ -479,6 +499,7 @@ pub(crate) mod tests {
                 | EventKind::RevisionCreated { .. }
                 | EventKind::RevisionSigned { .. }
                 | EventKind::SplitChanged { .. }
+                | EventKind::TranslationStale { .. }
                 | EventKind::GateRefused { .. }
                 | EventKind::LabelProtected { .. }
                 | EventKind::LabelUnprotected { .. } => {}

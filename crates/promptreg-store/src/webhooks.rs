@@ -55,6 +55,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "split.promoted",
     "split.aborted",
     "gate.refused",
+    "translation.stale",
     "label.protected",
     "label.unprotected",
 ];
@@ -94,6 +95,7 @@ pub fn event_type(change: &EventKind) -> &'static str {
             SplitStep::Abort => "split.aborted",
         },
         EventKind::GateRefused { .. } => "gate.refused",
+        EventKind::TranslationStale { .. } => "translation.stale",
         EventKind::LabelProtected { .. } => "label.protected",
         EventKind::LabelUnprotected { .. } => "label.unprotected",
     }

@@ -507,3 +507,59 @@ fn a_store_follows_again_on_a_new_runtime() {
         seen(&mut rx, 6, "after a new runtime").await;
     });
 }
+
+/// A push that changes a prompt's default and leaves a translated
+/// variant as it was appends `translation_stale` for its locale; a push
+/// that translates it again, or touches neither, appends none.
+#[tokio::test]
+async fn a_translation_left_behind_by_a_push_goes_stale() {
+    use promptreg::pack::SourceText;
+    use promptreg::pack::translation::record_source;
+    for db in databases("events_translation_stale").await {
+        let store = db.open().await;
+        let mut files = demo();
+        let source = SourceText::of_file("Goodbye.\n").unwrap();
+        files.insert(
+            "defaults/farewell.fr.md",
+            record_source("Au revoir.\n", &source),
+        );
+        store.push(&files, &writer(), "translated").await.unwrap();
+        let stale = |events: &[Event]| -> Vec<EventKind> {
+            events
+                .iter()
+                .filter(|e| matches!(e.change, EventKind::TranslationStale { .. }))
+                .map(|e| e.change.clone())
+                .collect()
+        };
+        assert!(
+            stale(&all_events(&store).await).is_empty(),
+            "{}: current",
+            db.name
+        );
+
+        files.insert("defaults/farewell.md", "Farewell.\n");
+        store.push(&files, &writer(), "reworded").await.unwrap();
+        assert_eq!(
+            stale(&all_events(&store).await),
+            [EventKind::TranslationStale {
+                prompt: "farewell".into(),
+                locale: "fr".into(),
+                version: 2,
+                actor: "ada".into(),
+            }],
+            "{}",
+            db.name
+        );
+
+        // Translating it again is no news; nor is a change elsewhere.
+        let source = SourceText::of_file("Farewell.\n").unwrap();
+        files.insert(
+            "defaults/farewell.fr.md",
+            record_source("Adieu.\n", &source),
+        );
+        store.push(&files, &writer(), "retranslated").await.unwrap();
+        files.insert("defaults/greeting.md", "Hey {{ name }}!\n");
+        store.push(&files, &writer(), "greeting").await.unwrap();
+        assert_eq!(stale(&all_events(&store).await).len(), 1, "{}", db.name);
+    }
+}

@@ -89,6 +89,9 @@ fn event_data(event: &Event, revision: Option<&Revision>, page: &Url) -> Value {
         EventKind::GateRefused { failed, .. } => {
             put("failed_cases", json!(failed));
         }
+        EventKind::TranslationStale { locale, .. } => {
+            put("locale", json!(locale));
+        }
         EventKind::SplitChanged {
             split,
             share,
@@ -122,7 +125,7 @@ fn revision_span(n: u64, digest: &str) -> Value {
 
 fn label_of(change: &EventKind) -> Option<&str> {
     match change {
-        EventKind::VersionCreated { .. } => None,
+        EventKind::VersionCreated { .. } | EventKind::TranslationStale { .. } => None,
         EventKind::LabelMoved { label, .. }
         | EventKind::Released { label, .. }
         | EventKind::RevisionCreated { label, .. }
@@ -138,6 +141,7 @@ fn label_of(change: &EventKind) -> Option<&str> {
 fn actor_and_reason(change: &EventKind) -> (Option<&str>, Option<&str>) {
     match change {
         EventKind::VersionCreated { author, .. } => (Some(author), None),
+        EventKind::TranslationStale { actor, .. } => (Some(actor), None),
         EventKind::LabelMoved { actor, reason, .. }
         | EventKind::Released { actor, reason, .. }
         | EventKind::RevisionCreated { actor, reason, .. }
@@ -154,6 +158,13 @@ fn actor_and_reason(change: &EventKind) -> (Option<&str>, Option<&str>) {
 pub fn changes(change: &EventKind, revision: Option<&Revision>) -> Vec<PromptChange> {
     match change {
         EventKind::VersionCreated {
+            prompt, version, ..
+        } => vec![PromptChange {
+            prompt: prompt.clone(),
+            from: version.checked_sub(1).filter(|&v| v > 0),
+            to: Some(*version),
+        }],
+        EventKind::TranslationStale {
             prompt, version, ..
         } => vec![PromptChange {
             prompt: prompt.clone(),
@@ -198,7 +209,8 @@ fn page_url(page: &Url, pack: &str, label: Option<&str>, change: &EventKind) -> 
     if let Ok(mut path) = url.path_segments_mut() {
         path.pop_if_empty().push("packs").push(pack);
         match (change, label) {
-            (EventKind::VersionCreated { prompt, .. }, _) => {
+            (EventKind::VersionCreated { prompt, .. }, _)
+            | (EventKind::TranslationStale { prompt, .. }, _) => {
                 path.push("prompts").push(prompt);
             }
             (_, Some(label)) => {
@@ -231,6 +243,7 @@ fn sentence(kind: &str, data: &Value) -> String {
         "split.promoted" => "gradual release promoted",
         "split.aborted" => "gradual release aborted",
         "gate.refused" => "tests refused a move",
+        "translation.stale" => "a translation went stale",
         "label.protected" => "label protected",
         "label.unprotected" => "label no longer protected",
         other => other,

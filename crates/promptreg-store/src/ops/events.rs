@@ -116,6 +116,13 @@ fn event_columns(event: &EventKind) -> EventColumns<'_> {
             actor,
             Some(reason),
         ),
+        // The locale in `label`, the new version in `to_number`.
+        EventKind::TranslationStale {
+            prompt,
+            locale,
+            version,
+            actor,
+        } => (Some(prompt), Some(locale), None, Some(*version as i64), actor, None),
         // The number of failing cases in `from_number`.
         EventKind::GateRefused {
             label,
@@ -308,6 +315,12 @@ fn event_of(row: EventRow, moves: Vec<ReleasedPrompt>) -> Result<Event, OpError>
             digest: digest.ok_or_else(|| damaged("names a split that does not exist"))?,
             actor,
             reason: reason.unwrap_or_default(),
+        },
+        "translation_stale" => EventKind::TranslationStale {
+            prompt: prompt.ok_or_else(|| damaged("has no prompt"))?,
+            locale: label.ok_or_else(|| damaged("has no locale"))?,
+            version: number(to).ok_or_else(|| damaged("has no version"))?,
+            actor,
         },
         "gate_refused" => EventKind::GateRefused {
             label: label.ok_or_else(|| damaged("has no label"))?,

@@ -98,6 +98,17 @@ pub(crate) async fn push(
                     version: n as u64,
                     author: actor.name.clone(),
                 });
+                if let (Some(before), false) = (current, entry.translations.stale.is_empty()) {
+                    let before = files_in(&mut tx, pack_id, &entry.name, before).await?;
+                    for locale in entry.translations.gone_stale(&before, &entry.files) {
+                        events.push(EventKind::TranslationStale {
+                            prompt: entry.name.clone(),
+                            locale: locale.to_owned(),
+                            version: n as u64,
+                            actor: actor.name.clone(),
+                        });
+                    }
+                }
                 (
                     n,
                     if n == 1 {
@@ -307,6 +318,25 @@ pub(crate) async fn files(
             .fetch_all(pool)
             .await?;
     Ok(Some(rows.into_iter().collect()))
+}
+
+/// The files of version `number` of `entry`, read in the transaction.
+async fn files_in(
+    tx: &mut Tx,
+    pack_id: i64,
+    entry: &str,
+    number: i64,
+) -> Result<BTreeMap<String, Vec<u8>>, OpError> {
+    let rows: Vec<(String, Vec<u8>)> = sqlx::query_as(
+        "SELECT f.path, f.content FROM versions v JOIN version_files f ON f.version_id = v.version_id \
+         WHERE v.pack_id = $1 AND v.entry = $2 AND v.number = $3",
+    )
+    .bind(pack_id)
+    .bind(entry)
+    .bind(number)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(rows.into_iter().collect())
 }
 
 /// Every file of every entry at `label`, in one read.
