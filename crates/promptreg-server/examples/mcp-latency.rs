@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use promptreg_server::Config;
 use promptreg_store::{Actor, Label, PackFiles, Permission};
 use serde_json::{Value, json};
-use support::{Bench, Seen, deliver, ms, quantile, summary};
+use support::{Bench, Moves, Seen, measure_moves, ms, quantile, summary};
 use tokio::sync::mpsc;
 
 const NARRATOR: &str = "webagent-narrator.system";
@@ -184,17 +184,11 @@ async fn list_changed(bench: &Bench, sessions: usize, moves: usize) {
         tokio::spawn(listen(n, stream, heard.clone()));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // One move first, not counted.
-    deliver(bench, 2, sessions, &mut inbox).await;
-    let (mut each, mut last, mut requests) = (Vec::new(), Vec::new(), Vec::new());
-    for n in 0..moves {
-        let (request, times) =
-            deliver(bench, if n % 2 == 0 { 1 } else { 2 }, sessions, &mut inbox).await;
-        requests.push(request);
-        last.push(*times.iter().max().expect("sessions"));
-        each.extend(times);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let Moves {
+        mut each,
+        mut last,
+        mut requests,
+    } = measure_moves(bench, sessions, moves, &mut inbox).await;
     println!("{sessions} MCP sessions, {moves} label moves through the API");
     println!("{}", summary("list_changed at each session", &mut each));
     println!(

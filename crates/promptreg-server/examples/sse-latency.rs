@@ -16,7 +16,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::{Bench, LABEL, PROMPT, Seen, deliver, ms, quantile, summary};
+use support::{Bench, LABEL, Moves, PROMPT, Seen, measure_moves, ms, quantile, summary};
 use tokio::sync::mpsc;
 
 fn main() {
@@ -53,19 +53,11 @@ async fn run(bench: &Bench, clients: usize, moves: usize) {
     // reach their first read.
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    // One move first, not counted: connections and caches warm up.
-    deliver(bench, 2, clients, &mut inbox).await;
-    let mut delivery = Vec::with_capacity(clients * moves);
-    let mut slowest = Vec::with_capacity(moves);
-    let mut requests = Vec::with_capacity(moves);
-    for n in 0..moves {
-        let version = if n % 2 == 0 { 1 } else { 2 };
-        let (request, times) = deliver(bench, version, clients, &mut inbox).await;
-        requests.push(request);
-        slowest.push(*times.iter().max().expect("clients"));
-        delivery.extend(times);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let Moves {
+        each: mut delivery,
+        last: mut slowest,
+        mut requests,
+    } = measure_moves(bench, clients, moves, &mut inbox).await;
     println!(
         "{clients} SSE clients, {moves} label moves of `{PROMPT}` at `{LABEL}` through the API"
     );

@@ -26,7 +26,7 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use promptreg_server::Config;
 use promptreg_store::{Actor, Permission, Store, WebhookSpec};
-use support::{Bench, LABEL, Seen, deliver, ms, publish, quantile, summary};
+use support::{Bench, LABEL, Moves, Seen, measure_moves, ms, publish, quantile, summary};
 use tokio::sync::mpsc;
 
 fn main() {
@@ -125,19 +125,11 @@ async fn latency(
     subscriptions: usize,
     moves: usize,
 ) {
-    // One move first, not counted: connections and caches warm up.
-    deliver(bench, 2, subscriptions, &mut inbox).await;
-    let mut delivery = Vec::with_capacity(subscriptions * moves);
-    let mut slowest = Vec::with_capacity(moves);
-    let mut requests = Vec::with_capacity(moves);
-    for n in 0..moves {
-        let version = if n % 2 == 0 { 1 } else { 2 };
-        let (request, times) = deliver(bench, version, subscriptions, &mut inbox).await;
-        requests.push(request);
-        slowest.push(*times.iter().max().expect("subscriptions"));
-        delivery.extend(times);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let Moves {
+        each: mut delivery,
+        last: mut slowest,
+        mut requests,
+    } = measure_moves(bench, subscriptions, moves, &mut inbox).await;
     println!("{subscriptions} subscriptions, {moves} moves of `{LABEL}` through the API");
     println!("{}", summary("  delivery to each receiver", &mut delivery));
     println!(

@@ -7,7 +7,7 @@ use promptreg_store::{ApiKey, Scope, Store};
 use serde_json::{Value, json};
 
 use super::Output;
-use super::store::{block_on, failure, local_user};
+use super::store::{admin_user, block_on, failure};
 use crate::cli::{KeysArgs, KeysCommand};
 use crate::options::Session;
 use crate::report::Failure;
@@ -38,19 +38,16 @@ struct Command<'a> {
 }
 
 impl Command<'_> {
-    fn require_admin(&self, what: &str) -> Result<(), Failure> {
-        if self.args.admin {
-            return Ok(());
-        }
-        Err(Failure::usage(format!("{what} needs --admin")))
+    fn admin(&self, what: &str) -> Result<promptreg_store::Actor, Failure> {
+        admin_user(self.args.admin, what)
     }
 
     async fn create(&self, name: &str, scope: &str, pack: Option<&str>) -> Result<Output, Failure> {
-        self.require_admin("creating an API key")?;
+        let admin = self.admin("creating an API key")?;
         let scope: Scope = scope.parse().map_err(failure)?;
         let (key, secret) = self
             .store
-            .create_key(name, pack, scope, &local_user(None, true))
+            .create_key(name, pack, scope, &admin)
             .await
             .map_err(failure)?;
         if self.session.args.json {
@@ -104,12 +101,8 @@ impl Command<'_> {
     }
 
     async fn revoke(&self, name: &str) -> Result<Output, Failure> {
-        self.require_admin("revoking an API key")?;
-        let key = self
-            .store
-            .revoke_key(name, &local_user(None, true))
-            .await
-            .map_err(failure)?;
+        let admin = self.admin("revoking an API key")?;
+        let key = self.store.revoke_key(name, &admin).await.map_err(failure)?;
         if self.session.args.json {
             return Ok(Output::json(&key_json(&key)));
         }

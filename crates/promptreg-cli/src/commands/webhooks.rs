@@ -9,7 +9,7 @@ use promptreg_webhooks::{Destinations, WorkerOptions};
 use serde_json::{Value, json};
 
 use super::Output;
-use super::store::{block_on, failure, local_user};
+use super::store::{admin_user, block_on, failure};
 use crate::cli::{WebhooksArgs, WebhooksCommand};
 use crate::options::Session;
 use crate::report::Failure;
@@ -70,11 +70,8 @@ struct Command<'a> {
 }
 
 impl Command<'_> {
-    fn require_admin(&self, what: &str) -> Result<(), Failure> {
-        match self.args.admin {
-            true => Ok(()),
-            false => Err(Failure::usage(format!("{what} needs --admin"))),
-        }
+    fn admin(&self, what: &str) -> Result<promptreg_store::Actor, Failure> {
+        admin_user(self.args.admin, what)
     }
 
     fn paint(&self) -> Paint {
@@ -84,10 +81,10 @@ impl Command<'_> {
     }
 
     async fn create(&self, spec: &WebhookSpec) -> Result<Output, Failure> {
-        self.require_admin("creating a webhook")?;
+        let admin = self.admin("creating a webhook")?;
         let (hook, secret) = self
             .store
-            .create_webhook(spec, &local_user(None, true))
+            .create_webhook(spec, &admin)
             .await
             .map_err(failure)?;
         let headline = format!(
@@ -151,10 +148,10 @@ impl Command<'_> {
     }
 
     async fn delete(&self, name: &str) -> Result<Output, Failure> {
-        self.require_admin("deleting a webhook")?;
+        let admin = self.admin("deleting a webhook")?;
         let hook = self
             .store
-            .delete_webhook(name, &local_user(None, true))
+            .delete_webhook(name, &admin)
             .await
             .map_err(failure)?;
         if self.session.args.json {
@@ -166,10 +163,10 @@ impl Command<'_> {
     }
 
     async fn rotate(&self, name: &str, overlap: Duration) -> Result<Output, Failure> {
-        self.require_admin("rotating a webhook's secret")?;
+        let admin = self.admin("rotating a webhook's secret")?;
         let (hook, secret) = self
             .store
-            .rotate_webhook_secret(name, overlap, &local_user(None, true))
+            .rotate_webhook_secret(name, overlap, &admin)
             .await
             .map_err(failure)?;
         let headline = match hook.previous_secret_until {
@@ -182,10 +179,10 @@ impl Command<'_> {
     }
 
     async fn enable(&self, name: &str) -> Result<Output, Failure> {
-        self.require_admin("enabling a webhook")?;
+        let admin = self.admin("enabling a webhook")?;
         let hook = self
             .store
-            .enable_webhook(name, &local_user(None, true))
+            .enable_webhook(name, &admin)
             .await
             .map_err(failure)?;
         if self.session.args.json {
@@ -197,16 +194,15 @@ impl Command<'_> {
     }
 
     async fn test(&self, name: &str, allow_private: bool) -> Result<Output, Failure> {
-        self.require_admin("testing a webhook")?;
+        let admin = self.admin("testing a webhook")?;
         // The link in a test message is not used: it names no page.
         let page =
             url::Url::parse("http://localhost/").map_err(|e| Failure::usage(e.to_string()))?;
         let mut options = WorkerOptions::new(promptreg_webhooks::worker_name(), page);
         options.destinations = Destinations { allow_private };
-        let delivery =
-            promptreg_webhooks::send_test(&self.store, name, &options, &local_user(None, true))
-                .await
-                .map_err(failure)?;
+        let delivery = promptreg_webhooks::send_test(&self.store, name, &options, &admin)
+            .await
+            .map_err(failure)?;
         if self.session.args.json {
             return Ok(Output::json(&delivery_json(&delivery)));
         }
@@ -250,8 +246,7 @@ impl Command<'_> {
         delivery: Option<u64>,
         since: Option<&str>,
     ) -> Result<Output, Failure> {
-        self.require_admin("redelivering")?;
-        let actor = local_user(None, true);
+        let actor = self.admin("redelivering")?;
         if let Some(id) = delivery {
             let again = self
                 .store

@@ -120,6 +120,40 @@ pub async fn deliver(
     (request, times.into_iter().flatten().collect())
 }
 
+/// Times of a series of moves, each seen by every client: each client's
+/// time, the last client's of each move, and each move request's own.
+pub struct Moves {
+    pub each: Vec<Duration>,
+    pub last: Vec<Duration>,
+    pub requests: Vec<Duration>,
+}
+
+/// One move not counted (connections and caches warm up), then `moves`
+/// moves between versions 1 and 2, 50 ms apart, each awaited at every one
+/// of `clients`.
+pub async fn measure_moves(
+    bench: &Bench,
+    clients: usize,
+    moves: usize,
+    inbox: &mut tokio::sync::mpsc::UnboundedReceiver<Seen>,
+) -> Moves {
+    deliver(bench, 2, clients, inbox).await;
+    let mut out = Moves {
+        each: Vec::with_capacity(clients * moves),
+        last: Vec::with_capacity(moves),
+        requests: Vec::with_capacity(moves),
+    };
+    for n in 0..moves {
+        let version = if n % 2 == 0 { 1 } else { 2 };
+        let (request, times) = deliver(bench, version, clients, inbox).await;
+        out.requests.push(request);
+        out.last.push(*times.iter().max().expect("clients"));
+        out.each.extend(times);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    out
+}
+
 /// Moves `production` to `version` through the API of the server at
 /// `base`; the time the request took.
 pub async fn move_label(client: &reqwest::Client, base: &str, version: u64) -> Duration {

@@ -792,6 +792,14 @@ fn contract_lines(changes: &[promptreg::ContractChange]) -> String {
 /// The local user, who may write, and administer with `--admin`: named
 /// `author` when given, else by `$USER` (or `USERNAME`, `LOGNAME`), else by
 /// the process's login name, else `unknown`.
+/// The local user as an admin, for `what`, when `--admin` was given.
+pub(super) fn admin_user(admin: bool, what: &str) -> Result<Actor, Failure> {
+    match admin {
+        true => Ok(local_user(None, true)),
+        false => Err(Failure::usage(format!("{what} needs --admin"))),
+    }
+}
+
 pub(super) fn local_user(author: Option<&str>, admin: bool) -> Actor {
     let given = author
         .map(str::trim)
