@@ -198,6 +198,16 @@ pub(crate) async fn claim_deliveries(
     only: Option<i64>,
     busy: &[String],
 ) -> Result<Vec<ClaimRow>, OpError> {
+    // Most polls find nothing due: a read says so without the write lock.
+    let due: Option<(i64,)> = sqlx::query_as(
+        "SELECT delivery_id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 LIMIT 1",
+    )
+    .bind(now.0)
+    .fetch_optional(pool)
+    .await?;
+    if due.is_none() {
+        return Ok(Vec::new());
+    }
     let mut tx = pool.begin_with(DIALECT.begin_write).await?;
     let only_one = match only {
         Some(_) => " AND delivery_id = $3",
