@@ -198,7 +198,20 @@ async fn a_server_refuses_private_destinations_unless_allowed() {
             .send()
             .await
             .unwrap();
-        assert_eq!(made.status(), 201);
+        let refused = json(made, 400).await;
+        assert_eq!(refused["code"], "invalid-webhook", "{refused}");
+        assert!(
+            refused["detail"].as_str().unwrap().contains("loopback"),
+            "{refused}"
+        );
+        // Made behind the server's back (the tool on the store): refused
+        // where it connects.
+        let spec = promptreg_store::WebhookSpec {
+            name: "inside".into(),
+            url: receiver.url(),
+            ..Default::default()
+        };
+        server.store.create_webhook(&spec, &admin()).await.unwrap();
         let queued = server
             .client
             .post(server.url("/v1/webhooks/inside/test"))

@@ -75,6 +75,20 @@ impl Destinations {
     }
 }
 
+impl Destinations {
+    /// Why a delivery may not go to `url` when its host is an address
+    /// rather than a name (connected to without a lookup): checked when a
+    /// webhook is made, and before each request.
+    pub fn refusal_of_address_in(&self, url: &url::Url) -> Option<String> {
+        let ip = match url.host()? {
+            url::Host::Ipv4(ip) => IpAddr::V4(ip),
+            url::Host::Ipv6(ip) => IpAddr::V6(ip),
+            url::Host::Domain(_) => return None,
+        };
+        self.refusal(ip)
+    }
+}
+
 /// Looks names up and keeps the addresses deliveries may reach: the
 /// client connects only to what this returns.
 pub(crate) struct CheckedResolver(pub(crate) Destinations);

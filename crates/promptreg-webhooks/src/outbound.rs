@@ -3,12 +3,10 @@
 //! destination checked where it is connected to, and the response read
 //! to a bound.
 
-use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use promptreg_store::LOGGED_RESPONSE_BYTES;
 use reqwest::header::HeaderMap;
-use url::{Host, Url};
 
 use crate::destination::{CheckedResolver, Destinations};
 
@@ -81,7 +79,7 @@ impl Outbound {
             Err(e) => return failed(e.to_string()),
         };
         // A literal address is connected to without a lookup: check it here.
-        if let Some(why) = literal_ip(&url).and_then(|ip| self.destinations.refusal(ip)) {
+        if let Some(why) = self.destinations.refusal_of_address_in(&url) {
             return failed(why);
         }
         let sent = self
@@ -134,14 +132,5 @@ impl Outbound {
             true => format!("cannot connect: {innermost}"),
             false => innermost.to_string(),
         }
-    }
-}
-
-/// The address of a URL whose host is one.
-fn literal_ip(url: &Url) -> Option<IpAddr> {
-    match url.host()? {
-        Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
-        Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
-        Host::Domain(_) => None,
     }
 }

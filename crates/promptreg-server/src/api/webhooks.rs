@@ -19,7 +19,7 @@ use crate::body::{
     WebhookList, WebhookSecret,
 };
 use crate::extract::{JsonBody, Path, Query};
-use crate::problem::{Problem, ProblemDetails};
+use crate::problem::{Problem, ProblemCode, ProblemDetails};
 use crate::state::AppState;
 
 /// How long a rotated-out secret signs when the request does not say.
@@ -68,7 +68,7 @@ pub(crate) async fn list(
     request_body = NewWebhook,
     responses(
         (status = 201, description = "Made: its secret is in the answer, shown this once", body = WebhookSecret),
-        (status = 400, description = "A bad name, URL, event type or format", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 400, description = "A bad name, URL, event type or format, or an address this server may not deliver to", body = ProblemDetails, content_type = "application/problem+json"),
         crate::responses::KeyOrStore,
         (status = 403, description = "The key is not an admin of every pack", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "A pack the store does not hold", body = ProblemDetails, content_type = "application/problem+json"),
@@ -84,6 +84,7 @@ pub(crate) async fn create(
 ) -> Result<(StatusCode, Json<WebhookSecret>), Problem> {
     caller.require_store_admin("making webhooks")?;
     let spec = request.spec()?;
+    refuse_private_address(&state, &spec.url)?;
     let (hook, secret) = state.store.create_webhook(&spec, &caller.actor()).await?;
     Ok((
         StatusCode::CREATED,
@@ -92,6 +93,23 @@ pub(crate) async fn create(
             secret,
         }),
     ))
+}
+
+/// A URL naming an address this server's deliveries may not reach is
+/// refused when made, not a day of failed deliveries later. A name is
+/// checked when a delivery connects (it may resolve elsewhere by then).
+fn refuse_private_address(state: &AppState, url: &str) -> Result<(), Problem> {
+    let destinations = promptreg_webhooks::Destinations {
+        allow_private: state.config.webhooks_allow_private,
+    };
+    let parsed = url::Url::parse(url).ok();
+    match parsed.and_then(|u| destinations.refusal_of_address_in(&u)) {
+        Some(why) => Err(Problem::bad_request(
+            ProblemCode::InvalidWebhook,
+            format!("this server would never deliver to `{url}`: {why}"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `GET /v1/webhooks/{name}`.
