@@ -252,9 +252,13 @@ ALTER TABLE splits ADD COLUMN breaking TEXT;
 -- in; each event it wants becomes one delivery, leased by one worker at a
 -- time (`lease_until`, `leased_by`) and retried until a day after
 -- `retry_from`. Packs and event types are space-separated; empty: all.
+-- A delivery's message id is `msg_`, the webhook's random `message_prefix`
+-- and the delivery's number: unique across stores, so a receiver hearing
+-- from two never drops one's message as the other's.
 CREATE TABLE webhooks (
     webhook_id {id},
     name TEXT NOT NULL UNIQUE,
+    message_prefix TEXT NOT NULL,
     url TEXT NOT NULL,
     packs TEXT NOT NULL,
     events TEXT NOT NULL,

@@ -19,8 +19,9 @@
 //! taken again once their lease runs out. On PostgreSQL the due rows are
 //! claimed with `FOR UPDATE SKIP LOCKED`, so two servers never both take
 //! one; on SQLite the write lock does the same. A delivery keeps its
-//! message id (`msg_` and its number) through every attempt, so a
-//! receiver can drop what it has seen.
+//! message id (`msg_`, its webhook's random prefix and its number)
+//! through every attempt, so a receiver can drop what it has seen, and
+//! ids from two stores never collide.
 //!
 //! What to do after an attempt (deliver, retry at a time, give up) is the
 //! caller's decision ([`Attempted`]); the store records each attempt in
@@ -352,15 +353,15 @@ pub(crate) fn webhook_of(row: WebhookRow) -> Result<Webhook, Error> {
 }
 
 /// A delivery as the database holds it: id, event, kind, state,
-/// created_at, next_attempt_at.
-pub(crate) type DeliveryRow = (i64, Option<i64>, String, String, i64, i64);
+/// created_at, next_attempt_at, and its webhook's message prefix.
+pub(crate) type DeliveryRow = (i64, Option<i64>, String, String, i64, i64, String);
 
 /// An attempt as the database holds it: delivery, at, duration, status,
 /// error, response, by.
 pub(crate) type AttemptRow = (i64, i64, i64, Option<i64>, Option<String>, String, String);
 
 pub(crate) fn delivery_of(row: DeliveryRow, attempts: Vec<Attempt>) -> Result<Delivery, Error> {
-    let (id, event, kind, state, created_at, next) = row;
+    let (id, event, kind, state, created_at, next, prefix) = row;
     let state = DeliveryState::named(&state).ok_or_else(|| {
         Error::new(
             ErrorKind::Database,
@@ -369,7 +370,7 @@ pub(crate) fn delivery_of(row: DeliveryRow, attempts: Vec<Attempt>) -> Result<De
     })?;
     Ok(Delivery {
         id: id as u64,
-        message_id: message_id(id),
+        message_id: message_id(&prefix, id),
         event: event.map(|e| e as u64),
         kind,
         state,
@@ -391,25 +392,41 @@ pub(crate) fn attempt_of(row: AttemptRow) -> Attempt {
     }
 }
 
-/// The `webhook-id` of delivery `id`: the same for every attempt.
-pub(crate) fn message_id(id: i64) -> String {
-    format!("msg_{id}")
+/// The `webhook-id` of delivery `id` of a webhook with `prefix`: the
+/// same for every attempt.
+pub(crate) fn message_id(prefix: &str, id: i64) -> String {
+    format!("msg_{prefix}{id}")
 }
 
 fn invalid(message: String) -> Error {
     Error::new(ErrorKind::InvalidWebhook, message)
 }
 
-/// A new secret: `whsec_` and 32 random bytes in base64.
-fn new_secret() -> Result<String, Error> {
-    let mut bytes = [0u8; 32];
+/// `N` random bytes from the operating system.
+fn random<const N: usize>(what: &str) -> Result<[u8; N], Error> {
+    let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).map_err(|e| {
         Error::new(
             ErrorKind::Io,
-            format!("cannot make a webhook secret: the system's random source failed ({e})"),
+            format!("cannot make {what}: the system's random source failed ({e})"),
         )
     })?;
-    Ok(format!("whsec_{}", BASE64.encode(bytes)))
+    Ok(bytes)
+}
+
+/// A new secret: `whsec_` and 32 random bytes in base64.
+fn new_secret() -> Result<String, Error> {
+    Ok(format!(
+        "whsec_{}",
+        BASE64.encode(random::<32>("a webhook secret")?)
+    ))
+}
+
+/// A new webhook's message prefix: 8 random bytes in lowercase hex and
+/// `_` (`msg_3f…_12`).
+fn new_message_prefix() -> Result<String, Error> {
+    let bytes = random::<8>("a webhook's message ids")?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>() + "_")
 }
 
 /// Checks a spec, naming what is wrong and how to write it.
@@ -504,8 +521,12 @@ impl Store {
         actor.require(Permission::Admin, "create webhooks")?;
         check(spec, &self.packs().await?)?;
         let secret = new_secret()?;
+        let prefix = new_message_prefix()?;
         let now = Timestamp::now();
-        on_backend!(self, insert_webhook(spec, &secret, now, &actor.name))?;
+        on_backend!(
+            self,
+            insert_webhook(spec, (&secret, &prefix), now, &actor.name)
+        )?;
         Ok((self.webhook(&spec.name).await?, secret))
     }
 
@@ -653,14 +674,15 @@ impl Store {
         )?;
         let mut out = Vec::with_capacity(claimed.len());
         for row in claimed {
-            let (id, event_id, kind, attempts, since, name, url, format, secret, previous) = row;
+            let (id, event_id, kind, attempts, since, name, url, format, secret, previous, prefix) =
+                row;
             let event = match event_id {
                 Some(e) => self.events_since(e as u64 - 1, 1).await?.into_iter().next(),
                 None => None,
             };
             out.push(ClaimedDelivery {
                 id: id as u64,
-                message_id: message_id(id),
+                message_id: message_id(&prefix, id),
                 kind,
                 event,
                 webhook: name,

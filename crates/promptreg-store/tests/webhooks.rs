@@ -176,6 +176,15 @@ async fn each_event_it_wants_becomes_one_delivery_leased_to_one_worker() {
             retried[0].message_id, first.message_id,
             "a retry is the same message"
         );
+        // `msg_`, the webhook's 16 random hex digits and `_`, the number.
+        let (prefix, number) = first.message_id["msg_".len()..].split_once('_').unwrap();
+        assert_eq!(prefix.len(), 16, "{}", first.message_id);
+        assert_eq!(number, first.id.to_string());
+        let other = claimed.iter().find(|d| d.webhook == "all").unwrap();
+        assert!(
+            !other.message_id.contains(prefix),
+            "each webhook its own prefix"
+        );
         store
             .record_attempt(first.id, "w2", &answered(204, "w2"), Attempted::Delivered)
             .await

@@ -12,7 +12,8 @@ const NEWEST_EVENT: &str = "(SELECT COALESCE(MAX(event_id), 0) FROM events)";
 const ENQUEUE_BATCH: i64 = 500;
 
 /// A claimed delivery with its webhook: id, event, kind, attempts,
-/// retry_from, name, url, format, secret, previous secret (while it signs).
+/// retry_from, name, url, format, secret, previous secret (while it signs),
+/// message prefix.
 type ClaimRow = (
     i64,
     Option<i64>,
@@ -24,18 +25,19 @@ type ClaimRow = (
     String,
     String,
     Option<String>,
+    String,
 );
 
 pub(crate) async fn insert_webhook(
     pool: &Pool<Db>,
     spec: &crate::webhooks::WebhookSpec,
-    secret: &str,
+    (secret, prefix): (&str, &str),
     at: Timestamp,
     by: &str,
 ) -> Result<(), OpError> {
     let sql = format!(
-        "INSERT INTO webhooks (name, url, packs, events, format, secret, event_cursor, created_at, created_by) \
-         VALUES ($1, $2, $3, $4, $5, $6, {NEWEST_EVENT}, $7, $8)"
+        "INSERT INTO webhooks (name, url, packs, events, format, secret, event_cursor, created_at, created_by, message_prefix) \
+         VALUES ($1, $2, $3, $4, $5, $6, {NEWEST_EVENT}, $7, $8, $9)"
     );
     let inserted = sqlx::query(&sql)
         .bind(&spec.name)
@@ -46,6 +48,7 @@ pub(crate) async fn insert_webhook(
         .bind(secret)
         .bind(at.0)
         .bind(by)
+        .bind(prefix)
         .execute(pool)
         .await;
     match inserted {
@@ -248,7 +251,7 @@ pub(crate) async fn claim_deliveries(
         .await?;
         let row: ClaimRow = sqlx::query_as(
             "SELECT d.delivery_id, d.event_id, d.kind, d.attempts, d.retry_from, w.name, w.url, w.format, \
-             w.secret, CASE WHEN w.previous_until > $1 THEN w.previous_secret END \
+             w.secret, CASE WHEN w.previous_until > $1 THEN w.previous_secret END, w.message_prefix \
              FROM webhook_deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id WHERE d.delivery_id = $2",
         )
         .bind(now.0)
@@ -349,7 +352,7 @@ pub(crate) async fn deliveries(
     OpError,
 > {
     let rows: Vec<crate::webhooks::DeliveryRow> = sqlx::query_as(
-        "SELECT d.delivery_id, d.event_id, d.kind, d.state, d.created_at, d.next_attempt_at \
+        "SELECT d.delivery_id, d.event_id, d.kind, d.state, d.created_at, d.next_attempt_at, w.message_prefix \
          FROM webhook_deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id \
          WHERE w.name = $1 AND d.delivery_id < $2 ORDER BY d.delivery_id DESC LIMIT $3",
     )
