@@ -97,6 +97,7 @@ pub async fn run(
     let mut running: JoinSet<String> = JoinSet::new();
     let mut per_webhook: BTreeMap<String, usize> = BTreeMap::new();
     let mut pruned = tokio::time::Instant::now();
+    let mut failing = false;
     prune(&store, &options).await;
     while !*stop.borrow() {
         let room = options.in_flight.saturating_sub(running.len());
@@ -111,6 +112,10 @@ pub async fn run(
                 .await
             {
                 Ok(claimed) => {
+                    if failing {
+                        tracing::info!("webhooks: the store answers again; delivering");
+                        failing = false;
+                    }
                     for delivery in claimed {
                         *per_webhook.entry(delivery.webhook.clone()).or_default() += 1;
                         let shared = shared.clone();
@@ -118,7 +123,11 @@ pub async fn run(
                     }
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "webhooks: cannot claim deliveries; trying again")
+                    // Said once per outage, not at every poll.
+                    if !failing {
+                        tracing::warn!(error = %e, "webhooks: cannot claim deliveries; trying again every poll");
+                    }
+                    failing = true;
                 }
             }
         }
