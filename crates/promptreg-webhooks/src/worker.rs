@@ -94,7 +94,10 @@ pub async fn run(
 ) -> Result<(), String> {
     let shared = Arc::new(Sender::new(store.clone(), options.clone())?);
     let mut events = store.subscribe();
-    let mut running: JoinSet<String> = JoinSet::new();
+    let mut running: JoinSet<()> = JoinSet::new();
+    // The webhook of each task, so that its place is given back however
+    // the task ends.
+    let mut tasks: BTreeMap<tokio::task::Id, String> = BTreeMap::new();
     let mut per_webhook: BTreeMap<String, usize> = BTreeMap::new();
     let mut pruned = tokio::time::Instant::now();
     let mut failing = false;
@@ -118,8 +121,10 @@ pub async fn run(
                     }
                     for delivery in claimed {
                         *per_webhook.entry(delivery.webhook.clone()).or_default() += 1;
+                        let webhook = delivery.webhook.clone();
                         let shared = shared.clone();
-                        running.spawn(async move { shared.deliver(delivery).await });
+                        let task = running.spawn(async move { shared.deliver(delivery).await });
+                        tasks.insert(task.id(), webhook);
                     }
                 }
                 Err(e) => {
@@ -136,15 +141,11 @@ pub async fn run(
             prune(&store, &options).await;
         }
         tokio::select! {
-            Some(done) = running.join_next(), if !running.is_empty() => {
-                if let Ok(webhook) = done {
-                    finished(&mut per_webhook, &webhook);
-                }
+            Some(done) = running.join_next_with_id(), if !running.is_empty() => {
+                finished(&mut tasks, &mut per_webhook, done);
                 // Every other delivery that finished meanwhile, at once.
-                while let Some(done) = running.try_join_next() {
-                    if let Ok(webhook) = done {
-                        finished(&mut per_webhook, &webhook);
-                    }
+                while let Some(done) = running.try_join_next_with_id() {
+                    finished(&mut tasks, &mut per_webhook, done);
                 }
             }
             changed = events.changed() => {
@@ -161,11 +162,23 @@ pub async fn run(
     Ok(())
 }
 
-fn finished(per_webhook: &mut BTreeMap<String, usize>, webhook: &str) {
-    if let Some(n) = per_webhook.get_mut(webhook) {
+/// Gives a finished task's place back to its webhook.
+fn finished(
+    tasks: &mut BTreeMap<tokio::task::Id, String>,
+    per_webhook: &mut BTreeMap<String, usize>,
+    done: Result<(tokio::task::Id, ()), tokio::task::JoinError>,
+) {
+    let id = match done {
+        Ok((id, ())) => id,
+        Err(e) => e.id(),
+    };
+    let Some(webhook) = tasks.remove(&id) else {
+        return;
+    };
+    if let Some(n) = per_webhook.get_mut(&webhook) {
         *n = n.saturating_sub(1);
         if *n == 0 {
-            per_webhook.remove(webhook);
+            per_webhook.remove(&webhook);
         }
     }
 }
@@ -195,8 +208,8 @@ impl Sender {
         })
     }
 
-    /// Sends one delivery and records the attempt; returns its webhook.
-    pub(crate) async fn deliver(&self, delivery: ClaimedDelivery) -> String {
+    /// Sends one delivery and records the attempt.
+    pub(crate) async fn deliver(&self, delivery: ClaimedDelivery) {
         let started = Timestamp::now();
         let exchange = match self.request(&delivery, started).await {
             Ok((headers, body)) => self.outbound.post(&delivery.url, headers, body).await,
@@ -243,7 +256,6 @@ impl Sender {
             // The lease runs out and another attempt is made: at least once.
             tracing::warn!(webhook = %delivery.webhook, error = %e, "webhooks: cannot record an attempt");
         }
-        delivery.webhook
     }
 
     /// The signed headers and the body of one attempt.
