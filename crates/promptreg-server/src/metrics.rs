@@ -1,6 +1,6 @@
 //! `/metrics`: Prometheus text. Requests by route and status, their
 //! latency, the event-stream clients, store errors, the connections open,
-//! and those refused or closed by a timeout. Each server has a
+//! and those refused or closed by a timeout, webhook delivery attempts. Each server has a
 //! registry of its own, so several can run in one process (tests do).
 
 use std::time::Instant;
@@ -25,6 +25,7 @@ pub(crate) struct Metrics {
     connections_refused: IntCounter,
     connections_timed_out: IntCounterVec,
     overloaded: IntCounterVec,
+    webhook_attempts: IntCounterVec,
 }
 
 impl Metrics {
@@ -83,6 +84,14 @@ impl Metrics {
             &["limit"],
         )
         .expect("valid metric");
+        let webhook_attempts = IntCounterVec::new(
+            Opts::new(
+                "promptreg_webhook_attempts_total",
+                "Webhook delivery attempts this server made, by what came next: delivered, retry, or given_up (the webhook is disabled)",
+            ),
+            &["outcome"],
+        )
+        .expect("valid metric");
         for metric in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
@@ -92,6 +101,7 @@ impl Metrics {
             Box::new(connections_refused.clone()),
             Box::new(connections_timed_out.clone()),
             Box::new(overloaded.clone()),
+            Box::new(webhook_attempts.clone()),
         ] {
             registry.register(metric).expect("metric registered once");
         }
@@ -105,7 +115,18 @@ impl Metrics {
             connections_refused,
             connections_timed_out,
             overloaded,
+            webhook_attempts,
         }
+    }
+
+    /// A webhook delivery attempt and what came next.
+    pub(crate) fn webhook_attempted(&self, next: promptreg_store::Attempted) {
+        let outcome = match next {
+            promptreg_store::Attempted::Delivered => "delivered",
+            promptreg_store::Attempted::RetryAt(_) => "retry",
+            promptreg_store::Attempted::GiveUp => "given_up",
+        };
+        self.webhook_attempts.with_label_values(&[outcome]).inc();
     }
 
     /// A connection accepted: counted as open until the guard drops.

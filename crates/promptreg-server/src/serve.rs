@@ -129,7 +129,11 @@ impl Server {
 
 /// Sends webhook deliveries until the server stops.
 async fn deliver_webhooks(state: AppState, bound: SocketAddr) {
-    let options = state.config.webhook_worker(bound);
+    let mut options = state.config.webhook_worker(bound);
+    let counted = state.clone();
+    options.on_attempt = Some(promptreg_webhooks::OnAttempt(std::sync::Arc::new(
+        move |next| counted.metrics.webhook_attempted(next),
+    )));
     let stop = state.shutdown.subscribe();
     if let Err(e) = promptreg_webhooks::run(state.store.clone(), options, stop).await {
         tracing::error!(error = %e, "webhooks: no delivery will be made");

@@ -109,6 +109,9 @@ async fn an_admin_subscribes_and_the_server_delivers_signed_releases() {
         })
         .await;
         let first = &delivered["deliveries"][0];
+        server
+            .wait_for_metric("promptreg_webhook_attempts_total{outcome=\"delivered\"} 1")
+            .await;
         assert_eq!(first["message_id"], got[0].id.as_str());
         assert_eq!(first["attempts"][0]["status"], 200);
 

@@ -37,7 +37,7 @@ use promptreg_store::{Actor, Delivery, Error, Store};
 
 pub use destination::Destinations;
 pub use retries::Retries;
-pub use worker::{WorkerOptions, run, worker_name};
+pub use worker::{OnAttempt, WorkerOptions, run, worker_name};
 
 /// Queues a test message to webhook `name` and sends it at once, from
 /// this process; returns the delivery with its attempt. Should the

@@ -48,6 +48,18 @@ pub struct WorkerOptions {
     pub retention: Duration,
     /// Where the web page is served, for the links in messages.
     pub page: Url,
+    /// Told what followed each attempt (for a host's metrics).
+    pub on_attempt: Option<OnAttempt>,
+}
+
+/// A function told what followed each attempt: a host counts them.
+#[derive(Clone)]
+pub struct OnAttempt(pub Arc<dyn Fn(Attempted) + Send + Sync>);
+
+impl std::fmt::Debug for OnAttempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnAttempt(..)")
+    }
 }
 
 impl WorkerOptions {
@@ -66,6 +78,7 @@ impl WorkerOptions {
             retries: Retries::default(),
             retention: Duration::from_secs(7 * 24 * 3600),
             page,
+            on_attempt: None,
         }
     }
 }
@@ -247,6 +260,9 @@ impl Sender {
                 status = ?attempt.status,
                 "webhooks: giving up a delivery; the webhook is disabled until an admin enables it",
             );
+        }
+        if let Some(OnAttempt(told)) = &self.options.on_attempt {
+            told(next);
         }
         let recorded = self
             .store
