@@ -219,10 +219,9 @@ pub(crate) async fn claim_deliveries(
     let skipped = match busy.is_empty() {
         true => String::new(),
         false => {
-            let names: Vec<String> = (0..busy.len()).map(|n| format!("${}", n + 4)).collect();
             format!(
                 " AND webhook_id NOT IN (SELECT webhook_id FROM webhooks WHERE name IN ({}))",
-                names.join(", ")
+                placeholders(4, busy.len())
             )
         }
     };
@@ -238,30 +237,41 @@ pub(crate) async fn claim_deliveries(
         query = query.bind(name);
     }
     let due: Vec<(i64,)> = query.fetch_all(&mut *tx).await?;
-    let mut claimed = Vec::with_capacity(due.len());
-    for (id,) in due {
-        sqlx::query(
-            "UPDATE webhook_deliveries SET lease_until = $1, leased_by = $2, attempts = attempts + 1 \
-             WHERE delivery_id = $3",
-        )
-        .bind(until.0)
-        .bind(worker)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        let row: ClaimRow = sqlx::query_as(
-            "SELECT d.delivery_id, d.event_id, d.kind, d.attempts, d.retry_from, w.name, w.url, w.format, \
-             w.secret, CASE WHEN w.previous_until > $1 THEN w.previous_secret END, w.message_prefix \
-             FROM webhook_deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id WHERE d.delivery_id = $2",
-        )
-        .bind(now.0)
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-        claimed.push(row);
+    if due.is_empty() {
+        tx.commit().await?;
+        return Ok(Vec::new());
     }
+    // Every due row at once: two statements, however many.
+    let update = format!(
+        "UPDATE webhook_deliveries SET lease_until = $1, leased_by = $2, attempts = attempts + 1 \
+         WHERE delivery_id IN ({})",
+        placeholders(3, due.len())
+    );
+    let mut lease = sqlx::query(&update).bind(until.0).bind(worker);
+    for (id,) in &due {
+        lease = lease.bind(id);
+    }
+    lease.execute(&mut *tx).await?;
+    let select = format!(
+        "SELECT d.delivery_id, d.event_id, d.kind, d.attempts, d.retry_from, w.name, w.url, w.format, \
+         w.secret, CASE WHEN w.previous_until > $1 THEN w.previous_secret END, w.message_prefix \
+         FROM webhook_deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id \
+         WHERE d.delivery_id IN ({}) ORDER BY d.next_attempt_at, d.delivery_id",
+        placeholders(2, due.len())
+    );
+    let mut read = sqlx::query_as::<_, ClaimRow>(&select).bind(now.0);
+    for (id,) in &due {
+        read = read.bind(id);
+    }
+    let claimed = read.fetch_all(&mut *tx).await?;
     tx.commit().await?;
     Ok(claimed)
+}
+
+/// `$first, …` for `n` values bound in a list.
+fn placeholders(first: usize, n: usize) -> String {
+    let marks: Vec<String> = (first..first + n).map(|k| format!("${k}")).collect();
+    marks.join(", ")
 }
 
 /// Logs an attempt; if `worker` still holds the delivery's lease, applies
