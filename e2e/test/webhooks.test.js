@@ -174,7 +174,7 @@ for (const kind of databaseKinds()) {
       }
     });
 
-    test('the web page lists webhooks and their delivery logs, and sends again', async () => {
+    test('the web page makes webhooks, shows their delivery logs, sends again and rotates', async () => {
       const store = makeStore(kind);
       const receiver = await startReceiver();
       const gone = await startReceiver({ status: 410 });
@@ -183,25 +183,34 @@ for (const kind of databaseKinds()) {
         const key = (name, scope) => JSON.parse(store.run('keys', 'create', name, '--scope', scope, '--admin', '--json')).secret;
         const admin = key('ops', 'admin');
         const reader = key('dash', 'read');
-        store.run('webhooks', 'create', 'ci', receiver.url, '--event', 'label.released', '--admin');
         store.run('webhooks', 'create', 'gone', gone.url, '--admin');
         const server = await store.serve();
         try {
-          store.run('store', 'release', 'latest', 'production');
-          await receiver.waitFor(1);
-          await gone.waitFor(1);
           chromium = await launchBrowser();
           const registry = { url: server.url };
           const page = await signIn(chromium.browser, registry, admin);
           await page.getByRole('navigation', { name: 'Site' }).getByRole('link', { name: 'Webhooks' }).click();
           await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+          // Made on the page: its secret is shown once, and signs what it gets.
+          await page.getByLabel('Name', { exact: true }).fill('ci');
+          await page.getByLabel('URL', { exact: true }).fill(receiver.url);
+          await page.getByLabel('label.released', { exact: true }).check();
+          await page.getByRole('button', { name: 'Create webhook' }).click();
+          await page.getByRole('status').filter({ hasText: 'The webhook is made' }).waitFor();
+          const secret = await page.getByLabel('Signing secret').inputValue();
+          assert.match(secret, /^whsec_/);
+          store.run('store', 'release', 'latest', 'production');
+          const [first] = await receiver.waitFor(1);
+          assert.equal(verified(first, secret).type, 'label.released');
+          await gone.waitFor(1);
+          await page.goto('/webhooks');
           const goneRow = page.getByRole('row').filter({ hasText: 'gone' });
           // A receiver answering 410 asks for no more: the webhook is disabled, and says why.
           for (let tries = 0; !(await goneRow.textContent()).includes('disabled'); tries++) {
             assert.ok(tries < 50, await goneRow.textContent());
             await page.reload();
           }
-          assert.match(await goneRow.textContent(), /answered 410/);
+          assert.match(await goneRow.textContent(), /410 Gone: it asks for no more deliveries/);
           await screenshot(page, kind, 'webhooks');
 
           await page.getByRole('link', { name: 'ci', exact: true }).click();
@@ -217,9 +226,14 @@ for (const kind of databaseKinds()) {
           await receiver.waitFor(2);
           await released.getByRole('button', { name: 'Send again' }).click();
           await page.getByRole('status').filter({ hasText: 'due again' }).waitFor();
-          const [first, , again] = await receiver.waitFor(3);
-          assert.equal(again.headers['webhook-id'], first.headers['webhook-id']);
+          const [original, , again] = await receiver.waitFor(3);
+          assert.equal(again.headers['webhook-id'], original.headers['webhook-id']);
           await screenshot(page, kind, 'webhook-log');
+
+          await page.getByLabel('The old secret signs too for').selectOption({ label: 'an hour' });
+          await page.getByRole('button', { name: 'Rotate the secret' }).click();
+          await page.getByRole('status').filter({ hasText: 'the old one signs beside it until' }).waitFor();
+          assert.notEqual(await page.getByLabel('Signing secret').inputValue(), secret);
 
           await page.goto('/webhooks/gone');
           await page.getByRole('alert').filter({ hasText: 'Disabled since' }).waitFor();

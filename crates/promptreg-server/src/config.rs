@@ -182,6 +182,17 @@ impl Config {
         !self.listen.ip().is_loopback() && !self.behind_tls && !self.web_over_plain_http
     }
 
+    /// Why this server would never deliver to `url`: its host is an
+    /// address the server may not reach. A name is checked when a delivery
+    /// connects (it may resolve elsewhere by then).
+    pub(crate) fn webhook_refusal(&self, url: &str) -> Option<String> {
+        let destinations = promptreg_webhooks::Destinations {
+            allow_private: self.webhooks_allow_private,
+        };
+        let why = destinations.refusal_of_address_in(&url::Url::parse(url).ok()?)?;
+        Some(format!("this server would never deliver to `{url}`: {why}"))
+    }
+
     /// How this server's webhook worker runs, listening on `bound`.
     pub(crate) fn webhook_worker(&self, bound: SocketAddr) -> promptreg_webhooks::WorkerOptions {
         let page = self.public_url.clone().unwrap_or_else(|| {

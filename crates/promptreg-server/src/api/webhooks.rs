@@ -84,7 +84,10 @@ pub(crate) async fn create(
 ) -> Result<(StatusCode, Json<WebhookSecret>), Problem> {
     caller.require_store_admin("making webhooks")?;
     let spec = request.spec()?;
-    refuse_private_address(&state, &spec.url)?;
+    // Refused when made, not a day of failed deliveries later.
+    if let Some(why) = state.config.webhook_refusal(&spec.url) {
+        return Err(Problem::bad_request(ProblemCode::InvalidWebhook, why));
+    }
     let (hook, secret) = state.store.create_webhook(&spec, &caller.actor()).await?;
     Ok((
         StatusCode::CREATED,
@@ -93,23 +96,6 @@ pub(crate) async fn create(
             secret,
         }),
     ))
-}
-
-/// A URL naming an address this server's deliveries may not reach is
-/// refused when made, not a day of failed deliveries later. A name is
-/// checked when a delivery connects (it may resolve elsewhere by then).
-fn refuse_private_address(state: &AppState, url: &str) -> Result<(), Problem> {
-    let destinations = promptreg_webhooks::Destinations {
-        allow_private: state.config.webhooks_allow_private,
-    };
-    let parsed = url::Url::parse(url).ok();
-    match parsed.and_then(|u| destinations.refusal_of_address_in(&u)) {
-        Some(why) => Err(Problem::bad_request(
-            ProblemCode::InvalidWebhook,
-            format!("this server would never deliver to `{url}`: {why}"),
-        )),
-        None => Ok(()),
-    }
 }
 
 /// `GET /v1/webhooks/{name}`.

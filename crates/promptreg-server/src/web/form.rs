@@ -21,6 +21,14 @@ impl Fields {
             .map_or("", |(_, v)| v.as_str())
     }
 
+    /// Every value of `name`, in order (checkboxes).
+    pub(crate) fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0
+            .iter()
+            .filter(move |(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// Every field whose name starts with `prefix`, the prefix removed.
     pub(crate) fn with_prefix<'a>(
         &'a self,

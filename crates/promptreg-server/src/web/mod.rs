@@ -68,7 +68,11 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
             "/packs/{pack}/prompts/{id}/labels/{label}/rollback",
             get(labels::confirm_rollback).post(labels::roll_back),
         )
-        .route("/webhooks", get(webhooks::index))
+        .route("/webhooks", get(webhooks::index).post(webhooks::create))
+        .route(
+            "/webhooks/{name}/rotate",
+            axum::routing::post(webhooks::rotate),
+        )
         .route("/webhooks/{name}", get(webhooks::show))
         .route("/webhooks/{name}/test", axum::routing::post(webhooks::test))
         .route(

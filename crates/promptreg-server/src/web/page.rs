@@ -53,6 +53,10 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("tests.html", include_str!("templates/tests.html")),
     ("webhooks.html", include_str!("templates/webhooks.html")),
     ("webhook.html", include_str!("templates/webhook.html")),
+    (
+        "webhook_secret.html",
+        include_str!("templates/webhook_secret.html"),
+    ),
 ];
 
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {

@@ -1,12 +1,14 @@
 //! The webhooks of the store, for an admin of every pack: each with what
-//! it hears and whether it is disabled (with why), and its delivery log,
-//! every attempt's time, status, duration and the start of the answer;
-//! a test message, one delivery sent again, a disabled webhook enabled.
+//! it hears and whether it is disabled (with why), a form to make one
+//! (its secret shown once), and its delivery log, every attempt's time,
+//! status, duration and the start of the answer; a test message, one
+//! delivery sent again, a secret rotated, a disabled webhook enabled.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{Html, Response};
 use minijinja::context;
-use promptreg_store::{Delivery, Webhook};
+use promptreg_store::{Delivery, EVENT_TYPES, Webhook, WebhookSpec};
 use serde::{Deserialize, Serialize};
 
 use super::form::Fields;
@@ -21,7 +23,7 @@ const SHOWN: usize = 50;
 fn require_store_admin(what: &str) -> Result<promptreg_store::Actor, PageError> {
     let Some(visitor) = visitor() else {
         return Err(PageError::new(
-            axum::http::StatusCode::FORBIDDEN,
+            StatusCode::FORBIDDEN,
             "Sign in with an admin key",
         ));
     };
@@ -106,12 +108,81 @@ impl From<&Delivery> for DeliveryRow {
     }
 }
 
-/// `GET /webhooks`.
+/// `GET /webhooks`: the list, and a form to make one.
 pub(crate) async fn index(State(state): State<AppState>) -> Result<Html<String>, PageError> {
     require_store_admin("the webhooks page")?;
     let hooks = state.store.webhooks().await?;
     let rows: Vec<WebhookRow> = hooks.iter().map(WebhookRow::from).collect();
-    render("webhooks.html", context! { webhooks => data(&rows) })
+    render(
+        "webhooks.html",
+        context! { webhooks => data(&rows), event_types => data(&EVENT_TYPES) },
+    )
+}
+
+/// `POST /webhooks`: makes one and shows its secret, once.
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    fields: Fields,
+) -> Result<Html<String>, PageError> {
+    fields.check_csrf()?;
+    let actor = require_store_admin("making a webhook")?;
+    let spec = WebhookSpec {
+        name: fields.get("name").trim().to_owned(),
+        url: fields.get("url").trim().to_owned(),
+        packs: fields
+            .get("packs")
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect(),
+        events: fields.all("event").map(str::to_owned).collect(),
+        format: fields.get("format").parse()?,
+    };
+    if let Some(why) = state.config.webhook_refusal(&spec.url) {
+        return Err(PageError::new(StatusCode::BAD_REQUEST, why));
+    }
+    let (hook, secret) = state.store.create_webhook(&spec, &actor).await?;
+    secret_page(&hook, &secret, "made")
+}
+
+/// The overlaps the page offers for a rotation, in seconds.
+const OVERLAPS: &[(u64, &str)] = &[
+    (0, "none: the old secret stops now"),
+    (3600, "an hour"),
+    (86_400, "a day"),
+    (604_800, "a week"),
+];
+
+/// `POST /webhooks/{name}/rotate`: a new secret, shown once.
+pub(crate) async fn rotate(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    fields: Fields,
+) -> Result<Html<String>, PageError> {
+    fields.check_csrf()?;
+    let actor = require_store_admin("rotating a webhook's secret")?;
+    let overlap = fields.get("overlap").parse::<u64>().map_err(|_| {
+        PageError::new(
+            StatusCode::BAD_REQUEST,
+            "The form lacks how long both secrets sign",
+        )
+    })?;
+    let (hook, secret) = state
+        .store
+        .rotate_webhook_secret(&name, std::time::Duration::from_secs(overlap), &actor)
+        .await?;
+    secret_page(&hook, &secret, "rotated")
+}
+
+fn secret_page(hook: &Webhook, secret: &str, done: &str) -> Result<Html<String>, PageError> {
+    render(
+        "webhook_secret.html",
+        context! {
+            webhook => data(&WebhookRow::from(hook)),
+            secret,
+            done,
+            until => hook.previous_secret_until.map(|t| t.to_string()),
+        },
+    )
 }
 
 /// What a log page was sent back with, after a button.
@@ -140,7 +211,12 @@ pub(crate) async fn show(
     };
     render(
         "webhook.html",
-        context! { webhook => data(&WebhookRow::from(&hook)), deliveries => data(&rows), done },
+        context! {
+            webhook => data(&WebhookRow::from(&hook)),
+            deliveries => data(&rows),
+            done,
+            overlaps => data(&OVERLAPS),
+        },
     )
 }
 

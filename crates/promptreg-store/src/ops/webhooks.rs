@@ -318,12 +318,15 @@ pub(crate) async fn record_attempt(
     .await?
     .rows_affected();
     if changed > 0 && next == Attempted::GiveUp {
-        let why = match (attempt.status, &attempt.error) {
-            (Some(status), _) => format!("the receiver answered {status}"),
-            (None, Some(error)) => error.clone(),
-            (None, None) => "no answer".to_owned(),
+        let reason = match (attempt.status, &attempt.error) {
+            // The scheme's way for a receiver to ask for no more.
+            (Some(410), _) => "the receiver answered 410 Gone: it asks for no more deliveries".to_owned(),
+            (Some(status), _) => {
+                format!("deliveries failed for a day; the last attempt: the receiver answered {status}")
+            }
+            (None, Some(error)) => format!("deliveries failed for a day; the last attempt: {error}"),
+            (None, None) => "deliveries failed for a day; the last attempt had no answer".to_owned(),
         };
-        let reason = format!("deliveries failed for a day; the last attempt: {why}");
         let webhook = "(SELECT webhook_id FROM webhook_deliveries WHERE delivery_id = $1)";
         sqlx::query(&format!(
             "UPDATE webhook_deliveries SET state = 'failed', finished_at = $2, lease_until = NULL, leased_by = NULL \
