@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
+use axum::http::header::LOCATION;
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
 use crate::signature::signature;
@@ -34,6 +36,7 @@ pub struct Receiver {
     got: Arc<Mutex<Vec<Received>>>,
     answers: Arc<Mutex<Vec<u16>>>,
     hang_first: Arc<Mutex<bool>>,
+    body_bytes: Arc<Mutex<usize>>,
     /// Where it listens.
     pub addr: SocketAddr,
 }
@@ -47,6 +50,7 @@ impl Receiver {
             got: Arc::default(),
             answers: Arc::new(Mutex::new(answers.to_vec())),
             hang_first: Arc::default(),
+            body_bytes: Arc::default(),
             addr: listener.local_addr().unwrap(),
         };
         let state = receiver.clone();
@@ -66,7 +70,14 @@ impl Receiver {
         *self.hang_first.lock().unwrap() = true;
     }
 
-    async fn answer(&self, headers: HeaderMap, body: String) -> StatusCode {
+    /// Makes every answer's body `n` bytes long.
+    pub fn answer_bytes(&self, n: usize) {
+        *self.body_bytes.lock().unwrap() = n;
+    }
+
+    /// The status of its next answer; a redirect (3xx) points back at
+    /// the receiver itself, so one followed would be seen.
+    async fn answer(&self, headers: HeaderMap, body: String) -> Response {
         let header = |name: &str| {
             headers
                 .get(name)
@@ -84,13 +95,20 @@ impl Receiver {
         if hang {
             tokio::time::sleep(Duration::from_secs(3600)).await;
         }
-        let mut answers = self.answers.lock().unwrap();
-        let status = match answers.len() {
-            0 => 204,
-            1 => answers[0],
-            _ => answers.remove(0),
+        let status = {
+            let mut answers = self.answers.lock().unwrap();
+            match answers.len() {
+                0 => 204,
+                1 => answers[0],
+                _ => answers.remove(0),
+            }
         };
-        StatusCode::from_u16(status).unwrap()
+        let status = StatusCode::from_u16(status).unwrap();
+        let body = "x".repeat(*self.body_bytes.lock().unwrap());
+        match status.is_redirection() {
+            true => (status, [(LOCATION, self.url())], body).into_response(),
+            false => (status, body).into_response(),
+        }
     }
 
     /// Its URL.

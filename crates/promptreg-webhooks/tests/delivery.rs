@@ -201,3 +201,44 @@ async fn a_private_destination_is_refused_unless_allowed() {
         assert!(receiver.got().is_empty());
     }
 }
+
+/// A redirect is not followed, a slow receiver is given up on at the
+/// timeout, and a long answer is read to a bound: each attempt is logged
+/// and retried, and the message arrives once the receiver answers 2xx.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_slowness_and_long_answers_are_bounded() {
+    let db = promptreg_store::test_support::sqlite();
+    let store = db.open().await;
+    let receiver = Receiver::start(&[302, 200]).await;
+    receiver.hang_first();
+    receiver.answer_bytes(4 * 1024 * 1024);
+    subscribe(&store, &receiver.url(), &[]).await;
+    let mut quick = options("w");
+    quick.timeout = Duration::from_secs(1);
+    let (stop, task) = start(&store, quick);
+    store.queue_test_delivery("hook", &admin()).await.unwrap();
+    let got = receiver.wait_for(3).await;
+    assert!(got.iter().all(|r| r.id == got[0].id), "{got:?}");
+    let delivered = async {
+        loop {
+            let log = store.deliveries("hook", None, 1).await.unwrap();
+            if log[0].state == DeliveryState::Delivered {
+                return log;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    };
+    let log = tokio::time::timeout(Duration::from_secs(10), delivered)
+        .await
+        .expect("delivered");
+    stop.send_replace(true);
+    task.await.unwrap();
+    let attempts = &log[0].attempts;
+    assert_eq!(attempts.len(), 3, "{attempts:#?}");
+    let timed_out = attempts[0].error.as_deref().unwrap_or_default();
+    assert!(timed_out.contains("no answer within 1 s"), "{timed_out}");
+    assert_eq!(attempts[1].status, Some(302), "not followed: {attempts:#?}");
+    assert_eq!(attempts[2].status, Some(200));
+    assert_eq!(attempts[2].response.len(), 1024, "the first KiB is kept");
+    assert_eq!(receiver.got().len(), 3, "the redirect was not followed");
+}
