@@ -245,7 +245,7 @@ ALTER TABLE revisions ADD COLUMN breaking TEXT;
 ALTER TABLE splits ADD COLUMN breaking TEXT;
 "#,
     r#"
--- Webhooks (see `webhooks.rs`): subscriptions to the event log, with their
+-- Webhooks (see `webhooks/`): subscriptions to the event log, with their
 -- signing secrets (kept, since every delivery is signed with them; a
 -- rotated-out one signs beside the new one until `previous_until`). The
 -- event log is the outbox: `event_cursor` is the last event a webhook took

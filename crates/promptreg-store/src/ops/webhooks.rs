@@ -1,4 +1,4 @@
-// Webhooks and their outbox (see `webhooks.rs`).
+// Webhooks and their outbox (see `webhooks/`).
 // Included in each backend module (see `backend/mod.rs`) after
 // `prelude.rs`, whose imports it shares.
 
