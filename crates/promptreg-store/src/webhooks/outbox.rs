@@ -76,7 +76,7 @@ pub struct Attempt {
     pub status: Option<u16>,
     /// Why it failed without a status (refused, timed out, …).
     pub error: Option<String>,
-    /// The response body's first [`LOGGED_RESPONSE_BYTES`], as text.
+    /// The response body's first [`LOGGED_RESPONSE_BYTES`](super::LOGGED_RESPONSE_BYTES), as text.
     pub response: String,
     /// The worker that made it.
     pub by: String,
