@@ -927,6 +927,29 @@ pub enum WebhooksCommand {
     },
     /// List the webhooks (never their secrets), and whether each is disabled
     List,
+    /// Change a webhook's URL, packs, event types or format; its secret and log stay
+    Update {
+        /// Its name
+        name: String,
+        /// A new URL
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// A pack it hears of, instead of those it has (repeat for more)
+        #[arg(long = "pack", value_name = "NAME", conflicts_with = "every_pack")]
+        packs: Vec<String>,
+        /// Hear of every pack
+        #[arg(long)]
+        every_pack: bool,
+        /// An event type it wants, instead of those it has (repeat for more)
+        #[arg(long = "event", value_name = "TYPE", conflicts_with = "every_event")]
+        events: Vec<String>,
+        /// Want every event type
+        #[arg(long)]
+        every_event: bool,
+        /// standard: signed JSON; slack: one line for a chat's incoming webhook
+        #[arg(long, value_name = "FORMAT", value_parser = ["standard", "slack"])]
+        format: Option<String>,
+    },
     /// Delete a webhook and its delivery log
     Delete {
         /// Its name

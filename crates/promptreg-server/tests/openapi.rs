@@ -47,6 +47,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/webhooks"),
     ("post", "/v1/webhooks"),
     ("get", "/v1/webhooks/{name}"),
+    ("patch", "/v1/webhooks/{name}"),
     ("delete", "/v1/webhooks/{name}"),
     ("post", "/v1/webhooks/{name}/rotate"),
     ("post", "/v1/webhooks/{name}/enable"),

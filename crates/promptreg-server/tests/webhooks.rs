@@ -167,6 +167,30 @@ async fn an_admin_subscribes_and_the_server_delivers_signed_releases() {
             "{rotated}"
         );
 
+        let patched = server
+            .client
+            .patch(server.url("/v1/webhooks/ci-trigger"))
+            .bearer_auth(&root)
+            .json(&json!({ "events": [], "format": "slack" }))
+            .send()
+            .await
+            .unwrap();
+        let patched = json(patched, 200).await;
+        assert_eq!(
+            (&patched["events"], &patched["format"]),
+            (&json!([]), &json!("slack"))
+        );
+        assert_eq!(patched["url"], receiver.url().as_str(), "{patched}");
+        let bad = server
+            .client
+            .patch(server.url("/v1/webhooks/ci-trigger"))
+            .bearer_auth(&root)
+            .json(&json!({ "events": ["label.moovd"] }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(json(bad, 400).await["code"], "invalid-webhook");
+
         let listed = json(log("/v1/webhooks").await.unwrap(), 200).await;
         assert_eq!(listed["webhooks"][0]["name"], "ci-trigger");
         assert!(listed["event_types"].as_array().unwrap().len() > 5);

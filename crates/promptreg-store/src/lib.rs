@@ -106,6 +106,6 @@ pub use store::Store;
 pub use text::MAX_MESSAGE_BYTES;
 pub use webhooks::{
     Attempt, Attempted, ClaimedDelivery, Delivery, DeliveryState, Disabled, EVENT_TYPES,
-    LOGGED_RESPONSE_BYTES, MAX_OVERLAP, MAX_URL_BYTES, TEST_EVENT_TYPE, Webhook, WebhookFormat,
-    WebhookSpec, check_url, event_type,
+    LOGGED_RESPONSE_BYTES, MAX_OVERLAP, MAX_URL_BYTES, TEST_EVENT_TYPE, Webhook, WebhookChange,
+    WebhookFormat, WebhookSpec, check_url, event_type,
 };

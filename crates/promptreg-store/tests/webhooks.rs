@@ -114,6 +114,35 @@ async fn a_webhook_is_made_by_an_admin_with_a_secret_shown_once() {
         assert_eq!(err.kind(), ErrorKind::UnknownWebhook);
         assert!(err.to_string().contains("did you mean `chat`?"), "{err}");
 
+        let change = promptreg_store::WebhookChange {
+            url: Some("https://hooks.example.com/moved".into()),
+            events: Some(vec!["label.moved".into()]),
+            ..Default::default()
+        };
+        let moved = store
+            .update_webhook("chat", &change, &admin())
+            .await
+            .unwrap();
+        assert_eq!(moved.url, "https://hooks.example.com/moved", "{}", db.name);
+        assert_eq!(
+            (moved.events, moved.packs),
+            (vec!["label.moved".to_owned()], vec![])
+        );
+        let bad = promptreg_store::WebhookChange {
+            url: Some("ftp://x/".into()),
+            ..Default::default()
+        };
+        let err = store
+            .update_webhook("chat", &bad, &admin())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidWebhook, "{err}");
+        let err = store
+            .update_webhook("chat", &change, &writer())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Forbidden, "{err}");
+
         store.delete_webhook("chat", &admin()).await.unwrap();
         assert!(store.webhooks().await.unwrap().is_empty(), "{}", db.name);
     }

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use promptreg_store::{Delivery, Store, Timestamp, Webhook, WebhookSpec};
+use promptreg_store::{Delivery, Store, Timestamp, Webhook, WebhookChange, WebhookSpec};
 use promptreg_webhooks::{Destinations, WorkerOptions};
 use serde_json::{Value, json};
 
@@ -44,6 +44,31 @@ async fn execute(session: &Session, args: &WebhooksArgs) -> Result<Output, Failu
             cmd.create(&spec).await
         }
         WebhooksCommand::List => cmd.list().await,
+        WebhooksCommand::Update {
+            name,
+            url,
+            packs,
+            every_pack,
+            events,
+            every_event,
+            format,
+        } => {
+            // A list replaces the one there is; `--every-…` empties it.
+            let listed = |given: &Vec<String>, every: bool| {
+                (every || !given.is_empty()).then(|| given.clone())
+            };
+            let change = WebhookChange {
+                url: url.clone(),
+                packs: listed(packs, *every_pack),
+                events: listed(events, *every_event),
+                format: format
+                    .as_deref()
+                    .map(str::parse)
+                    .transpose()
+                    .map_err(failure)?,
+            };
+            cmd.update(name, &change).await
+        }
         WebhooksCommand::Delete { name } => cmd.delete(name).await,
         WebhooksCommand::Rotate { name, overlap } => cmd.rotate(name, *overlap).await,
         WebhooksCommand::Enable { name } => cmd.enable(name).await,
@@ -145,6 +170,29 @@ impl Command<'_> {
             }
         }
         Ok(Output::text(out))
+    }
+
+    async fn update(&self, name: &str, change: &WebhookChange) -> Result<Output, Failure> {
+        let admin = self.admin("changing a webhook")?;
+        if *change == WebhookChange::default() {
+            return Err(Failure::usage(
+                "nothing to change: give --url, --pack, --every-pack, --event, --every-event or --format",
+            ));
+        }
+        let hook = self
+            .store
+            .update_webhook(name, change, &admin)
+            .await
+            .map_err(failure)?;
+        if self.session.args.json {
+            return Ok(Output::json(&to_json(&hook)));
+        }
+        Ok(Output::text(format!(
+            "webhook `{name}` now sends {} to {} ({}); its secret and log stay\n",
+            listening(&hook),
+            hook.url,
+            hook.format
+        )))
     }
 
     async fn delete(&self, name: &str) -> Result<Output, Failure> {

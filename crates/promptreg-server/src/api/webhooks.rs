@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::body::{
     DeliveryBody, DeliveryLog, NewWebhook, RedeliverFailed, Redelivered, Rotation, WebhookBody,
-    WebhookList, WebhookSecret,
+    WebhookList, WebhookPatch, WebhookSecret,
 };
 use crate::extract::{JsonBody, Path, Query};
 use crate::problem::{Problem, ProblemCode, ProblemDetails};
@@ -31,7 +31,7 @@ const MAX_PAGE: usize = 100;
 pub(super) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
-        .routes(routes!(show, delete))
+        .routes(routes!(show, update, delete))
         .routes(routes!(rotate))
         .routes(routes!(enable))
         .routes(routes!(test))
@@ -117,6 +117,43 @@ pub(crate) async fn show(
 ) -> Result<Json<WebhookBody>, Problem> {
     caller.require_store_admin("reading webhooks")?;
     Ok(Json(WebhookBody::from(&state.store.webhook(&name).await?)))
+}
+
+/// `PATCH /v1/webhooks/{name}`.
+#[utoipa::path(
+    patch, path = "/v1/webhooks/{name}", tag = "webhooks",
+    params(("name" = String, Path, description = "The webhook's name")),
+    request_body = WebhookPatch,
+    responses(
+        (status = 200, description = "Changed; its secret, log and pending deliveries stay (those go to the new URL)", body = WebhookBody),
+        (status = 400, description = "A bad URL, event type or format, or an address this server may not deliver to", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::KeyOrStore,
+        (status = 403, description = "The key is not an admin of every pack", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 404, description = "No webhook has the name, or a pack the store does not hold", body = ProblemDetails, content_type = "application/problem+json"),
+        crate::responses::JsonBodyErrors,
+    ),
+    security(("api_key" = [])),
+)]
+pub(crate) async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(request): JsonBody<WebhookPatch>,
+) -> Result<Json<WebhookBody>, Problem> {
+    caller.require_store_admin("changing webhooks")?;
+    let change = request.change()?;
+    if let Some(why) = change
+        .url
+        .as_deref()
+        .and_then(|url| state.config.webhook_refusal(url))
+    {
+        return Err(Problem::bad_request(ProblemCode::InvalidWebhook, why));
+    }
+    let hook = state
+        .store
+        .update_webhook(&name, &change, &caller.actor())
+        .await?;
+    Ok(Json(WebhookBody::from(&hook)))
 }
 
 /// `DELETE /v1/webhooks/{name}`.

@@ -27,7 +27,7 @@ pub(crate) use splits::share_of;
 pub use splits::{EndSplit, SplitBody, SplitShare, SplitStepBody, StartSplit};
 pub use webhooks::{
     DeliveryBody, DeliveryLog, NewWebhook, RedeliverFailed, Redelivered, Rotation, WebhookBody,
-    WebhookList, WebhookSecret,
+    WebhookList, WebhookPatch, WebhookSecret,
 };
 
 /// The packs in the store.

@@ -1,6 +1,6 @@
 //! Webhooks: subscriptions, their secrets, and their delivery logs.
 
-use promptreg_store::{Attempt, Delivery, Webhook, WebhookFormat, WebhookSpec};
+use promptreg_store::{Attempt, Delivery, Webhook, WebhookChange, WebhookFormat, WebhookSpec};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -30,9 +30,7 @@ pub struct NewWebhook {
 impl NewWebhook {
     pub(crate) fn spec(self) -> Result<WebhookSpec, Problem> {
         let format = match &self.format {
-            Some(format) => format.parse().map_err(|e: promptreg_store::Error| {
-                Problem::bad_request(ProblemCode::InvalidWebhook, e.to_string())
-            })?,
+            Some(format) => parse_format(format)?,
             None => WebhookFormat::Standard,
         };
         Ok(WebhookSpec {
@@ -43,6 +41,43 @@ impl NewWebhook {
             format,
         })
     }
+}
+
+/// What changes in a webhook: each field given replaces its value.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookPatch {
+    /// A new URL: `http` or `https`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// New packs; empty: every pack.
+    #[serde(default)]
+    pub packs: Option<Vec<String>>,
+    /// New event types; empty: every type.
+    #[serde(default)]
+    pub events: Option<Vec<String>>,
+    /// `standard` or `slack`.
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
+impl WebhookPatch {
+    pub(crate) fn change(self) -> Result<WebhookChange, Problem> {
+        let format = self.format.as_deref().map(parse_format).transpose()?;
+        Ok(WebhookChange {
+            url: self.url,
+            packs: self.packs,
+            events: self.events,
+            format,
+        })
+    }
+}
+
+/// `standard` or `slack`, or a 400 saying so.
+fn parse_format(format: &str) -> Result<WebhookFormat, Problem> {
+    format.parse().map_err(|e: promptreg_store::Error| {
+        Problem::bad_request(ProblemCode::InvalidWebhook, e.to_string())
+    })
 }
 
 /// A webhook (never its secret).

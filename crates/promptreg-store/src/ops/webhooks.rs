@@ -91,6 +91,22 @@ pub(crate) async fn delete_webhook(pool: &Pool<Db>, name: &str) -> Result<(), Op
     Ok(())
 }
 
+/// Sets the webhook's URL, packs, event types and format to `spec`'s.
+pub(crate) async fn update_webhook(
+    pool: &Pool<Db>,
+    spec: &crate::webhooks::WebhookSpec,
+) -> Result<(), OpError> {
+    sqlx::query("UPDATE webhooks SET url = $1, packs = $2, events = $3, format = $4 WHERE name = $5")
+        .bind(&spec.url)
+        .bind(spec.packs.join(" "))
+        .bind(spec.events.join(" "))
+        .bind(spec.format.as_str())
+        .bind(&spec.name)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
 pub(crate) async fn rotate_webhook(
     pool: &Pool<Db>,
     name: &str,

@@ -162,6 +162,20 @@ pub struct WebhookSpec {
     pub format: WebhookFormat,
 }
 
+/// What changes in a webhook ([`Store::update_webhook`]): each field
+/// given replaces the webhook's; an empty list means every pack or type.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WebhookChange {
+    /// A new URL.
+    pub url: Option<String>,
+    /// New packs.
+    pub packs: Option<Vec<String>>,
+    /// New event types.
+    pub events: Option<Vec<String>>,
+    /// A new format.
+    pub format: Option<WebhookFormat>,
+}
+
 /// A webhook as the store records it (never its secrets).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Webhook {
@@ -400,6 +414,35 @@ impl Store {
             Some(hook) => Ok(hook.clone()),
             None => Err(unknown_webhook(name, &names)),
         }
+    }
+
+    /// Changes a webhook's URL, packs, event types or format, checked as
+    /// a new one is. Its secret, log and pending deliveries stay: those
+    /// go to the new URL.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Forbidden`] unless `actor` is an admin;
+    /// [`ErrorKind::UnknownWebhook`]; [`ErrorKind::InvalidWebhook`] and
+    /// [`ErrorKind::UnknownPack`] as [`create_webhook`](Self::create_webhook).
+    pub async fn update_webhook(
+        &self,
+        name: &str,
+        change: &WebhookChange,
+        actor: &Actor,
+    ) -> Result<Webhook, Error> {
+        actor.require(Permission::Admin, "change webhooks")?;
+        let hook = self.webhook(name).await?;
+        let spec = WebhookSpec {
+            name: hook.name,
+            url: change.url.clone().unwrap_or(hook.url),
+            packs: change.packs.clone().unwrap_or(hook.packs),
+            events: change.events.clone().unwrap_or(hook.events),
+            format: change.format.unwrap_or(hook.format),
+        };
+        check(&spec, &self.packs().await?)?;
+        on_backend!(self, update_webhook(&spec))?;
+        self.webhook(name).await
     }
 
     /// Deletes a webhook with its delivery log.
