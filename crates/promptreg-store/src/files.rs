@@ -308,7 +308,7 @@ impl PackFiles {
                 .chain(prompt.variants().map(|(_, file)| file))
                 .filter_map(|file| relative(pack.root(), file));
             let mut entry = self.entry(prompt.id().as_str(), paths);
-            entry.translations = Translations::of(pack, prompt);
+            entry.translations = crate::stale::Translations::of(pack, prompt);
             entries.push(entry);
         }
         let mut tests: Vec<String> = self
@@ -346,52 +346,8 @@ impl PackFiles {
             name: name.to_owned(),
             digest: digest(&files),
             files,
-            translations: Translations::default(),
+            translations: crate::stale::Translations::default(),
         }
-    }
-}
-
-/// Where a prompt's translations stand in the files pushed: its default
-/// file, and the variants translated from an older text of it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Translations {
-    /// The default file's path.
-    pub(crate) default: Option<String>,
-    /// Each stale variant's locale and path.
-    pub(crate) stale: Vec<(String, String)>,
-}
-
-impl Translations {
-    fn of(pack: &Pack, prompt: &promptreg::pack::PackPrompt) -> Translations {
-        let stale = prompt
-            .variants()
-            .filter(|(locale, _)| prompt.translation(locale).is_some_and(|t| t.is_stale()))
-            .filter_map(|(locale, file)| Some((locale.to_string(), relative(pack.root(), file)?)))
-            .collect();
-        Translations {
-            default: prompt.default_file().and_then(|f| relative(pack.root(), f)),
-            stale,
-        }
-    }
-
-    /// The stale variants that went stale between `before` (the files of
-    /// the version this one follows) and `after`: the default's text
-    /// changed, the variant did not.
-    pub(crate) fn gone_stale<'a>(
-        &'a self,
-        before: &'a BTreeMap<String, Vec<u8>>,
-        after: &'a BTreeMap<String, Vec<u8>>,
-    ) -> impl Iterator<Item = &'a str> {
-        let default_changed = self
-            .default
-            .as_ref()
-            .is_some_and(|d| before.get(d) != after.get(d));
-        self.stale
-            .iter()
-            .filter(move |(_, path)| {
-                default_changed && before.get(path).is_some() && before.get(path) == after.get(path)
-            })
-            .map(|(locale, _)| locale.as_str())
     }
 }
 
@@ -453,7 +409,7 @@ pub(crate) struct Entry {
     pub(crate) digest: String,
     pub(crate) files: BTreeMap<String, Vec<u8>>,
     /// A prompt's translations (none for the pack-wide entries).
-    pub(crate) translations: Translations,
+    pub(crate) translations: crate::stale::Translations,
 }
 
 /// The content address of a version's files
@@ -469,7 +425,7 @@ pub(crate) fn digest(files: &BTreeMap<String, Vec<u8>>) -> String {
 pub use promptreg::signing::state_digest;
 
 /// `file` relative to `root`, with `/` separators.
-fn relative(root: &Path, file: &Path) -> Option<String> {
+pub(crate) fn relative(root: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(root).ok()?;
     let parts: Vec<&str> = rel
         .components()

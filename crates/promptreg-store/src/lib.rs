@@ -77,10 +77,12 @@ mod revisions;
 mod schema;
 mod signatures;
 mod splits;
+mod stale;
 mod store;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 mod text;
+mod timestamp;
 mod webhooks;
 
 pub use diff::{FileDiff, PromptDiff, RevisionDiff, contract_changes, file_locale};

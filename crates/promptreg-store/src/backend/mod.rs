@@ -62,6 +62,7 @@ macro_rules! operations {
         include!("../ops/splits.rs");
         include!("../ops/signatures.rs");
         include!("../ops/webhooks.rs");
+        include!("../ops/outbox.rs");
     };
 }
 
